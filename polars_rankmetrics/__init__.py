@@ -1,0 +1,34 @@
+"""Multilabel ranking metrics straight from long tables, on Polars or DuckDB.
+
+The long table has one row per (sample, label): the model's score and the truth. Start with
+:func:`evaluate`, or the scikit-learn-named frame functions, which chain with ``.pipe()``.
+"""
+
+from polars_rankmetrics import expressions
+from polars_rankmetrics.convert import from_dense, from_lists
+from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.frames import (
+    coverage_error,
+    dcg_score,
+    label_ranking_average_precision_score,
+    label_ranking_loss,
+    lwlrap,
+    ndcg_score,
+)
+from polars_rankmetrics.keys import DEFAULT_METRICS
+from polars_rankmetrics.per_class import lwlrap_per_class
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "coverage_error",
+    "dcg_score",
+    "evaluate",
+    "expressions",
+    "from_dense",
+    "from_lists",
+    "label_ranking_average_precision_score",
+    "label_ranking_loss",
+    "lwlrap",
+    "lwlrap_per_class",
+    "ndcg_score",
+]

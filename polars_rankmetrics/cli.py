@@ -1,0 +1,80 @@
+"""The ``rankmetrics`` command: evaluate Parquet files from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import polars as pl
+
+from polars_rankmetrics.evaluate import ENGINES, evaluate
+from polars_rankmetrics.keys import DEFAULT_METRICS
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rankmetrics", description="Multilabel ranking metrics over long-format Parquet."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    ev = commands.add_parser("evaluate", help="evaluate one or more Parquet files (or globs)")
+    ev.add_argument("paths", nargs="+", metavar="PATH", help="Parquet file or glob")
+    ev.add_argument(
+        "--metrics",
+        default=",".join(DEFAULT_METRICS),
+        help="comma-separated metric keys, e.g. lrap,ndcg@10 (default: %(default)s)",
+    )
+    ev.add_argument("--by", action="append", default=[], help="group column (repeatable)")
+    ev.add_argument("--engine", choices=ENGINES, default="polars")
+    ev.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    ev.add_argument("--k", type=int, help="cut dcg and ndcg at K (dcg -> dcg@K, ndcg -> ndcg@K)")
+    for name in ("sample", "label", "score", "truth"):
+        ev.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
+    ev.add_argument("--weight", help="sample weight column")
+    return parser
+
+
+def _metric_list(text: str, k: int | None) -> list[str]:
+    keys = [m.strip() for m in text.split(",") if m.strip()]
+    if k is None:
+        return keys
+    if k < 1:
+        raise ValueError(f"--k must be a positive integer, not {k}")
+    return [f"{m}@{k}" if m in ("dcg", "ndcg") else m for m in keys]
+
+
+def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
+    if fmt == "json":
+        rows = result.to_dicts()
+        return json.dumps(rows if grouped else rows[0], indent=2, allow_nan=True)
+    if fmt == "csv":
+        return result.write_csv().rstrip("\n")
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, fmt_str_lengths=80):
+        return str(result)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 on success, 1 on bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        result = evaluate(
+            args.paths,
+            _metric_list(args.metrics, args.k),
+            by=args.by or None,
+            weight=args.weight,
+            engine=args.engine,
+            sample=args.sample,
+            label=args.label,
+            score=args.score,
+            truth=args.truth,
+        )
+    except (ValueError, OSError, pl.exceptions.PolarsError) as error:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        print(f"rankmetrics: error: {message}", file=sys.stderr)
+        return 1
+    print(_render(result, args.format, grouped=bool(args.by)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

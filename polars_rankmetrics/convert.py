@@ -1,0 +1,123 @@
+"""Converters from the shapes predictions come in today to the long table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+
+def _dense(matrix: object, name: str) -> np.ndarray:
+    array = matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d matrix (samples x labels), got shape {array.shape}")
+    return array
+
+
+def from_dense(
+    y_true: object,
+    y_score: object,
+    *,
+    sample_ids: Sequence | None = None,
+    label_ids: Sequence | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> pl.DataFrame:
+    """Long table from scikit-learn style matrices (numpy arrays or scipy sparse matrices).
+
+    Row i, column j of ``y_true`` and ``y_score`` become the row (sample i, label j). Sample and
+    label ids default to the row and column positions.
+
+    >>> from polars_rankmetrics import from_dense
+    >>> from_dense([[1, 0]], [[0.9, 0.2]], label_ids=["cat", "dog"])
+    shape: (2, 4)
+    ┌────────┬───────┬───────┬───────┐
+    │ sample ┆ label ┆ score ┆ truth │
+    │ ---    ┆ ---   ┆ ---   ┆ ---   │
+    │ i64    ┆ str   ┆ f64   ┆ i64   │
+    ╞════════╪═══════╪═══════╪═══════╡
+    │ 0      ┆ cat   ┆ 0.9   ┆ 1     │
+    │ 0      ┆ dog   ┆ 0.2   ┆ 0     │
+    └────────┴───────┴───────┴───────┘
+    """
+    t, s = _dense(y_true, "y_true"), _dense(y_score, "y_score")
+    if t.shape != s.shape:
+        raise ValueError(f"y_true has shape {t.shape} but y_score has shape {s.shape}")
+    n_samples, n_labels = t.shape
+    samples = np.arange(n_samples) if sample_ids is None else np.asarray(sample_ids)
+    labels = np.arange(n_labels) if label_ids is None else np.asarray(label_ids)
+    if len(samples) != n_samples or len(labels) != n_labels:
+        raise ValueError(
+            f"expected {n_samples} sample ids and {n_labels} label ids, "
+            f"got {len(samples)} and {len(labels)}"
+        )
+    return pl.DataFrame(
+        {
+            sample: np.repeat(samples, n_labels),
+            label: np.tile(labels, n_samples),
+            score: s.reshape(-1),
+            truth: t.reshape(-1),
+        }
+    )
+
+
+def from_lists(
+    data: pl.DataFrame | pl.LazyFrame,
+    *,
+    labels: str = "labels",
+    scores: str = "scores",
+    truths: str | None = None,
+    positives: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> pl.DataFrame | pl.LazyFrame:
+    """Long table from one row per sample holding lists.
+
+    ``labels`` and ``scores`` are parallel lists (the labels scored for the sample). The truth comes
+    either from ``truths``, a parallel list of 0/1 or gains, or from ``positives``, a list of the
+    sample's positive labels (every one must be among its ``labels``). Returns the same kind of
+    frame it is given.
+    """
+    if (truths is None) == (positives is None):
+        raise ValueError("give exactly one of truths= (a list per sample) or positives=")
+    lf = data.lazy()
+    lists = [labels, scores] if truths is None else [labels, scores, truths]
+    _check_lengths(lf, sample, lists)
+    long = lf.select(sample, *lists).explode(lists).rename(
+        {labels: label, scores: score} | ({} if truths is None else {truths: truth})
+    )
+    if positives is not None:
+        marked = lf.select(sample, pl.col(positives).alias(label)).explode(label)
+        marked = marked.drop_nulls(label).unique().with_columns(pl.lit(1, pl.Int8).alias(truth))
+        _check_positives_listed(marked, long, sample, label, positives)
+        long = long.join(marked, on=[sample, label], how="left", nulls_equal=True).with_columns(
+            pl.col(truth).fill_null(0)
+        )
+    return long.collect() if isinstance(data, pl.DataFrame) else long
+
+
+def _check_lengths(lf: pl.LazyFrame, sample: str, lists: list[str]) -> None:
+    lengths = [pl.col(c).list.len() for c in lists]
+    uneven = lf.filter(pl.any_horizontal(n != lengths[0] for n in lengths[1:])).select(sample)
+    bad = uneven.head(1).collect()
+    if bad.height:
+        raise ValueError(
+            f"columns {', '.join(map(repr, lists))} hold lists of different lengths "
+            f"for sample {bad[sample][0]!r}"
+        )
+
+
+def _check_positives_listed(
+    marked: pl.LazyFrame, long: pl.LazyFrame, sample: str, label: str, positives: str
+) -> None:
+    unlisted = marked.join(long, on=[sample, label], how="anti", nulls_equal=True).head(1).collect()
+    if unlisted.height:
+        raise ValueError(
+            f"column {positives!r} names label {unlisted[label][0]!r} for sample "
+            f"{unlisted[sample][0]!r}, which is not among that sample's labels"
+        )

@@ -1,0 +1,185 @@
+"""Frame functions named as in scikit-learn: DataFrame in, DataFrame out (LazyFrame in, LazyFrame
+out), so they chain with ``.pipe()``.
+
+Each returns one row with the metric; one row per group with ``by=``; or one row per sample (with
+the ``by`` and sample columns) with ``per_sample=True``. The value column is named by the metric key
+(``lrap``, ``ndcg@5``, ...). The input is validated first; for a LazyFrame that is one eager scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import polars as pl
+
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.evaluate import plan
+from polars_rankmetrics.keys import MetricKey
+
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def _frame_metric(
+    data: Frame,
+    key: MetricKey,
+    *,
+    by: str | Sequence[str] | None,
+    per_sample: bool,
+    weight: str | None,
+    sample: str,
+    label: str,
+    score: str,
+    truth: str,
+    log_base: float = 2,
+) -> Frame:
+    if not isinstance(data, pl.DataFrame | pl.LazyFrame):
+        raise TypeError(f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}")
+    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    lazy = plan(data, [key], cols, per_sample=per_sample, log_base=log_base)
+    return lazy.collect() if isinstance(data, pl.DataFrame) else lazy
+
+
+def coverage_error(
+    data: Frame,
+    *,
+    by: str | Sequence[str] | None = None,
+    per_sample: bool = False,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """Coverage error: how far down the ranking one must go to cover every true label.
+
+    Per sample, the largest rank of a positive label (ties take the largest rank); 0 for a sample
+    without positives, L for one whose labels are all positive. The mean over samples (weighted by
+    ``weight``). Lower is better. Column ``coverage_error``. Matches scikit-learn's
+    ``coverage_error``.
+    """
+    return _frame_metric(
+        data, MetricKey("coverage_error"), by=by, per_sample=per_sample, weight=weight,
+        sample=sample, label=label, score=score, truth=truth,
+    )  # fmt: skip
+
+
+def label_ranking_average_precision_score(
+    data: Frame,
+    *,
+    by: str | Sequence[str] | None = None,
+    per_sample: bool = False,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """Label ranking average precision (LRAP), column ``lrap``.
+
+    Per sample, the mean over positive labels j of the share of positives among the labels scored
+    at or above j (ties count pessimistically). 1 for a sample whose labels are all negative or all
+    positive. Higher is better. Matches scikit-learn's ``label_ranking_average_precision_score``.
+    """
+    return _frame_metric(
+        data, MetricKey("lrap"), by=by, per_sample=per_sample, weight=weight,
+        sample=sample, label=label, score=score, truth=truth,
+    )  # fmt: skip
+
+
+def label_ranking_loss(
+    data: Frame,
+    *,
+    by: str | Sequence[str] | None = None,
+    per_sample: bool = False,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """Ranking loss, column ``ranking_loss``.
+
+    Per sample, the share of (positive, negative) label pairs where the positive scores lower than
+    or equal to the negative (a tie is an error). 0 for a sample whose labels are all negative or
+    all positive. Lower is better. Matches scikit-learn's ``label_ranking_loss``.
+    """
+    return _frame_metric(
+        data, MetricKey("ranking_loss"), by=by, per_sample=per_sample, weight=weight,
+        sample=sample, label=label, score=score, truth=truth,
+    )  # fmt: skip
+
+
+def lwlrap(
+    data: Frame,
+    *,
+    by: str | Sequence[str] | None = None,
+    per_sample: bool = False,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """Label-weighted LRAP (Freesound Audio Tagging 2019), column ``lwlrap``.
+
+    Every positive (sample, label) scores its LRAP precision; lwlrap is the mean over all positives,
+    which equals scikit-learn's LRAP with ``sample_weight = n_positives`` (times ``weight``).
+    Ties count pessimistically, unlike the competition's reference notebook, which breaks them by
+    sort order. Samples without positives carry no weight (per sample: null); a table without any
+    positive has no lwlrap (NaN). See :func:`lwlrap_per_class` for the breakdown by label.
+    """
+    return _frame_metric(
+        data, MetricKey("lwlrap"), by=by, per_sample=per_sample, weight=weight,
+        sample=sample, label=label, score=score, truth=truth,
+    )  # fmt: skip
+
+
+def dcg_score(
+    data: Frame,
+    *,
+    k: int | None = None,
+    log_base: float = 2,
+    by: str | Sequence[str] | None = None,
+    per_sample: bool = False,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """Discounted cumulative gain, column ``dcg`` or ``dcg@k``.
+
+    Per sample, ``sum over positions r <= k of gain_r / log_base(r + 1)`` with truth as the gain
+    (graded, non-negative). Tied scores are averaged over all their orders (scikit-learn's default
+    ``ignore_ties=False``), also when a tied block straddles k. ``k`` beyond the number of labels
+    means no cut. 0 for a sample without gain. Matches scikit-learn's ``dcg_score``.
+    """
+    return _frame_metric(
+        data, MetricKey("dcg", k), by=by, per_sample=per_sample, weight=weight,
+        sample=sample, label=label, score=score, truth=truth, log_base=log_base,
+    )  # fmt: skip
+
+
+def ndcg_score(
+    data: Frame,
+    *,
+    k: int | None = None,
+    by: str | Sequence[str] | None = None,
+    per_sample: bool = False,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """Normalized DCG, column ``ndcg`` or ``ndcg@k``.
+
+    Per sample, tie-averaged dcg@k divided by the ideal dcg@k (truth ranked by itself); 0 when the
+    ideal is 0. In [0, 1], higher is better. Needs at least two labels and non-negative truth
+    (``ValueError`` otherwise, as in scikit-learn's ``ndcg_score``, which it matches).
+    """
+    return _frame_metric(
+        data, MetricKey("ndcg", k), by=by, per_sample=per_sample, weight=weight,
+        sample=sample, label=label, score=score, truth=truth,
+    )  # fmt: skip

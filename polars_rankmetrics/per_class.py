@@ -1,0 +1,64 @@
+"""Per-class lwlrap: the label-by-label breakdown of label-weighted LRAP."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import polars as pl
+
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.ranks import descending_rank, positive_rank
+from polars_rankmetrics.sources import to_lazy
+from polars_rankmetrics.validation import validate
+
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def lwlrap_per_class(
+    data: Frame,
+    *,
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+) -> Frame:
+    """lwlrap of each label, with the label's share of the positives.
+
+    For label c, ``lwlrap`` is the (sample-weighted) mean LRAP precision of its positive cells and
+    ``weight`` is its share of all positives (weighted), so ``sum(weight * lwlrap)`` over the labels
+    is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive has a null
+    ``lwlrap`` and weight 0. One row per label (per ``by`` group), sorted.
+    """
+    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    lf = to_lazy(data)
+    validate(lf, cols, [MetricKey("lwlrap")])
+    s, positive = pl.col(score), pl.col(truth).cast(pl.Float64) > 0
+    w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
+    label_keys = [*cols.by, label]
+    precision = (positive_rank(s, positive) / descending_rank(s)).over(cols.sample_keys)
+    per_label = (
+        lf.with_columns(precision.alias("__precision"), w.alias("__w"))
+        .filter(positive)
+        .group_by(label_keys)
+        .agg(
+            ((pl.col("__precision") * pl.col("__w")).sum() / pl.col("__w").sum()).alias("lwlrap"),
+            pl.col("__w").sum().alias("__positives"),
+        )
+    )
+    share = pl.col("__positives") / pl.col("__positives").sum()
+    if cols.by:
+        share = share.over(list(cols.by))
+    result = (
+        lf.select(label_keys)
+        .unique()
+        .join(per_label, on=label_keys, how="left", nulls_equal=True)
+        .with_columns(pl.col("__positives").fill_null(0.0))
+        .with_columns(share.alias("weight"))
+        .drop("__positives")
+        .sort(label_keys)
+    )
+    return result.collect() if isinstance(data, pl.DataFrame) else result
