@@ -30,8 +30,8 @@ def lwlrap_per_class(
 
     For label c, ``lwlrap`` is the (sample-weighted) mean LRAP precision of its positive cells and
     ``weight`` is its share of all positives (weighted), so ``sum(weight * lwlrap)`` over the labels
-    is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive has a null
-    ``lwlrap`` and weight 0. One row per label (per ``by`` group), sorted.
+    is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive (or only in
+    samples of weight 0) has a null ``lwlrap`` and weight 0. One row per label (per ``by`` group), sorted.
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     lf = to_lazy(data)
@@ -45,7 +45,9 @@ def lwlrap_per_class(
         .filter(positive)
         .group_by(label_keys)
         .agg(
-            ((pl.col("__precision") * pl.col("__w")).sum() / pl.col("__w").sum()).alias("lwlrap"),
+            pl.when(pl.col("__w").sum() > 0)
+            .then((pl.col("__precision") * pl.col("__w")).sum() / pl.col("__w").sum())
+            .alias("lwlrap"),
             pl.col("__w").sum().alias("__positives"),
         )
     )

@@ -124,7 +124,8 @@ def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) ->
             label_value = _repeated_label(lf, cols, bad)
             raise ValueError(
                 f"column {cols.label!r} repeats label {label_value!r} within one sample ({where}); "
-                "each (sample, label) pair must appear once"
+                "each (sample, label) pair must appear once (a table of several models or slices "
+                "is evaluated with by=)"
             )
         if bad["labels"] != bad["group_labels"]:
             raise ValueError(

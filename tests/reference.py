@@ -19,9 +19,18 @@ def dense(df: pl.DataFrame, *, sample="sample", label="label", score="score", tr
     return samples, y_true, y_score
 
 
+def finite_scores(y_score: np.ndarray) -> np.ndarray:
+    """The same order without infinities (scikit-learn rejects them; every metric here only
+    depends on the order of the scores within a sample)."""
+    finite = y_score[np.isfinite(y_score)]
+    top, bottom = (finite.max() + 1, finite.min() - 1) if finite.size else (1.0, -1.0)
+    return np.where(y_score == np.inf, top, np.where(y_score == -np.inf, bottom, y_score))
+
+
 def sklearn_value(key: MetricKey, y_true, y_score, sample_weight=None) -> float:
     """scikit-learn's value of one metric key (lwlrap: lrap weighted by the positive count)."""
     binary = y_true.astype(int)
+    y_score = finite_scores(y_score)
     match key.name:
         case "coverage_error":
             return skm.coverage_error(binary, y_score, sample_weight=sample_weight)

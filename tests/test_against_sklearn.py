@@ -1,0 +1,108 @@
+"""Property-based tests: every engine agrees with scikit-learn on random long tables."""
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.keys import parse_key
+from reference import finite_scores, sklearn_per_sample, sklearn_value
+from strategies import long_tables
+
+BINARY_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
+GRADED_KEYS = ["dcg", "ndcg", "dcg@1", "ndcg@2", "ndcg@20"]
+
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def assert_close(ours, theirs):
+    np.testing.assert_allclose(np.asarray(ours, dtype=float), theirs, rtol=1e-9, atol=1e-12)
+
+
+@SETTINGS
+@given(table=long_tables(), lazy=st.booleans())
+def test_binary_truth_matches_sklearn(engine, table, lazy):
+    df, y_true, y_score, weights = table
+    data = df.lazy() if lazy else df
+    result = rm.evaluate(data, BINARY_KEYS, weight="weight" if weights is not None else None, engine=engine)
+    assert result.columns == BINARY_KEYS
+    for key in BINARY_KEYS:
+        assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
+
+
+@SETTINGS
+@given(table=long_tables(graded=True))
+def test_graded_truth_matches_sklearn(engine, table):
+    df, y_true, y_score, weights = table
+    result = rm.evaluate(df, GRADED_KEYS, weight="weight" if weights is not None else None, engine=engine)
+    for key in GRADED_KEYS:
+        assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
+
+
+@SETTINGS
+@given(table=long_tables(graded=True), log_base=st.sampled_from([2, 10, np.e]))
+def test_dcg_log_base_matches_sklearn(engine, table, log_base):
+    from sklearn.metrics import dcg_score
+
+    df, y_true, y_score, _ = table
+    y_score = finite_scores(y_score)
+    result = rm.evaluate(df, ["dcg", "dcg@2"], engine=engine, log_base=log_base)
+    assert_close(result["dcg"][0], dcg_score(y_true, y_score, log_base=log_base))
+    assert_close(result["dcg@2"][0], dcg_score(y_true, y_score, k=2, log_base=log_base))
+
+
+@SETTINGS
+@given(table=long_tables())
+def test_per_sample_matches_sklearn_row_by_row(engine, table):
+    df, y_true, y_score, _ = table
+    result = rm.evaluate(df, BINARY_KEYS, per_sample=True, engine=engine)
+    assert result["sample"].to_list() == sorted(df["sample"].unique().to_list())
+    for key in BINARY_KEYS:
+        assert_close(result[key].fill_null(np.nan), sklearn_per_sample(parse_key(key), y_true, y_score))
+
+
+@SETTINGS
+@given(table=long_tables(), other=long_tables())
+def test_by_groups_equal_separate_evaluations(engine, table, other):
+    df_a, *_ = table
+    df_b, *_ = other
+    unweighted = [d.drop("weight", strict=False) for d in (df_a, df_b)]
+    both = pl.concat(
+        [unweighted[0].with_columns(model=pl.lit("a")), unweighted[1].with_columns(model=pl.lit("b"))],
+        how="vertical_relaxed",
+    )
+    keys = ["coverage_error", "lrap", "ranking_loss", "ndcg@2"]
+    grouped = rm.evaluate(both, keys, by="model", engine=engine)
+    assert grouped["model"].to_list() == ["a", "b"]
+    for i, part in enumerate(unweighted):
+        alone = rm.evaluate(part, keys, engine=engine)
+        for key in keys:
+            assert_close(grouped[key][i], alone[key][0])
+
+
+@pytest.mark.parametrize(
+    "function, key",
+    [
+        (rm.coverage_error, "coverage_error"),
+        (rm.label_ranking_average_precision_score, "lrap"),
+        (rm.label_ranking_loss, "ranking_loss"),
+        (rm.lwlrap, "lwlrap"),
+        (rm.dcg_score, "dcg"),
+        (rm.ndcg_score, "ndcg"),
+    ],
+)
+@SETTINGS
+@given(table=long_tables())
+def test_frame_functions_match_sklearn_and_keep_frame_kind(function, key, table):
+    df, y_true, y_score, weights = table
+    weight = "weight" if weights is not None else None
+    eager = df.pipe(function, weight=weight)
+    lazy = df.lazy().pipe(function, weight=weight)
+    assert isinstance(eager, pl.DataFrame) and isinstance(lazy, pl.LazyFrame)
+    assert eager.columns == [key]
+    assert_close(eager[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
+    assert_close(lazy.collect()[key][0], eager[key][0])

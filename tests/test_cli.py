@@ -1,0 +1,78 @@
+"""The rankmetrics command, run as users run it: a subprocess."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_rankmetrics as rm
+
+EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", *args], capture_output=True, text=True
+    )
+
+
+def test_table_output_on_the_shipped_example():
+    done = run("evaluate", str(EXAMPLE), "--by", "model")
+    assert done.returncode == 0, done.stderr
+    assert "coverage_error" in done.stdout and "candidate" in done.stdout
+
+
+def test_json_matches_the_api():
+    done = run("evaluate", str(EXAMPLE), "--by", "model", "--format", "json", "--metrics", "lrap,ndcg", "--k", "5", "--weight", "weight")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    expected = rm.evaluate(EXAMPLE, ["lrap", "ndcg@5"], by="model", weight="weight")
+    assert [row.pop("model") for row in rows] == ["baseline", "candidate"]
+    # Parallel sums may differ in the last bit between runs.
+    assert rows == [pytest.approx(row) for row in expected.drop("model").to_dicts()]
+
+
+def test_json_without_by_is_one_object(tmp_path):
+    path = tmp_path / "one.parquet"
+    pl.read_parquet(EXAMPLE).filter(model="baseline").write_parquet(path)
+    done = run("evaluate", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == pytest.approx(rm.evaluate(path).to_dicts()[0])
+
+
+def test_csv_and_globs_and_renamed_columns(tmp_path):
+    df = pl.read_parquet(EXAMPLE).filter(model="baseline").rename({"sample": "clip", "score": "p"})
+    half = df["clip"].unique().sort()[:1000].implode()
+    df.filter(pl.col("clip").is_in(half)).write_parquet(tmp_path / "part-0.parquet")
+    df.filter(~pl.col("clip").is_in(half)).write_parquet(tmp_path / "part-1.parquet")
+    done = run("evaluate", str(tmp_path / "part-*.parquet"), "--format", "csv", "--sample", "clip", "--score", "p", "--metrics", "coverage_error")
+    assert done.returncode == 0, done.stderr
+    header, value = done.stdout.strip().splitlines()
+    assert header == "coverage_error"
+    assert float(value) == pytest.approx(rm.evaluate(df, ["coverage_error"], sample="clip", score="p")["coverage_error"][0])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--metrics", "auc"], "unknown metric 'auc'"),
+        (["--score", "nope"], "column 'nope' not found"),
+        ([], "repeats label"),
+        (["--by", "model", "--k", "0"], "--k must be a positive integer"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(args, message):
+    done = run("evaluate", str(EXAMPLE), *args)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_file_is_one_line():
+    done = run("evaluate", "/nonexistent/x.parquet")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "rankmetrics: error: no Parquet file matches '/nonexistent/x.parquet'"
