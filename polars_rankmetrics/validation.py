@@ -1,12 +1,13 @@
 """Checks on the long table, run once at the edge, before any metric is computed.
 
 Every failure is a ``ValueError`` that names the column, the problem, and one offending sample,
-so that a user can find the row. Nothing is dropped or coerced silently.
+so that a user can find the row. Nothing is dropped or coerced silently. The messages are shared
+by both engines: the Polars checks live here, the DuckDB ones in ``sql/05_checks.sql``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -32,77 +33,119 @@ def check_schema(schema: pl.Schema, cols: Columns) -> None:
         )
 
 
-def _where(cols: Columns, condition: pl.Expr) -> pl.Expr:
-    """The first sample (with its by-columns and label) whose row meets ``condition``."""
-    ids = [*cols.sample_keys, cols.label]
-    return pl.struct(ids).filter(condition).first()
-
-
-def _row_problems(schema: pl.Schema, cols: Columns, keys: Sequence[MetricKey]) -> dict[str, pl.Expr]:
-    """Messages, each paired with an expression giving the first offending row (or null)."""
-    score, truth = pl.col(cols.score), pl.col(cols.truth)
-    y = truth.cast(pl.Float64)
-    problems: dict[str, pl.Expr] = {}
-    for name in [*cols.by, cols.sample, cols.label]:
-        problems[f"column {name!r} has a null"] = pl.struct(cols.required).filter(
-            pl.col(name).is_null()
-        ).first()
-    problems[f"column {cols.score!r} (score) has a null"] = _where(cols, score.is_null())
-    if schema[cols.score].is_float():
-        problems[f"column {cols.score!r} (score) has a NaN"] = _where(cols, score.is_nan())
-    problems[f"column {cols.truth!r} (truth) has a null"] = _where(cols, truth.is_null())
-    problems[f"column {cols.truth!r} (truth) has a NaN or infinite value"] = _where(
-        cols, ~y.is_finite()
-    )
+def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
+    """The problems a single row can show, by id, with their messages, in the order checked."""
+    problems = {f"null_by_{i}": f"column {name!r} has a null" for i, name in enumerate(cols.by)}
+    problems |= {
+        "null_sample": f"column {cols.sample!r} has a null",
+        "null_label": f"column {cols.label!r} has a null",
+        "null_score": f"column {cols.score!r} (score) has a null",
+        "nan_score": f"column {cols.score!r} (score) has a NaN",
+        "null_truth": f"column {cols.truth!r} (truth) has a null",
+        "nan_truth": f"column {cols.truth!r} (truth) has a NaN or infinite value",
+    }
     binary = [str(k) for k in keys if k.is_binary]
     if binary:
-        problems[
+        problems["non_binary_truth"] = (
             f"column {cols.truth!r} (truth) must be 0 or 1 for {', '.join(binary)}, "
-            f"but has a value outside {{0, 1}}"
-        ] = _where(cols, ~y.is_in([0.0, 1.0]))
-    problems[f"column {cols.truth!r} (truth) has a negative value"] = _where(cols, y < 0)
+            "but has a value outside {0, 1}"
+        )
+    problems["negative_truth"] = f"column {cols.truth!r} (truth) has a negative value"
     if cols.weight is not None:
-        w = pl.col(cols.weight).cast(pl.Float64)
-        problems[f"column {cols.weight!r} (weight) has a null"] = _where(cols, w.is_null())
-        problems[
-            f"column {cols.weight!r} (weight) has a negative, NaN or infinite value"
-        ] = _where(cols, ~w.is_finite() | (w < 0))
+        problems["null_weight"] = f"column {cols.weight!r} (weight) has a null"
+        problems["bad_weight"] = f"column {cols.weight!r} (weight) has a negative, NaN or infinite value"
     return problems
 
 
-def _describe(row: dict) -> str:
-    return ", ".join(f"{name}={value!r}" for name, value in row.items())
+def describe(where: Mapping[str, object]) -> str:
+    """``sample=3, label='dog'``: how messages point at the offending row or sample."""
+    return ", ".join(f"{name}={value!r}" for name, value in where.items())
+
+
+def raise_row_problem(message: str, where: Mapping[str, object]) -> None:
+    raise ValueError(f"{message} (at {describe(where)})")
+
+
+def raise_empty() -> None:
+    raise ValueError("the table is empty: there is no row to evaluate")
+
+
+def raise_repeated_label(cols: Columns, label: object, where: Mapping[str, object]) -> None:
+    raise ValueError(
+        f"column {cols.label!r} repeats label {label!r} within one sample ({describe(where)}); "
+        "each (sample, label) pair must appear once (a table of several models or slices "
+        "is evaluated with by=)"
+    )
+
+
+def raise_label_sets(cols: Columns, where: Mapping[str, object], n: int, group_n: int) -> None:
+    raise ValueError(
+        f"samples have different label sets: {describe(where)} has {n} labels in column "
+        f"{cols.label!r} but the table has {group_n} distinct labels; every sample must carry "
+        "the same labels"
+    )
+
+
+def raise_varying_weight(cols: Columns, where: Mapping[str, object]) -> None:
+    raise ValueError(f"column {cols.weight!r} (weight) is not constant within a sample ({describe(where)})")
+
+
+def raise_zero_weight(cols: Columns, group: Mapping[str, object]) -> None:
+    where = describe(group) if group else "the table"
+    raise ValueError(f"column {cols.weight!r} (weight): the sample weights of {where} sum to 0")
+
+
+def raise_single_label(cols: Columns) -> None:
+    raise ValueError(f"ndcg needs at least two labels per sample; column {cols.label!r} has only one")
+
+
+def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
+    score, truth = pl.col(cols.score), pl.col(cols.truth).cast(pl.Float64)
+    weight = pl.col(cols.weight).cast(pl.Float64) if cols.weight else pl.lit(1.0)
+    conditions = {f"null_by_{i}": pl.col(name).is_null() for i, name in enumerate(cols.by)}
+    return conditions | {
+        "null_sample": pl.col(cols.sample).is_null(),
+        "null_label": pl.col(cols.label).is_null(),
+        "null_score": score.is_null(),
+        "nan_score": score.is_nan() if schema[cols.score].is_float() else pl.lit(False),
+        "null_truth": truth.is_null(),
+        "nan_truth": ~truth.is_finite(),
+        "non_binary_truth": ~truth.is_in([0.0, 1.0]),
+        "negative_truth": truth < 0,
+        "null_weight": weight.is_null(),
+        "bad_weight": ~weight.is_finite() | (weight < 0),
+    }
 
 
 def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
     """Nulls, NaNs and out-of-range values, in one pass over the table."""
-    schema = lf.collect_schema()
-    problems = _row_problems(schema, cols, keys)
+    conditions = _row_conditions(lf.collect_schema(), cols)
+    problems = row_problems(cols, keys)
+    where = pl.struct(list(dict.fromkeys([*cols.sample_keys, cols.label])))
     found = lf.select(
-        pl.len().alias("__rows"), *(e.alias(m) for m, e in problems.items())
+        pl.len().alias("__rows"),
+        *(where.filter(conditions[pid]).first().alias(pid) for pid in problems),
     ).collect()
     if found["__rows"][0] == 0:
-        raise ValueError("the table is empty: there is no row to evaluate")
-    for message, value in found.drop("__rows").row(0, named=True).items():
+        raise_empty()
+    for pid, value in found.drop("__rows").row(0, named=True).items():
         if value is not None:
-            raise ValueError(f"{message} (at {_describe(value)})")
+            raise_row_problem(problems[pid], value)
 
 
 def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
     """Each sample carries its group's full label set once, one weight, and the weights add up."""
     label = pl.col(cols.label)
-    group_keys = list(cols.by)
+    group_keys = list(cols.by) or [pl.lit(0).alias("__all")]
     per_sample = lf.group_by(cols.sample_keys).agg(
         rows=pl.len(),
         labels=label.n_unique(),
         weights=pl.col(cols.weight).n_unique() if cols.weight else pl.lit(1, pl.UInt32),
         weight=pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0),
     )
-    per_group = lf.group_by(group_keys or pl.lit(0).alias("__all")).agg(
-        group_labels=label.n_unique()
-    )
-    if group_keys:
-        joined = per_sample.join(per_group, on=group_keys, nulls_equal=True)
+    per_group = lf.group_by(group_keys).agg(group_labels=label.n_unique())
+    if cols.by:
+        joined = per_sample.join(per_group, on=list(cols.by), nulls_equal=True)
     else:
         joined = per_sample.join(per_group.drop("__all"), how="cross")
     samples, groups = pl.collect_all(
@@ -112,46 +155,28 @@ def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) ->
                 | (pl.col("labels") != pl.col("group_labels"))
                 | (pl.col("weights") > 1)
             ).head(1),
-            joined.group_by(group_keys or pl.lit(0).alias("__all")).agg(
-                pl.col("weight").sum(), pl.col("group_labels").first()
-            ),
+            joined.group_by(group_keys).agg(pl.col("weight").sum(), pl.col("group_labels").first()),
         ]
     )
     if samples.height:
         bad = samples.row(0, named=True)
-        where = _describe({k: bad[k] for k in cols.sample_keys})
+        where = {k: bad[k] for k in cols.sample_keys}
         if bad["rows"] != bad["labels"]:
-            label_value = _repeated_label(lf, cols, bad)
-            raise ValueError(
-                f"column {cols.label!r} repeats label {label_value!r} within one sample ({where}); "
-                "each (sample, label) pair must appear once (a table of several models or slices "
-                "is evaluated with by=)"
-            )
+            raise_repeated_label(cols, _repeated_label(lf, cols, where), where)
         if bad["labels"] != bad["group_labels"]:
-            raise ValueError(
-                f"samples have different label sets: {where} has {bad['labels']} labels "
-                f"in column {cols.label!r} but the table has {bad['group_labels']} distinct labels; "
-                "every sample must carry the same labels"
-            )
-        raise ValueError(
-            f"column {cols.weight!r} (weight) is not constant within a sample ({where})"
-        )
+            raise_label_sets(cols, where, bad["labels"], bad["group_labels"])
+        raise_varying_weight(cols, where)
     zero = groups.filter(pl.col("weight") <= 0)
     if zero.height:
-        where = _describe({k: zero[k][0] for k in group_keys}) if group_keys else "the table"
-        raise ValueError(f"column {cols.weight!r} (weight): the sample weights of {where} sum to 0")
+        raise_zero_weight(cols, {k: zero[k][0] for k in cols.by})
     if any(k.name == "ndcg" for k in keys) and groups["group_labels"].min() < 2:
-        raise ValueError(
-            f"ndcg needs at least two labels per sample; column {cols.label!r} has only one"
-        )
+        raise_single_label(cols)
 
 
-def _repeated_label(lf: pl.LazyFrame, cols: Columns, bad: dict) -> object:
-    match = pl.all_horizontal(pl.col(k) == bad[k] for k in cols.sample_keys)
-    repeated = (
-        lf.filter(match).group_by(cols.label).len().filter(pl.col("len") > 1).head(1).collect()
-    )
-    return repeated[cols.label][0]
+def _repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]) -> object:
+    match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
+    repeated = lf.filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
+    return repeated.head(1).collect()[cols.label][0]
 
 
 def validate(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:

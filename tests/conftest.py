@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-ENGINES = ["polars"]
+ENGINES = ["polars", "duckdb"]
 
 
 @pytest.fixture(params=ENGINES)

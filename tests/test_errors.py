@@ -73,3 +73,9 @@ def test_frame_functions_validate_too():
         table(score=[0.9, 0.1, float("nan"), 0.6]).lazy().pipe(rm.label_ranking_loss)
     with pytest.raises(ValueError, match=r"k must be a positive integer"):
         table().pipe(rm.ndcg_score, k=0)
+
+
+def test_null_in_a_by_column(engine):
+    df = table(m=["x", None, "x", "x"])
+    with pytest.raises(ValueError, match=r"column 'm' has a null \(at m=None, sample=1, label='b'\)"):
+        rm.evaluate(df, by="m", engine=engine)

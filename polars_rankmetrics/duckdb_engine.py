@@ -1,0 +1,225 @@
+"""The DuckDB engine: the views of ``sql/`` over any source, evaluated lazily and spilling to disk.
+
+The SQL files are the single source of the SQL; this module only names the input for them. It
+creates two relations the views read:
+
+- ``rankmetrics_input(grp, sample, label, score, truth, weight)``: the user's table with its
+  columns renamed (identifiers quoted, never pasted), ``grp`` a struct of the ``by`` columns;
+- ``rankmetrics_cutoffs(k)``: the dcg/ndcg cut-offs wanted (NULL for no cut), inserted as bound
+  parameters.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from polars_rankmetrics import validation as checks
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.sources import Source, parquet_paths
+
+_GAIN_METRICS = ("dcg", "ndcg")
+
+
+def sql_directory() -> Path:
+    """Where the SQL files are: inside the installed package, or the checkout's top-level ``sql/``."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "sql", here.parent / "sql"):
+        if any(candidate.glob("*.sql")):
+            return candidate
+    raise FileNotFoundError("the rankmetrics SQL files are missing from this installation")
+
+
+def sql_files() -> list[Path]:
+    """The view definitions, in the order they must run (each reads the ones before it)."""
+    return sorted(sql_directory().glob("*.sql"))
+
+
+def quote_identifier(name: str) -> str:
+    """A SQL identifier for any column name: double-quoted, inner quotes doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def connect(memory_limit: str | None = None, temp_directory: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection; ``memory_limit`` (e.g. ``"1GB"``) makes DuckDB spill beyond it."""
+    config: dict[str, str] = {"preserve_insertion_order": "false"}
+    if memory_limit is not None:
+        config["memory_limit"] = memory_limit
+    if temp_directory is not None:
+        config["temp_directory"] = temp_directory
+    try:
+        return duckdb.connect(config=config)
+    except duckdb.Error as error:
+        raise ValueError(f"bad DuckDB setting: {error}") from None
+
+
+def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    found = con.execute(
+        "SELECT count(*) FROM (SELECT table_name AS name FROM duckdb_tables() "
+        "UNION ALL SELECT view_name FROM duckdb_views()) WHERE name = ?",
+        [name],
+    ).fetchall()
+    return found[0][0] > 0
+
+
+def _relation(con: duckdb.DuckDBPyConnection, source: Source | duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    if isinstance(source, duckdb.DuckDBPyRelation):
+        return source
+    if isinstance(source, pl.LazyFrame):
+        source = source.collect()
+    if isinstance(source, pl.DataFrame):
+        return con.from_arrow(source.to_arrow())
+    if isinstance(source, str) and _is_table(con, source):
+        return con.sql(f"SELECT * FROM {quote_identifier(source)}")
+    return con.read_parquet(parquet_paths(source))
+
+
+def _input_view(cols: Columns) -> str:
+    q = quote_identifier
+    grp = "struct_pack(" + ", ".join(f"{q(b)} := {q(b)}" for b in cols.by) + ")" if cols.by else "0"
+    weight = f"CAST({q(cols.weight)} AS DOUBLE)" if cols.weight else "1.0"
+    return (
+        "CREATE OR REPLACE VIEW rankmetrics_input AS SELECT "
+        f"{grp} AS grp, {q(cols.sample)} AS sample, {q(cols.label)} AS label, "
+        f"CAST({q(cols.score)} AS DOUBLE) AS score, CAST({q(cols.truth)} AS DOUBLE) AS truth, "
+        f"{weight} AS weight FROM rankmetrics_source"
+    )
+
+
+def register_views(
+    con: duckdb.DuckDBPyConnection,
+    source: Source | duckdb.DuckDBPyRelation,
+    *,
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+    weight: str | None = None,
+    by: str | Sequence[str] | None = None,
+    cutoffs: Iterable[int | None] = (None,),
+) -> None:
+    """Create the rankmetrics views on ``con`` over ``source``.
+
+    ``source`` is a DuckDB relation, a Polars frame, the name of a table or view of ``con``, or a
+    Parquet path, glob or list of paths. Afterwards ``rankmetrics_per_sample`` and
+    ``rankmetrics_summary`` answer queries (one row per group, sample and cut-off ``k``), as do the
+    checks ``rankmetrics_row_checks`` and ``rankmetrics_group_checks``. Nothing is computed yet.
+    """
+    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    _relation(con, source).create_view("rankmetrics_source", replace=True)
+    checks.check_schema(con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema, cols)
+    con.execute(_input_view(cols))
+    con.execute("CREATE OR REPLACE TEMP TABLE rankmetrics_cutoffs (k BIGINT)")
+    con.executemany("INSERT INTO rankmetrics_cutoffs VALUES (?)", [[k] for k in dict.fromkeys(cutoffs)])
+    for path in sql_files():
+        con.execute(path.read_text())
+
+
+def _where(cols: Columns, grp: object, **named: object) -> dict[str, object]:
+    group = dict(grp) if cols.by and isinstance(grp, dict) else {}
+    return group | {getattr(cols, role): value for role, value in named.items()}
+
+
+def validate_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]) -> None:
+    """The checks of :mod:`polars_rankmetrics.validation`, run by the SQL of ``05_checks.sql``."""
+    rows = con.sql("SELECT * FROM rankmetrics_row_checks").pl().row(0, named=True)
+    for i, b in enumerate(cols.by):
+        found = con.sql(
+            "SELECT grp, sample, label FROM rankmetrics_input "
+            f"WHERE grp.{quote_identifier(b)} IS NULL LIMIT 1"
+        ).pl()
+        rows[f"null_by_{i}"] = found.row(0, named=True) if found.height else None
+    if rows["n_rows"] == 0:
+        checks.raise_empty()
+    for pid, message in checks.row_problems(cols, keys).items():
+        example = rows.get(pid)
+        if example is not None:
+            where = _where(cols, example["grp"], sample=example["sample"], label=example["label"])
+            checks.raise_row_problem(message, where)
+    groups = con.sql("SELECT * FROM rankmetrics_group_checks").pl()
+    for group in groups.iter_rows(named=True):
+        grp = group["grp"]
+        if group["repeated_label_sample"] is not None:
+            sample = group["repeated_label_sample"]
+            label = _repeated_label(con, grp, sample)
+            checks.raise_repeated_label(cols, label, _where(cols, grp, sample=sample))
+        if group["label_set_sample"] is not None:
+            bad = group["label_set_sample"]
+            where = _where(cols, grp, sample=bad["sample"])
+            checks.raise_label_sets(cols, where, bad["n_labels"], group["group_labels"])
+        if group["varying_weight_sample"] is not None:
+            checks.raise_varying_weight(cols, _where(cols, grp, sample=group["varying_weight_sample"]))
+        if not group["weight_sum"] > 0:
+            checks.raise_zero_weight(cols, grp if cols.by else {})
+    if any(k.name == "ndcg" for k in keys) and groups["group_labels"].min() < 2:
+        checks.raise_single_label(cols)
+
+
+def _repeated_label(con: duckdb.DuckDBPyConnection, grp: object, sample: object) -> object:
+    found = con.execute(
+        "SELECT grp, label FROM rankmetrics_input WHERE sample = ? "
+        "GROUP BY grp, label HAVING count(*) > 1",
+        [sample],
+    ).fetchall()
+    return next(label for g, label in found if g == grp)
+
+
+def _result_frame(
+    raw: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey], *, per_sample: bool, log_base: float
+) -> pl.DataFrame:
+    """Reshape the views' rows (one per group, [sample,] cut-off) to one column per metric key."""
+    frame = raw.unnest("grp") if cols.by else raw.drop("grp")
+    ids = [*cols.by, "sample"] if per_sample else list(cols.by)
+    dcg_scale = math.log(log_base) / math.log(2)  # 1/log_b(x) = ln(b) / ln(x)
+    first_k = frame["k"][0] if frame.height else None
+    parts = []
+    for key in keys:
+        value = pl.col(key.name) * dcg_scale if key.name == "dcg" else pl.col(key.name)
+        k = key.k if key.name in _GAIN_METRICS else first_k
+        parts.append(frame.filter(pl.col("k").eq_missing(k)).select(*ids, value.alias(str(key))))
+    if not ids:
+        return pl.concat(parts, how="horizontal")
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.join(part, on=ids, how="left", nulls_equal=True)
+    result = result.sort(ids)
+    return result.rename({"sample": cols.sample}) if per_sample else result
+
+
+def evaluate_duckdb(
+    data: Source | duckdb.DuckDBPyRelation,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    per_sample: bool = False,
+    log_base: float = 2,
+    memory_limit: str | None = None,
+) -> pl.DataFrame:
+    """Evaluate on DuckDB; see :func:`polars_rankmetrics.evaluate`.
+
+    With ``memory_limit`` DuckDB keeps its memory under that limit and spills to a temporary
+    directory, removed afterwards.
+    """
+    spill = tempfile.mkdtemp(prefix="rankmetrics-") if memory_limit else None
+    try:
+        con = connect(memory_limit, spill)
+        cutoffs = [k.k for k in keys if k.name in _GAIN_METRICS] or [None]
+        register_views(
+            con, data, sample=cols.sample, label=cols.label, score=cols.score, truth=cols.truth,
+            weight=cols.weight, by=cols.by, cutoffs=cutoffs,
+        )  # fmt: skip
+        validate_duckdb(con, cols, keys)
+        view = "rankmetrics_per_sample" if per_sample else "rankmetrics_summary"
+        raw = con.sql(f"SELECT * FROM {view}").pl()
+        con.close()
+        return _result_frame(raw, cols, keys, per_sample=per_sample, log_base=log_base)
+    finally:
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
