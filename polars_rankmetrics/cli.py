@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+import duckdb
 import polars as pl
 
 from polars_rankmetrics.evaluate import ENGINES, evaluate
@@ -31,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     for name in ("sample", "label", "score", "truth"):
         ev.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
     ev.add_argument("--weight", help="sample weight column")
+    ev.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="with --engine duckdb: keep memory under SIZE (e.g. 1GB), spilling to a temporary directory",
+    )
     return parser
 
 
@@ -67,8 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             label=args.label,
             score=args.score,
             truth=args.truth,
+            memory_limit=args.memory_limit,
         )
-    except (ValueError, OSError, pl.exceptions.PolarsError) as error:
+    except (ValueError, OSError, pl.exceptions.PolarsError, duckdb.Error) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"rankmetrics: error: {message}", file=sys.stderr)
         return 1

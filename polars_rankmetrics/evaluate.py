@@ -42,6 +42,7 @@ def evaluate(
     score: str = "score",
     truth: str = "truth",
     log_base: float = 2,
+    memory_limit: str | None = None,
 ) -> pl.DataFrame:
     """Compute several ranking metrics over a long table in one pass.
 
@@ -67,6 +68,9 @@ def evaluate(
         when only dcg/ndcg are asked for.
     log_base
         Base of dcg's logarithmic discount (ndcg does not depend on it).
+    memory_limit
+        DuckDB engine only: a memory limit such as ``"1GB"``; beyond it DuckDB spills to a
+        temporary directory (removed afterwards).
 
     Returns
     -------
@@ -84,9 +88,13 @@ def evaluate(
     keys = parse_keys(metrics)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     if engine == "polars":
+        if memory_limit is not None:
+            raise ValueError("memory_limit is only supported with engine='duckdb'")
         return plan(data, keys, cols, per_sample=per_sample, log_base=log_base).collect()
     if engine == "duckdb":
         from polars_rankmetrics.duckdb_engine import evaluate_duckdb
 
-        return evaluate_duckdb(data, cols, keys, per_sample=per_sample, log_base=log_base)
+        return evaluate_duckdb(
+            data, cols, keys, per_sample=per_sample, log_base=log_base, memory_limit=memory_limit
+        )
     raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")

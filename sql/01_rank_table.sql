@@ -1,28 +1,31 @@
--- rankmetrics_rank_table: the rank table every metric is an aggregation of.
+-- rankmetrics_rank_table: the rank table every ranking metric is an aggregation of.
 --
 -- Input: a relation rankmetrics_input(grp, sample, label, score DOUBLE, truth DOUBLE, weight DOUBLE),
 -- one row per (sample, label); grp identifies an independent evaluation (a model, a slice).
 --
--- One row per (grp, sample, score, truth) block of labels, with n labels in it, and:
+-- One row per (grp, sample, distinct score): the block of labels tied at that score, with
+--   n              labels in the block
+--   n_positive     positive labels (truth > 0) in the block
+--   gain           summed truth of the block (dcg averages it over the positions the block spans)
 --   rank           #labels of the sample scoring >= score: rank "max" (a tie takes the largest rank)
 --   positive_rank  #positive labels scoring >= score
---   score_block    #labels sharing this score (the tie block dcg averages over)
---   truth_rank     #labels with truth >= truth: the position range of the ideal ordering
---   truth_block    #labels sharing this truth value
--- The default window frame (RANGE ... CURRENT ROW) includes the tied peers, which is what makes
--- the running counts rank "max".
+-- The running sums are rank "max" because the blocks already hold every tied label.
 CREATE OR REPLACE VIEW rankmetrics_rank_table AS
 WITH blocks AS (
-    SELECT grp, sample, score, truth, max(weight) AS weight, count(*) AS n
+    SELECT
+        grp, sample, score,
+        max(weight) AS weight,
+        count(*) AS n,
+        count(CASE WHEN truth > 0 THEN 1 END) AS n_positive,
+        sum(truth) AS gain
     FROM rankmetrics_input
-    GROUP BY grp, sample, score, truth
+    GROUP BY grp, sample, score
 )
 SELECT
-    grp, sample, score, truth, weight, n,
-    sum(n) OVER (PARTITION BY grp, sample ORDER BY score DESC) AS rank,
-    sum(CASE WHEN truth > 0 THEN n ELSE 0 END)
-        OVER (PARTITION BY grp, sample ORDER BY score DESC) AS positive_rank,
-    sum(n) OVER (PARTITION BY grp, sample, score) AS score_block,
-    sum(n) OVER (PARTITION BY grp, sample ORDER BY truth DESC) AS truth_rank,
-    sum(n) OVER (PARTITION BY grp, sample, truth) AS truth_block
-FROM blocks;
+    grp, sample, score, weight, n, n_positive, gain,
+    CAST(sum(n) OVER running AS BIGINT) AS rank,
+    CAST(sum(n_positive) OVER running AS BIGINT) AS positive_rank
+FROM blocks
+WINDOW running AS (
+    PARTITION BY grp, sample ORDER BY score DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+);

@@ -1,6 +1,6 @@
 -- rankmetrics_discounts: cumulative dcg discounts, cumulative = sum over r = 1..position of
 -- 1 / log2(r + 1), for positions 0 up to the number of distinct labels (no sample has more).
--- A tied block spanning positions a..b, cut at k, sums the discounts D(min(b, k)) - D(min(a - 1, k)).
+-- A block spanning positions a..b, cut at k, sums the discounts D(min(b, k)) - D(min(a - 1, k)).
 CREATE OR REPLACE VIEW rankmetrics_discounts AS
 SELECT
     position,

@@ -1,0 +1,150 @@
+"""The DuckDB engine and the SQL views: parity with Polars, quoting, SQL alone, spilling."""
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.duckdb_engine import register_views, sql_directory, sql_files
+from strategies import long_tables
+
+ALL_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@3", "ndcg@3", "ndcg@1"]
+EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
+REPO_SQL = Path(__file__).parent.parent / "sql"
+
+
+def assert_engines_agree(source, keys, **options):
+    polars = rm.evaluate(source, keys, engine="polars", **options)
+    duck = rm.evaluate(source, keys, engine="duckdb", **options)
+    assert_frame_equal(duck, polars, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_engines_agree_on_the_example_file(per_sample):
+    assert_engines_agree(EXAMPLE, ALL_KEYS, by="model", weight="weight", per_sample=per_sample)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(table=long_tables(), per_sample=st.booleans())
+def test_engines_agree_on_the_same_parquet_file(tmp_path_factory, table, per_sample):
+    df, _, _, weights = table
+    path = tmp_path_factory.mktemp("parity") / "table.parquet"
+    df.write_parquet(path)
+    weight = "weight" if weights is not None else None
+    assert_engines_agree(path, ALL_KEYS, weight=weight, per_sample=per_sample)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(table=long_tables(graded=True))
+def test_engines_agree_on_graded_truth(tmp_path_factory, table):
+    df, *_ = table
+    path = tmp_path_factory.mktemp("graded") / "table.parquet"
+    df.write_parquet(path)
+    assert_engines_agree(path, ["dcg", "ndcg", "dcg@2", "ndcg@2"], per_sample=True)
+
+
+def test_hostile_file_and_column_names(tmp_path):
+    path = tmp_path / "it's; DROP TABLE x; --.parquet"
+    df = pl.read_parquet(EXAMPLE).rename(
+        {"sample": 'clip "id"', "label": "tag; DROP TABLE t", "score": "sc'ore", "model": "mo del"}
+    )
+    df.write_parquet(path)
+    names = {"sample": 'clip "id"', "label": "tag; DROP TABLE t", "score": "sc'ore", "by": "mo del"}
+    duck = rm.evaluate(path, ["lrap", "ndcg@3"], engine="duckdb", per_sample=True, **names)
+    assert duck.columns == ["mo del", 'clip "id"', "lrap", "ndcg@3"]
+    assert_frame_equal(duck, rm.evaluate(path, ["lrap", "ndcg@3"], per_sample=True, **names), rel_tol=1e-9)
+    # a glob character in a real file name is taken literally
+    odd = tmp_path / "odd[1].parquet"
+    df.write_parquet(odd)
+    assert rm.evaluate(odd, ["lrap"], engine="duckdb", **names).height == 2
+
+
+def test_register_views_on_a_users_table_then_query_the_views():
+    con = duckdb.connect()
+    con.sql(f"CREATE TABLE preds AS SELECT * FROM read_parquet('{EXAMPLE}')")
+    register_views(con, "preds", by="model", weight="weight", cutoffs=[None, 5])
+    summary = con.sql("SELECT grp.model AS model, k, lrap, ndcg FROM rankmetrics_summary ORDER BY model, k NULLS FIRST").pl()
+    expected = rm.evaluate(EXAMPLE, ["lrap", "ndcg", "ndcg@5"], by="model", weight="weight")
+    assert summary["model"].to_list() == ["baseline", "baseline", "candidate", "candidate"]
+    np.testing.assert_allclose(summary.filter(pl.col("k").is_null())["ndcg"], expected["ndcg"], rtol=1e-9)
+    np.testing.assert_allclose(summary.filter(k=5)["ndcg"], expected["ndcg@5"], rtol=1e-9)
+    np.testing.assert_allclose(summary.filter(k=5)["lrap"], expected["lrap"], rtol=1e-9)
+
+
+def test_sql_alone_as_the_readme_shows():
+    """Only the files of sql/, on a connection where the user defines the input by hand."""
+    con = duckdb.connect()
+    con.sql(
+        "CREATE VIEW rankmetrics_input AS SELECT model AS grp, sample, label, "
+        f"CAST(score AS DOUBLE) AS score, CAST(truth AS DOUBLE) AS truth, weight FROM read_parquet('{EXAMPLE}')"
+    )
+    con.sql("CREATE TABLE rankmetrics_cutoffs AS SELECT * FROM (VALUES (NULL), (10)) AS t(k)")
+    for path in sorted(REPO_SQL.glob("*.sql")):
+        con.sql(path.read_text())
+    got = con.sql("SELECT grp AS model, coverage_error, lwlrap, ndcg FROM rankmetrics_summary WHERE k = 10 ORDER BY grp").pl()
+    expected = rm.evaluate(EXAMPLE, ["coverage_error", "lwlrap", "ndcg@10"], by="model", weight="weight")
+    np.testing.assert_allclose(got["coverage_error"], expected["coverage_error"], rtol=1e-9)
+    np.testing.assert_allclose(got["lwlrap"], expected["lwlrap"], rtol=1e-9)
+    np.testing.assert_allclose(got["ndcg"], expected["ndcg@10"], rtol=1e-9)
+
+
+def test_the_package_carries_the_sql_files():
+    packaged = Path(rm.__file__).parent / "sql"
+    files = sql_files()
+    assert [f.name for f in files] == sorted(p.name for p in REPO_SQL.glob("*.sql"))
+    for path in files:
+        assert path.read_text() == (REPO_SQL / path.name).read_text()
+    if not packaged.is_dir():
+        pytest.skip("editable install: the views are read from the checkout's sql/ (checked above)")
+    assert sql_directory() == packaged
+
+
+def big_table(n_samples: int, n_labels: int, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = n_samples * n_labels
+    return pl.DataFrame(
+        {
+            "sample": np.repeat(np.arange(n_samples), n_labels),
+            "label": np.tile(np.arange(n_labels), n_samples),
+            "score": rng.random(n),
+            "truth": (rng.random(n) < 0.05).astype(np.int8),
+        }
+    )
+
+
+def test_spills_to_disk_under_a_tight_memory_limit(tmp_path):
+    path = tmp_path / "big.parquet"
+    big_table(60_000, 50).write_parquet(path)  # 3M rows: tens of MB of window state
+    keys = ["coverage_error", "lrap", "ranking_loss", "ndcg@5"]
+    with pytest.raises(duckdb.OutOfMemoryException):
+        con = duckdb.connect(config={"memory_limit": "80MB", "temp_directory": ""})
+        register_views(con, str(path), cutoffs=[5])
+        con.sql("SELECT * FROM rankmetrics_summary").pl()
+    spilled = rm.evaluate(path, keys, engine="duckdb", memory_limit="80MB")
+    assert_frame_equal(spilled, rm.evaluate(path, keys), check_exact=False, rel_tol=1e-9)
+
+
+def test_cli_duckdb_engine_and_memory_limit():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(EXAMPLE), "--by", "model",
+         "--engine", "duckdb", "--memory-limit", "200MB", "--format", "csv"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    csv = pl.read_csv(done.stdout.encode())
+    assert_frame_equal(csv, rm.evaluate(EXAMPLE, by="model"), check_exact=False, rel_tol=1e-9)
+    bad = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(EXAMPLE), "--engine", "duckdb",
+         "--by", "model", "--memory-limit", "lots"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
