@@ -17,6 +17,7 @@ from polars_rankmetrics.frames import (
 )
 from polars_rankmetrics.keys import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
+from polars_rankmetrics.ranks import rank_table
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -31,4 +32,5 @@ __all__ = [
     "lwlrap",
     "lwlrap_per_class",
     "ndcg_score",
+    "rank_table",
 ]

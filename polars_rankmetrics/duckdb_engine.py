@@ -23,6 +23,7 @@ import polars as pl
 from polars_rankmetrics import validation as checks
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.memory import engine_limit
 from polars_rankmetrics.sources import Source, parquet_paths
 
 _GAIN_METRICS = ("dcg", "ndcg")
@@ -48,10 +49,11 @@ def quote_identifier(name: str) -> str:
 
 
 def connect(memory_limit: str | None = None, temp_directory: str | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection; ``memory_limit`` (e.g. ``"1GB"``) makes DuckDB spill beyond it."""
+    """An in-memory connection. ``memory_limit`` (e.g. ``"1GB"``) is the budget of the whole
+    process: DuckDB gets its share (:mod:`polars_rankmetrics.memory`) and spills beyond it."""
     config: dict[str, str] = {"preserve_insertion_order": "false"}
     if memory_limit is not None:
-        config["memory_limit"] = memory_limit
+        config["memory_limit"] = engine_limit(memory_limit)
     if temp_directory is not None:
         config["temp_directory"] = temp_directory
     try:
@@ -204,8 +206,8 @@ def evaluate_duckdb(
 ) -> pl.DataFrame:
     """Evaluate on DuckDB; see :func:`polars_rankmetrics.evaluate`.
 
-    With ``memory_limit`` DuckDB keeps its memory under that limit and spills to a temporary
-    directory, removed afterwards.
+    With ``memory_limit`` (a budget for the whole process, e.g. ``"1GB"``) DuckDB keeps its share
+    of it and spills to a temporary directory, removed afterwards.
     """
     spill = tempfile.mkdtemp(prefix="rankmetrics-") if memory_limit else None
     try:

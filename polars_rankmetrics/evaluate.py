@@ -25,8 +25,10 @@ def plan(
 ) -> pl.LazyFrame:
     """Validate ``data`` (eagerly: one scan) and return the lazy Polars plan for ``keys``."""
     lf = to_lazy(data)
-    validate(lf, cols, keys)
-    return evaluate_polars(lf, cols, keys, per_sample_output=per_sample, log_base=log_base)
+    binary_truth = validate(lf, cols, keys)
+    return evaluate_polars(
+        lf, cols, keys, per_sample_output=per_sample, log_base=log_base, binary_truth=binary_truth
+    )
 
 
 def evaluate(
@@ -69,8 +71,8 @@ def evaluate(
     log_base
         Base of dcg's logarithmic discount (ndcg does not depend on it).
     memory_limit
-        DuckDB engine only: a memory limit such as ``"1GB"``; beyond it DuckDB spills to a
-        temporary directory (removed afterwards).
+        DuckDB engine only: a memory budget for the whole process such as ``"1GB"``; DuckDB
+        takes its share and spills beyond it to a temporary directory (removed afterwards).
 
     Returns
     -------

@@ -9,7 +9,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey
-from polars_rankmetrics.ranks import descending_rank, positive_rank
+from polars_rankmetrics.ranks import POSITIVE_RANK, RANK, rank_table
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.validation import validate
 
@@ -36,13 +36,13 @@ def lwlrap_per_class(
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     lf = to_lazy(data)
     validate(lf, cols, [MetricKey("lwlrap")])
-    s, positive = pl.col(score), pl.col(truth).cast(pl.Float64) > 0
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
     label_keys = [*cols.by, label]
-    precision = (positive_rank(s, positive) / descending_rank(s)).over(cols.sample_keys)
+    precision = pl.col(POSITIVE_RANK) / pl.col(RANK)
     per_label = (
-        lf.with_columns(precision.alias("__precision"), w.alias("__w"))
-        .filter(positive)
+        rank_table(lf, sample=cols.sample_keys, score=score, truth=truth)
+        .with_columns(precision.alias("__precision"), w.alias("__w"))
+        .filter(pl.col(truth) > 0)
         .group_by(label_keys)
         .agg(
             pl.when(pl.col("__w").sum() > 0)

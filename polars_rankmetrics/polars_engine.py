@@ -9,34 +9,42 @@ import polars as pl
 from polars_rankmetrics import expressions as rx
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.ranks import rank_table
 
 _WEIGHT = "__weight"
 _N_POS = "__n_positives"
 
 
-def metric_expression(key: MetricKey, cols: Columns, *, log_base: float = 2) -> pl.Expr:
+def metric_expression(
+    key: MetricKey, cols: Columns, *, log_base: float = 2, binary_truth: bool = False
+) -> pl.Expr:
     """The per-sample expression for one metric key, named by the key."""
-    s, t = cols.score, cols.truth
+    t = cols.truth
     match key.name:
         case "coverage_error":
-            expression = rx.coverage_error(s, t)
+            expression = rx.coverage_error(t)
         case "lrap":
-            expression = rx.lrap(s, t)
+            expression = rx.lrap(t)
         case "ranking_loss":
-            expression = rx.ranking_loss(s, t)
+            expression = rx.ranking_loss(t)
         case "lwlrap":
-            expression = rx.lwlrap(s, t)
+            expression = rx.lwlrap(t)
         case "dcg":
-            expression = rx.dcg(s, t, k=key.k, log_base=log_base)
+            expression = rx.dcg(t, k=key.k, log_base=log_base)
         case "ndcg":
-            expression = rx.ndcg(s, t, k=key.k)
+            expression = rx.ndcg(t, k=key.k, binary_truth=binary_truth)
         case _:
             raise ValueError(f"unknown metric {key}")
     return expression.alias(str(key))
 
 
 def per_sample(
-    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], *, log_base: float = 2
+    lf: pl.LazyFrame,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    log_base: float = 2,
+    binary_truth: bool = False,
 ) -> pl.LazyFrame:
     """One row per sample: the ``by`` columns, the sample id, its weight and one column per key.
 
@@ -44,10 +52,14 @@ def per_sample(
     :func:`summarize`; :func:`evaluate_polars` drops them from per-sample output.
     """
     weight = pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0)
-    return lf.group_by(cols.sample_keys).agg(
+    ranked = rank_table(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+    return ranked.group_by(cols.sample_keys).agg(
         weight.alias(_WEIGHT),
         rx.n_positives(cols.truth).alias(_N_POS),
-        *(metric_expression(key, cols, log_base=log_base) for key in keys),
+        *(
+            metric_expression(key, cols, log_base=log_base, binary_truth=binary_truth)
+            for key in keys
+        ),
     )
 
 
@@ -76,9 +88,10 @@ def evaluate_polars(
     *,
     per_sample_output: bool = False,
     log_base: float = 2,
+    binary_truth: bool = False,
 ) -> pl.LazyFrame:
     """The lazy plan for validated input; see :func:`polars_rankmetrics.evaluate`."""
-    samples = per_sample(lf, cols, keys, log_base=log_base)
+    samples = per_sample(lf, cols, keys, log_base=log_base, binary_truth=binary_truth)
     if per_sample_output:
         return samples.drop(_WEIGHT, _N_POS).sort(cols.sample_keys)
     return summarize(samples, cols, keys)

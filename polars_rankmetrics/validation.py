@@ -117,20 +117,25 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
     }
 
 
-def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
-    """Nulls, NaNs and out-of-range values, in one pass over the table."""
+def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> bool:
+    """Nulls, NaNs and out-of-range values, in one pass over the table.
+
+    Returns whether every truth value is 0 or 1 (dcg/ndcg accept graded truth).
+    """
     conditions = _row_conditions(lf.collect_schema(), cols)
     problems = row_problems(cols, keys)
     where = pl.struct(list(dict.fromkeys([*cols.sample_keys, cols.label])))
     found = lf.select(
         pl.len().alias("__rows"),
+        conditions["non_binary_truth"].any().alias("__graded"),
         *(where.filter(conditions[pid]).first().alias(pid) for pid in problems),
     ).collect()
     if found["__rows"][0] == 0:
         raise_empty()
-    for pid, value in found.drop("__rows").row(0, named=True).items():
+    for pid, value in found.drop("__rows", "__graded").row(0, named=True).items():
         if value is not None:
             raise_row_problem(problems[pid], value)
+    return not found["__graded"][0]
 
 
 def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
@@ -179,8 +184,12 @@ def _repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]
     return repeated.head(1).collect()[cols.label][0]
 
 
-def validate(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
-    """Run every check; raise ``ValueError`` at the first problem found."""
+def validate(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> bool:
+    """Run every check; raise ``ValueError`` at the first problem found.
+
+    Returns whether the truth is binary (every value 0 or 1).
+    """
     check_schema(lf.collect_schema(), cols)
-    check_rows(lf, cols, keys)
+    binary_truth = check_rows(lf, cols, keys)
     check_samples(lf, cols, keys)
+    return binary_truth

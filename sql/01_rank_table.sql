@@ -3,29 +3,17 @@
 -- Input: a relation rankmetrics_input(grp, sample, label, score DOUBLE, truth DOUBLE, weight DOUBLE),
 -- one row per (sample, label); grp identifies an independent evaluation (a model, a slice).
 --
--- One row per (grp, sample, distinct score): the block of labels tied at that score, with
---   n              labels in the block
---   n_positive     positive labels (truth > 0) in the block
---   gain           summed truth of the block (dcg averages it over the positions the block spans)
+-- Every input row, with where it stands in its sample's ranking (1-based, highest score first):
 --   rank           #labels of the sample scoring >= score: rank "max" (a tie takes the largest rank)
---   positive_rank  #positive labels scoring >= score
--- The running sums are rank "max" because the blocks already hold every tied label.
+--   positive_rank  #positive labels (truth > 0) scoring >= score
+--   block_start    1 + #labels scoring > score: the first position of the row's tied block
+-- The default window frame (RANGE ... CURRENT ROW) includes the tied peers, which is what makes
+-- count(*) rank "max". The Polars engine's rank_table() adds the same columns.
 CREATE OR REPLACE VIEW rankmetrics_rank_table AS
-WITH blocks AS (
-    SELECT
-        grp, sample, score,
-        max(weight) AS weight,
-        count(*) AS n,
-        count(CASE WHEN truth > 0 THEN 1 END) AS n_positive,
-        sum(truth) AS gain
-    FROM rankmetrics_input
-    GROUP BY grp, sample, score
-)
 SELECT
-    grp, sample, score, weight, n, n_positive, gain,
-    CAST(sum(n) OVER running AS BIGINT) AS rank,
-    CAST(sum(n_positive) OVER running AS BIGINT) AS positive_rank
-FROM blocks
-WINDOW running AS (
-    PARTITION BY grp, sample ORDER BY score DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-);
+    grp, sample, label, score, truth, weight,
+    count(*) OVER running AS rank,
+    count(CASE WHEN truth > 0 THEN 1 END) OVER running AS positive_rank,
+    rank() OVER running AS block_start
+FROM rankmetrics_input
+WINDOW running AS (PARTITION BY grp, sample ORDER BY score DESC);

@@ -4,22 +4,23 @@
 --   no positive label:   coverage_error 0, lrap 1, ranking_loss 0, lwlrap NULL (weight 0), dcg 0, ndcg 0
 --   all labels positive: coverage_error = n_labels, lrap 1, ranking_loss 0
 -- A tie counts as a ranking error (<=) and takes the largest rank; dcg gives a tied block its mean
--- gain times the discounts of the positions it spans, also when the block straddles k.
+-- gain times the discounts of the positions it spans (D(rank) - D(block_start - 1)), also when the
+-- block straddles k: each row adds its gain times that span over the block's size.
 CREATE OR REPLACE VIEW rankmetrics_per_sample AS
 WITH ranked AS (
     SELECT
         t.grp, t.sample, c.k,
         max(t.weight) AS weight,
-        sum(t.n) AS n_labels,
-        sum(t.n_positive) AS n_positives,
-        max(CASE WHEN t.n_positive > 0 THEN t.rank END) AS max_positive_rank,
-        sum(t.n_positive * CAST(t.positive_rank AS DOUBLE) / t.rank) AS precision_sum,
-        sum(t.n_positive * (t.rank - t.positive_rank)) AS wrong_pairs,
-        sum(t.gain / t.n * (hi.cumulative - lo.cumulative)) AS dcg
+        count(*) AS n_labels,
+        count(CASE WHEN t.truth > 0 THEN 1 END) AS n_positives,
+        max(CASE WHEN t.truth > 0 THEN t.rank END) AS max_positive_rank,
+        sum(CASE WHEN t.truth > 0 THEN CAST(t.positive_rank AS DOUBLE) / t.rank END) AS precision_sum,
+        sum(CASE WHEN t.truth > 0 THEN t.rank - t.positive_rank END) AS wrong_pairs,
+        sum(t.truth * (hi.cumulative - lo.cumulative) / (t.rank - t.block_start + 1)) AS dcg
     FROM rankmetrics_rank_table AS t
     CROSS JOIN rankmetrics_cutoffs AS c
     JOIN rankmetrics_discounts AS hi ON hi.position = least(t.rank, coalesce(c.k, t.rank))
-    JOIN rankmetrics_discounts AS lo ON lo.position = least(t.rank - t.n, coalesce(c.k, t.rank))
+    JOIN rankmetrics_discounts AS lo ON lo.position = least(t.block_start - 1, coalesce(c.k, t.rank))
     GROUP BY t.grp, t.sample, c.k
 ),
 ideal AS (

@@ -16,9 +16,11 @@ from strategies import long_tables
 def test_expressions_in_a_users_group_by(table):
     df, y_true, y_score, _ = table
     per_sample = (
-        df.group_by("sample")
+        rm.rank_table(df)
+        .group_by("sample")
         .agg(rx.coverage_error(), rx.lrap(), rx.ranking_loss(), rx.ndcg(k=2), rx.dcg())
         .sort("sample")
+        .collect()
     )
     for key in ["coverage_error", "lrap", "ranking_loss", "ndcg@2", "dcg"]:
         np.testing.assert_allclose(per_sample[key], sklearn_per_sample(parse_key(key), y_true, y_score), rtol=1e-9)
@@ -28,22 +30,44 @@ def test_expressions_with_other_column_names_and_extra_keys():
     df = rm.from_dense([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1], [1, 0.2, 0.1]], sample="q", score="p", truth="y")
     two_models = pl.concat([df.with_columns(model=pl.lit("m1")), df.with_columns(model=pl.lit("m2"), p=-pl.col("p"))])
     means = (
-        two_models.group_by("model", "q")
-        .agg(rx.coverage_error("p", "y"))
+        rm.rank_table(two_models, sample=["model", "q"], score="p", truth="y")
+        .group_by("model", "q")
+        .agg(rx.coverage_error("y"))
         .group_by("model")
         .agg(pl.col("coverage_error").mean())
         .sort("model")
+        .collect()
     )
     # m2 reverses every ranking: the positives now rank 2 and 1.
     assert means.rows() == [("m1", 2.5), ("m2", 1.5)]
 
 
-def test_rank_expressions_work_as_windows():
-    from polars_rankmetrics.ranks import descending_rank, positive_rank
+def test_rank_table_columns_by_hand():
+    df = pl.DataFrame({"s": [1, 1, 1, 1, 2], "x": [0.5, 0.9, 0.5, 0.1, 0.3], "y": [1, 0, 0, 1, 1]})
+    ranked = rm.rank_table(df, sample="s", score="x", truth="y").collect()
+    assert ranked["x"].to_list() == [0.9, 0.5, 0.5, 0.1, 0.3]
+    assert ranked["rm_rank"].to_list() == [1, 3, 3, 4, 1]
+    assert ranked["rm_block_start"].to_list() == [1, 2, 2, 4, 1]
+    assert ranked["rm_positive_rank"].to_list() == [0, 1, 1, 2, 1]
+    assert ranked["rm_position"].to_list() == [1, 2, 3, 4, 1]
 
-    df = pl.DataFrame({"s": [1, 1, 1, 2], "x": [0.5, 0.9, 0.5, 0.1], "y": [1, 0, 0, 1]})
-    out = df.with_columns(
-        rank=descending_rank(pl.col("x")).over("s"), pos=positive_rank(pl.col("x"), pl.col("y") > 0).over("s")
-    )
-    assert out["rank"].to_list() == [3, 1, 3, 1]
-    assert out["pos"].to_list() == [1, None, None, 1]
+
+def test_rank_table_refuses_to_overwrite_a_column():
+    import pytest
+
+    df = pl.DataFrame({"sample": [1], "score": [0.5], "truth": [1], "rm_rank": [3]})
+    with pytest.raises(ValueError, match="'rm_rank' is reserved"):
+        rm.rank_table(df)
+
+
+@settings(max_examples=60, deadline=None)
+@given(table=long_tables(graded=True))
+def test_ndcg_binary_shortcut_equals_general_path(table):
+    df, *_ = table
+    binary = df.with_columns(pl.col("truth").clip(upper_bound=1))
+    ranked = rm.rank_table(binary)
+    fast = ranked.group_by("sample").agg(rx.ndcg(binary_truth=True), rx.ndcg(k=2, binary_truth=True).alias("at2"))
+    slow = ranked.group_by("sample").agg(rx.ndcg(), rx.ndcg(k=2).alias("at2"))
+    both = fast.join(slow, on="sample", suffix="_slow").collect()
+    np.testing.assert_allclose(both["ndcg"], both["ndcg_slow"], rtol=1e-12)
+    np.testing.assert_allclose(both["at2"], both["at2_slow"], rtol=1e-12)
