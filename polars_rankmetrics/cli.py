@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import duckdb
 import polars as pl
 
+from polars_rankmetrics.duckdb_engine import sql_files
 from polars_rankmetrics.evaluate import ENGINES, evaluate
 from polars_rankmetrics.keys import DEFAULT_METRICS
 
@@ -31,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, help="cut dcg and ndcg at K (dcg -> dcg@K, ndcg -> ndcg@K)")
     for name in ("sample", "label", "score", "truth"):
         ev.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
+    commands.add_parser(
+        "sql", help="print the SQL views (run them after defining rankmetrics_input and _cutoffs)"
+    )
     ev.add_argument("--weight", help="sample weight column")
     ev.add_argument(
         "--memory-limit",
@@ -61,7 +66,17 @@ def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit status (0 on success, 1 on bad input)."""
-    args = _parser().parse_args(argv)
+    try:
+        return _run(_parser().parse_args(argv))
+    except BrokenPipeError:  # e.g. `rankmetrics sql | head`: the reader left, nothing to report
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "sql":
+        print("\n".join(path.read_text() for path in sql_files()))
+        return 0
     try:
         result = evaluate(
             args.paths,

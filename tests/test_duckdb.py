@@ -152,3 +152,18 @@ def test_cli_duckdb_engine_and_memory_limit():
         capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_cli_prints_the_sql_views_in_order():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "polars_rankmetrics.cli", "sql"], capture_output=True, text=True)
+    assert done.returncode == 0
+    con = duckdb.connect()
+    con.sql(f"CREATE VIEW rankmetrics_input AS SELECT 0 AS grp, sample, label, score, CAST(truth AS DOUBLE) AS truth, 1.0 AS weight FROM read_parquet('{EXAMPLE}') WHERE model = 'candidate'")
+    con.sql("CREATE TABLE rankmetrics_cutoffs AS SELECT NULL::BIGINT AS k")
+    con.sql(done.stdout)
+    lrap = con.sql("SELECT lrap FROM rankmetrics_summary").fetchall()[0][0]
+    expected = rm.evaluate(pl.read_parquet(EXAMPLE).filter(model="candidate"), ["lrap"])["lrap"][0]
+    assert lrap == pytest.approx(expected, rel=1e-12)
