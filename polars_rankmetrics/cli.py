@@ -40,8 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--memory-limit",
         metavar="SIZE",
-        help="with --engine duckdb: keep memory under SIZE (e.g. 1GB), spilling to a temporary directory",
+        help="keep the process under SIZE (e.g. 1GB): DuckDB spills to disk, Polars works in buckets",
     )
+    ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
 
@@ -89,13 +90,25 @@ def _run(args: argparse.Namespace) -> int:
             score=args.score,
             truth=args.truth,
             memory_limit=args.memory_limit,
+            progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
         )
     except (ValueError, OSError, pl.exceptions.PolarsError, duckdb.Error) as error:
+        _clear_progress(args)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"rankmetrics: error: {message}", file=sys.stderr)
         return 1
+    _clear_progress(args)
     print(_render(result, args.format, grouped=bool(args.by)))
     return 0
+
+
+def _show_progress(done: float, total: float) -> None:
+    print(f"\rrankmetrics: {100 * done / total:3.0f}% done", end="", file=sys.stderr, flush=True)
+
+
+def _clear_progress(args: argparse.Namespace) -> None:
+    if not args.quiet and sys.stderr.isatty():
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -27,6 +29,8 @@ from polars_rankmetrics.memory import engine_limit
 from polars_rankmetrics.sources import Source, parquet_paths
 
 _GAIN_METRICS = ("dcg", "ndcg")
+
+Progress = Callable[[float, float], None]
 
 
 def sql_directory() -> Path:
@@ -173,6 +177,33 @@ def _repeated_label(con: duckdb.DuckDBPyConnection, grp: object, sample: object)
     return next(label for g, label in found if g == grp)
 
 
+@contextmanager
+def _reporting(
+    con: duckdb.DuckDBPyConnection, progress: Progress | None, stage: int, stages: int
+) -> Iterator[None]:
+    """While the block runs a query on ``con``, report its progress as ``stage + share`` of
+    ``stages`` (DuckDB's own progress estimate, polled twice a second)."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(0.5):
+            percent = con.query_progress()
+            if percent >= 0:
+                progress(stage + percent / 100, stages)
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        watcher.join()
+    progress(stage + 1, stages)
+
+
 def _result_frame(
     raw: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey], *, per_sample: bool, log_base: float
 ) -> pl.DataFrame:
@@ -203,6 +234,7 @@ def evaluate_duckdb(
     per_sample: bool = False,
     log_base: float = 2,
     memory_limit: str | None = None,
+    progress: Progress | None = None,
 ) -> pl.DataFrame:
     """Evaluate on DuckDB; see :func:`polars_rankmetrics.evaluate`.
 
@@ -217,9 +249,14 @@ def evaluate_duckdb(
             con, data, sample=cols.sample, label=cols.label, score=cols.score, truth=cols.truth,
             weight=cols.weight, by=cols.by, cutoffs=cutoffs,
         )  # fmt: skip
-        validate_duckdb(con, cols, keys)
+        if progress is not None:
+            con.execute("SET enable_progress_bar = true")
+            con.execute("SET enable_progress_bar_print = false")
+        with _reporting(con, progress, 0, 2):
+            validate_duckdb(con, cols, keys)
         view = "rankmetrics_per_sample" if per_sample else "rankmetrics_summary"
-        raw = con.sql(f"SELECT * FROM {view}").pl()
+        with _reporting(con, progress, 1, 2):
+            raw = con.sql(f"SELECT * FROM {view}").pl()
         con.close()
         return _result_frame(raw, cols, keys, per_sample=per_sample, log_base=log_base)
     finally:

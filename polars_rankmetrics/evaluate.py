@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
+from polars_rankmetrics.buckets import evaluate_in_buckets
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey, parse_keys
 from polars_rankmetrics.polars_engine import evaluate_polars
@@ -45,6 +46,7 @@ def evaluate(
     truth: str = "truth",
     log_base: float = 2,
     memory_limit: str | None = None,
+    progress: Callable[[float, float], None] | None = None,
 ) -> pl.DataFrame:
     """Compute several ranking metrics over a long table in one pass.
 
@@ -71,8 +73,12 @@ def evaluate(
     log_base
         Base of dcg's logarithmic discount (ndcg does not depend on it).
     memory_limit
-        DuckDB engine only: a memory budget for the whole process such as ``"1GB"``; DuckDB
-        takes its share and spills beyond it to a temporary directory (removed afterwards).
+        A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory.
+        DuckDB takes its share of it and spills to a temporary directory (removed afterwards);
+        Polars evaluates the samples in hash buckets sized to fit, one at a time.
+    progress
+        Called as ``progress(done, total)`` while a long evaluation runs (buckets on Polars with
+        a memory limit, DuckDB's progress estimate on DuckDB).
 
     Returns
     -------
@@ -90,13 +96,17 @@ def evaluate(
     keys = parse_keys(metrics)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     if engine == "polars":
-        if memory_limit is not None:
-            raise ValueError("memory_limit is only supported with engine='duckdb'")
-        return plan(data, keys, cols, per_sample=per_sample, log_base=log_base).collect()
+        if memory_limit is None:
+            return plan(data, keys, cols, per_sample=per_sample, log_base=log_base).collect()
+        return evaluate_in_buckets(
+            to_lazy(data), cols, keys, memory_limit=memory_limit, per_sample_output=per_sample,
+            log_base=log_base, progress=progress,
+        )  # fmt: skip
     if engine == "duckdb":
         from polars_rankmetrics.duckdb_engine import evaluate_duckdb
 
         return evaluate_duckdb(
-            data, cols, keys, per_sample=per_sample, log_base=log_base, memory_limit=memory_limit
-        )
+            data, cols, keys, per_sample=per_sample, log_base=log_base,
+            memory_limit=memory_limit, progress=progress,
+        )  # fmt: skip
     raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")

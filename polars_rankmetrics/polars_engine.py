@@ -49,7 +49,7 @@ def per_sample(
     """One row per sample: the ``by`` columns, the sample id, its weight and one column per key.
 
     The weight column (``__weight``) and lwlrap's positive count (``__n_positives``) are kept for
-    :func:`summarize`; :func:`evaluate_polars` drops them from per-sample output.
+    :func:`weighted_sums`; :func:`evaluate_polars` drops them from per-sample output.
     """
     weight = pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0)
     ranked = rank_table(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
@@ -63,22 +63,42 @@ def per_sample(
     )
 
 
-def summarize(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
-    """Weighted means of the per-sample values: one row, or one per ``by`` group.
+def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+    """Per-sample output: the ``by`` and sample columns and the metric columns, sorted."""
+    return samples.drop(_WEIGHT, _N_POS).sort(cols.sample_keys)
 
-    lwlrap weighs each sample by its number of positives (times its weight); a group without any
-    positive label has no lwlrap (NaN).
+
+def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
+    """Per ``by`` group and key: ``sum(weight * value)`` (column ``key``) and ``sum(weight)``
+    (column ``key/w``). Sums of parts of the table add up to the sums of the whole.
+
+    lwlrap weighs each sample by its number of positives (times its weight); samples without
+    positives (a null value) add nothing.
     """
     w = pl.col(_WEIGHT)
-    aggregations = []
+    sums = []
     for key in keys:
         name = str(key)
         sample_weight = w * pl.col(_N_POS) if key.name == "lwlrap" else w
-        value = (pl.col(name) * sample_weight).sum() / sample_weight.sum()
-        aggregations.append(value.alias(name))
+        sums += [(pl.col(name) * sample_weight).sum().alias(name), sample_weight.sum().alias(f"{name}/w")]
     if cols.by:
-        return samples.group_by(list(cols.by)).agg(aggregations).sort(list(cols.by))
-    return samples.select(aggregations)
+        return samples.group_by(list(cols.by)).agg(sums)
+    return samples.select(sums)
+
+
+def means(sums: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
+    """Weighted means from :func:`weighted_sums`: one row, or one per ``by`` group, sorted.
+
+    A group without any positive label has no lwlrap (0 / 0 = NaN).
+    """
+    by = list(cols.by)
+    if by:
+        sums = sums.group_by(by).agg(pl.exclude(by).sum())
+    else:
+        sums = sums.select(pl.all().sum())
+    values = [(pl.col(str(k)) / pl.col(f"{k}/w")).alias(str(k)) for k in keys]
+    result = sums.select(*by, *values)
+    return result.sort(by) if by else result
 
 
 def evaluate_polars(
@@ -93,5 +113,5 @@ def evaluate_polars(
     """The lazy plan for validated input; see :func:`polars_rankmetrics.evaluate`."""
     samples = per_sample(lf, cols, keys, log_base=log_base, binary_truth=binary_truth)
     if per_sample_output:
-        return samples.drop(_WEIGHT, _N_POS).sort(cols.sample_keys)
-    return summarize(samples, cols, keys)
+        return per_sample_result(samples, cols)
+    return means(weighted_sums(samples, cols, keys), cols, keys)

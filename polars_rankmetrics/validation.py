@@ -138,30 +138,36 @@ def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> bo
     return not found["__graded"][0]
 
 
-def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
-    """Each sample carries its group's full label set once, one weight, and the weights add up."""
-    label = pl.col(cols.label)
+def group_labels(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
+    """How many distinct labels each ``by`` group has (one row, ``__all``, without ``by``)."""
     group_keys = list(cols.by) or [pl.lit(0).alias("__all")]
+    return lf.group_by(group_keys).agg(group_labels=pl.col(cols.label).n_unique()).collect()
+
+
+def check_sample_labels(lf: pl.LazyFrame, cols: Columns, labels: pl.DataFrame) -> pl.DataFrame:
+    """Each sample carries its group's full label set once and one weight.
+
+    ``labels`` is :func:`group_labels` of the whole table (``lf`` may be a part of it holding
+    whole samples). Returns the summed sample weights per group, for :func:`check_groups`.
+    """
     per_sample = lf.group_by(cols.sample_keys).agg(
         rows=pl.len(),
-        labels=label.n_unique(),
+        labels=pl.col(cols.label).n_unique(),
         weights=pl.col(cols.weight).n_unique() if cols.weight else pl.lit(1, pl.UInt32),
         weight=pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0),
     )
-    per_group = lf.group_by(group_keys).agg(group_labels=label.n_unique())
     if cols.by:
-        joined = per_sample.join(per_group, on=list(cols.by), nulls_equal=True)
+        joined = per_sample.join(labels.lazy(), on=list(cols.by), nulls_equal=True)
     else:
-        joined = per_sample.join(per_group.drop("__all"), how="cross")
-    samples, groups = pl.collect_all(
-        [
-            joined.filter(
-                (pl.col("rows") != pl.col("labels"))
-                | (pl.col("labels") != pl.col("group_labels"))
-                | (pl.col("weights") > 1)
-            ).head(1),
-            joined.group_by(group_keys).agg(pl.col("weight").sum(), pl.col("group_labels").first()),
-        ]
+        joined = per_sample.join(labels.lazy().drop("__all"), how="cross")
+    bad_sample = (
+        (pl.col("rows") != pl.col("labels"))
+        | (pl.col("labels") != pl.col("group_labels"))
+        | (pl.col("weights") > 1)
+    )
+    group_keys = list(cols.by) or [pl.lit(0).alias("__all")]
+    samples, weights = pl.collect_all(
+        [joined.filter(bad_sample).head(1), joined.group_by(group_keys).agg(pl.col("weight").sum())]
     )
     if samples.height:
         bad = samples.row(0, named=True)
@@ -171,11 +177,26 @@ def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) ->
         if bad["labels"] != bad["group_labels"]:
             raise_label_sets(cols, where, bad["labels"], bad["group_labels"])
         raise_varying_weight(cols, where)
-    zero = groups.filter(pl.col("weight") <= 0)
+    return weights
+
+
+def check_groups(
+    weights: pl.DataFrame, labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]
+) -> None:
+    """The sample weights of every group add up to more than 0; ndcg has two labels or more."""
+    group_keys = list(cols.by) or ["__all"]
+    totals = weights.group_by(group_keys).agg(pl.col("weight").sum())
+    zero = totals.filter(pl.col("weight") <= 0)
     if zero.height:
         raise_zero_weight(cols, {k: zero[k][0] for k in cols.by})
-    if any(k.name == "ndcg" for k in keys) and groups["group_labels"].min() < 2:
+    if any(k.name == "ndcg" for k in keys) and labels["group_labels"].min() < 2:
         raise_single_label(cols)
+
+
+def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
+    """The per-sample and per-group checks over the whole table at once."""
+    labels = group_labels(lf, cols)
+    check_groups(check_sample_labels(lf, cols, labels), labels, cols, keys)
 
 
 def _repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]) -> object:

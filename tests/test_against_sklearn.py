@@ -15,7 +15,7 @@ BINARY_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg"
 GRADED_KEYS = ["dcg", "ndcg", "dcg@1", "ndcg@2", "ndcg@20"]
 
 SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -28,7 +28,7 @@ def assert_close(ours, theirs):
 def test_binary_truth_matches_sklearn(engine, table, lazy):
     df, y_true, y_score, weights = table
     data = df.lazy() if lazy else df
-    result = rm.evaluate(data, BINARY_KEYS, weight="weight" if weights is not None else None, engine=engine)
+    result = engine.evaluate(data, BINARY_KEYS, weight="weight" if weights is not None else None)
     assert result.columns == BINARY_KEYS
     for key in BINARY_KEYS:
         assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
@@ -38,7 +38,7 @@ def test_binary_truth_matches_sklearn(engine, table, lazy):
 @given(table=long_tables(graded=True))
 def test_graded_truth_matches_sklearn(engine, table):
     df, y_true, y_score, weights = table
-    result = rm.evaluate(df, GRADED_KEYS, weight="weight" if weights is not None else None, engine=engine)
+    result = engine.evaluate(df, GRADED_KEYS, weight="weight" if weights is not None else None)
     for key in GRADED_KEYS:
         assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
 
@@ -50,7 +50,7 @@ def test_dcg_log_base_matches_sklearn(engine, table, log_base):
 
     df, y_true, y_score, _ = table
     y_score = finite_scores(y_score)
-    result = rm.evaluate(df, ["dcg", "dcg@2"], engine=engine, log_base=log_base)
+    result = engine.evaluate(df, ["dcg", "dcg@2"], log_base=log_base)
     assert_close(result["dcg"][0], dcg_score(y_true, y_score, log_base=log_base))
     assert_close(result["dcg@2"][0], dcg_score(y_true, y_score, k=2, log_base=log_base))
 
@@ -59,7 +59,7 @@ def test_dcg_log_base_matches_sklearn(engine, table, log_base):
 @given(table=long_tables())
 def test_per_sample_matches_sklearn_row_by_row(engine, table):
     df, y_true, y_score, _ = table
-    result = rm.evaluate(df, BINARY_KEYS, per_sample=True, engine=engine)
+    result = engine.evaluate(df, BINARY_KEYS, per_sample=True)
     assert result["sample"].to_list() == sorted(df["sample"].unique().to_list())
     for key in BINARY_KEYS:
         assert_close(result[key].fill_null(np.nan), sklearn_per_sample(parse_key(key), y_true, y_score))
@@ -76,10 +76,10 @@ def test_by_groups_equal_separate_evaluations(engine, table, other):
         how="vertical_relaxed",
     )
     keys = ["coverage_error", "lrap", "ranking_loss", "ndcg@2"]
-    grouped = rm.evaluate(both, keys, by="model", engine=engine)
+    grouped = engine.evaluate(both, keys, by="model")
     assert grouped["model"].to_list() == ["a", "b"]
     for i, part in enumerate(unweighted):
-        alone = rm.evaluate(part, keys, engine=engine)
+        alone = engine.evaluate(part, keys)
         for key in keys:
             assert_close(grouped[key][i], alone[key][0])
 

@@ -42,20 +42,20 @@ CASES = [
 @pytest.mark.parametrize("name, df, options, message", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_raises_value_error(engine, name, df, options, message):
     with pytest.raises(ValueError, match=message):
-        rm.evaluate(df, engine=engine, **options)
+        engine.evaluate(df, **options)
 
 
 def test_weights_sum_to_zero_within_one_group_names_it(engine):
     df = pl.concat([table(w=[1.0] * 4).with_columns(m=pl.lit("x")), table(w=[0.0] * 4).with_columns(m=pl.lit("y"))])
     with pytest.raises(ValueError, match=r"sample weights of m='y' sum to 0"):
-        rm.evaluate(df, weight="w", by="m", engine=engine)
+        engine.evaluate(df, weight="w", by="m")
 
 
 def test_graded_truth_is_fine_for_dcg_only(engine):
     df = table(truth=[3, 0, 0, 2])
-    assert rm.evaluate(df, ["dcg", "ndcg"], engine=engine).height == 1
+    assert engine.evaluate(df, ["dcg", "ndcg"]).height == 1
     with pytest.raises(ValueError, match=r"must be 0 or 1 for lrap"):
-        rm.evaluate(df, ["lrap", "ndcg"], engine=engine)
+        engine.evaluate(df, ["lrap", "ndcg"])
 
 
 def test_unknown_engine():
@@ -78,4 +78,4 @@ def test_frame_functions_validate_too():
 def test_null_in_a_by_column(engine):
     df = table(m=["x", None, "x", "x"])
     with pytest.raises(ValueError, match=r"column 'm' has a null \(at m=None, sample=1, label='b'\)"):
-        rm.evaluate(df, by="m", engine=engine)
+        engine.evaluate(df, by="m")

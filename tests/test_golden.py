@@ -11,7 +11,7 @@ Y_SCORE = [[0.75, 0.5, 1], [1, 0.2, 0.1]]
 
 
 def value(y_true, y_score, metric, engine, **kw):
-    return rm.evaluate(rm.from_dense(y_true, y_score), [metric], engine=engine, **kw)[metric][0]
+    return engine.evaluate(rm.from_dense(y_true, y_score), [metric], **kw)[metric][0]
 
 
 def test_coverage_error_doc_example(engine):
@@ -96,7 +96,7 @@ def test_lwlrap_weights_samples_by_positives(engine):
 def test_weights(engine):
     # coverage per sample 2 and 3; weights 1 and 3 -> (2 + 9) / 4
     df = rm.from_dense(Y_TRUE, Y_SCORE).with_columns(w=(rm.from_dense(Y_TRUE, Y_SCORE)["sample"] * 2 + 1))
-    result = rm.evaluate(df, ["coverage_error"], weight="w", engine=engine)
+    result = engine.evaluate(df, ["coverage_error"], weight="w")
     assert result["coverage_error"][0] == pytest.approx(11 / 4)
 
 

@@ -1,0 +1,158 @@
+"""Speed and memory, side by side: the scikit-learn path against evaluate() on each engine.
+
+    python benchmarks/speed.py --sizes 100000x100 1000000x100 --sklearn-max-rows 10000000
+
+For every size, writes the synthetic Parquet file if missing (make_data.py), then times in a
+fresh child process each:
+  (a) what a user does without this library: read the file, pivot it to dense matrices, call
+      scikit-learn's metric (coverage_error, lrap, ranking_loss, ndcg);
+  (b) evaluate(path, [metric]) on the Polars and the DuckDB engine, and all default metrics at once.
+Prints a Markdown table (seconds, speed-up over scikit-learn, peak RSS, rows per second), writes
+benchmarks/out/speed.json and, when matplotlib is installed, benchmarks/speed.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from make_data import write  # noqa: E402
+from measure import run  # noqa: E402
+
+OUT = Path(__file__).parent / "out"
+METRICS = ["coverage_error", "lrap", "ranking_loss", "ndcg"]
+
+
+def sklearn_child(metric: str, path: str) -> None:
+    import numpy as np
+    import polars as pl
+    from sklearn import metrics as skm
+
+    start = time.perf_counter()
+    df = pl.read_parquet(path).sort("sample", "label")
+    n_samples = df["sample"].n_unique()
+    y_true = df["truth"].to_numpy().reshape(n_samples, -1).astype(np.int8)
+    y_score = df["score"].to_numpy().reshape(n_samples, -1)
+    function = {
+        "coverage_error": skm.coverage_error,
+        "lrap": skm.label_ranking_average_precision_score,
+        "ranking_loss": skm.label_ranking_loss,
+        "ndcg": skm.ndcg_score,
+    }[metric]
+    value = function(y_true, y_score)
+    print(json.dumps({"value": float(value), "seconds": time.perf_counter() - start}))
+
+
+def ours_child(engine: str, metric: str, path: str) -> None:
+    import polars_rankmetrics as rm
+
+    start = time.perf_counter()
+    result = rm.evaluate(path, None if metric == "all" else [metric], engine=engine)
+    print(json.dumps({"value": result.row(0, named=True), "seconds": time.perf_counter() - start}))
+
+
+def measure(kind: list[str]) -> dict:
+    done = run([sys.executable, __file__, "child", *kind])
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(kind)} failed:\n{done.stderr}")
+    inner = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"seconds": inner["seconds"], "wall": done.seconds, "peak_rss_mib": done.peak_rss_mib}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=["100000x100", "1000000x100"])
+    parser.add_argument("--sklearn-max-rows", type=int, default=10_000_000)
+    parser.add_argument("--engines", nargs="+", default=["polars", "duckdb"])
+    args = parser.parse_args()
+    results = []
+    for size in args.sizes:
+        n_samples, n_labels = map(int, size.split("x"))
+        rows = n_samples * n_labels
+        path = OUT / f"{size}.parquet"
+        if not path.exists():
+            write(path, n_samples, n_labels)
+        for metric in [*METRICS, "all"]:
+            row = {"rows": rows, "metric": metric}
+            if metric != "all" and rows <= args.sklearn_max_rows:
+                row["sklearn"] = measure(["sklearn", metric, str(path)])
+            for engine in args.engines:
+                row[engine] = measure(["ours", engine, metric, str(path)])
+            results.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "speed.json").write_text(json.dumps(results, indent=2))
+    print(table(results, args.engines))
+    plot(results, args.engines)
+
+
+def table(results: list[dict], engines: list[str]) -> str:
+    cpus = len(os.sched_getaffinity(0))
+    lines = [
+        f"Machine: {platform.machine()}, {cpus} cores, Python {platform.python_version()}. "
+        "Seconds are end to end from the Parquet file (read, check, compute), each in a fresh "
+        "process; x = speed-up over the scikit-learn path; RSS = peak resident memory.",
+        "",
+        "| rows | metric | scikit-learn s | "
+        + " | ".join(f"{e} s | {e} x | {e} RSS MiB | {e} rows/s" for e in engines)
+        + " |",
+        "|---|---|---|" + "---|---|---|---|" * len(engines),
+    ]
+    for row in results:
+        base = row.get("sklearn")
+        cells = [f"{row['rows']:,}", row["metric"], f"{base['seconds']:.2f}" if base else "-"]
+        for engine in engines:
+            ours = row[engine]
+            speedup = f"{base['seconds'] / ours['seconds']:.1f}" if base else "-"
+            cells += [
+                f"{ours['seconds']:.2f}",
+                speedup,
+                f"{ours['peak_rss_mib']:.0f}",
+                f"{row['rows'] / ours['seconds']:,.0f}",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(results: list[dict], engines: list[str]) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot", file=sys.stderr)
+        return
+    smallest = min(r["rows"] for r in results)
+    rows = [r for r in results if r["rows"] == smallest]
+    labels = [r["metric"] for r in rows]
+    series = (["sklearn"] if any("sklearn" in r for r in rows) else []) + engines
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.8 / len(series)
+    for i, name in enumerate(series):
+        values = [r[name]["seconds"] if name in r else 0 for r in rows]
+        ax.bar([x + i * width for x in range(len(rows))], values, width, label=name)
+    ax.set_xticks([x + width * (len(series) - 1) / 2 for x in range(len(rows))], labels)
+    ax.set_ylabel("seconds (from Parquet, end to end)")
+    ax.set_yscale("log")
+    ax.set_title(f"{smallest:,} rows: scikit-learn path vs polars-rankmetrics")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(Path(__file__).parent / "speed.png", dpi=110)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "child":
+        if sys.argv[2] == "sklearn":
+            sklearn_child(*sys.argv[3:])
+        else:
+            ours_child(*sys.argv[3:])
+    else:
+        main()
