@@ -3,16 +3,20 @@ time.
 
 Polars' ``sort``, ``rank`` and ``over`` hold their whole input, so a table larger than memory
 cannot be ranked in one piece. Every metric is computed within a sample, though, so the table is
-cut into buckets of whole samples (by a hash of the sample keys). Each bucket is read from the
-source (a filtered scan: Parquet row groups stream through, only the bucket's rows stay),
-checked, ranked and reduced to per-group weighted sums; the sums of all buckets give the means.
-The number of buckets follows from the row count and the memory budget.
+cut into buckets of whole samples (by a hash of the sample keys): one streaming pass writes each
+bucket to its own Parquet files in a temporary directory (Polars' spill, removed afterwards), then
+each bucket is read back alone, checked, ranked and reduced to per-group weighted sums; the sums
+of all buckets give the means. The number of buckets follows from the row count and the budget.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import polars as pl
 
@@ -35,8 +39,30 @@ def bucket_count(rows: int, memory_limit: str) -> int:
     return max(1, math.ceil(rows / per_bucket))
 
 
-def _bucket_of(cols: Columns, n: int) -> pl.Expr:
-    return pl.struct(cols.sample_keys).hash(seed=0) % n
+@contextmanager
+def buckets(lf: pl.LazyFrame, cols: Columns, n: int) -> Iterator[list[pl.LazyFrame]]:
+    """``n`` LazyFrames of whole samples that together hold ``lf``'s rows.
+
+    With more than one bucket, one streaming pass writes them to a temporary directory, which is
+    removed when the block ends.
+    """
+    if n == 1:
+        yield [lf]
+        return
+    spill = Path(tempfile.mkdtemp(prefix="rankmetrics-buckets-"))
+    try:
+        bucket = (pl.struct(cols.sample_keys).hash(seed=0) % n).alias("__bucket")
+        lf.with_columns(bucket).sink_parquet(
+            pl.PartitionBy(spill, key="__bucket", include_key=False), mkdir=True
+        )
+        schema = lf.collect_schema()
+        yield [
+            pl.scan_parquet(files) if (files := sorted(spill.glob(f"__bucket={i}/*.parquet")))
+            else pl.LazyFrame(schema=schema)
+            for i in range(n)
+        ]  # fmt: skip
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
 
 
 def evaluate_in_buckets(
@@ -62,16 +88,17 @@ def evaluate_in_buckets(
     rows = lf.select(pl.len()).collect().item()
     n = bucket_count(rows, memory_limit)
     parts, weights = [], []
-    for i in range(n):
-        bucket = lf.filter(_bucket_of(cols, n) == i).collect().lazy()
-        weights.append(checks.check_sample_labels(bucket, cols, labels))
-        samples = per_sample(bucket, cols, keys, log_base=log_base, binary_truth=binary_truth)
-        if per_sample_output:
-            parts.append(per_sample_result(samples, cols).collect())
-        else:
-            parts.append(weighted_sums(samples, cols, keys).collect())
-        if progress is not None:
-            progress(i + 1, n)
+    with buckets(lf, cols, n) as pieces:
+        for i, piece in enumerate(pieces):
+            bucket = piece.collect().lazy()
+            weights.append(checks.check_sample_labels(bucket, cols, labels))
+            samples = per_sample(bucket, cols, keys, log_base=log_base, binary_truth=binary_truth)
+            if per_sample_output:
+                parts.append(per_sample_result(samples, cols).collect())
+            else:
+                parts.append(weighted_sums(samples, cols, keys).collect())
+            if progress is not None:
+                progress(i + 1, n)
     checks.check_groups(pl.concat(weights), labels, cols, keys)
     if per_sample_output:
         return pl.concat(parts).sort(cols.sample_keys)
