@@ -57,8 +57,9 @@ def _metric_list(text: str, k: int | None) -> list[str]:
 
 def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
     if fmt == "json":
-        rows = result.to_dicts()
-        return json.dumps(rows if grouped else rows[0], indent=2, allow_nan=True)
+        # NaN (lwlrap of a group without positives) is not JSON: it is written as null.
+        rows = result.fill_nan(None).to_dicts()
+        return json.dumps(rows if grouped else rows[0], indent=2, allow_nan=False)
     if fmt == "csv":
         return result.write_csv().rstrip("\n")
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, fmt_str_lengths=80):

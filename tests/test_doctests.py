@@ -1,0 +1,14 @@
+"""The Examples in the docstrings print what the code really prints."""
+
+import doctest
+
+import pytest
+
+from polars_rankmetrics import convert, expressions, ranks
+
+
+@pytest.mark.parametrize("module", [convert, expressions, ranks], ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0
+    assert result.failed == 0
