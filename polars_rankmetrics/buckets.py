@@ -83,8 +83,7 @@ def evaluate_in_buckets(
     checks.check_schema(lf.collect_schema(), cols)
     binary_truth = checks.check_rows(lf, cols, keys)
     labels = checks.group_labels(lf, cols)
-    if any(k.name == "ndcg" for k in keys) and labels["group_labels"].min() < 2:
-        checks.raise_single_label(cols)
+    checks.check_label_count(labels, cols, keys)
     rows = lf.select(pl.len()).collect().item()
     n = bucket_count(rows, memory_limit)
     parts, weights = [], []
@@ -99,7 +98,7 @@ def evaluate_in_buckets(
                 parts.append(weighted_sums(samples, cols, keys).collect())
             if progress is not None:
                 progress(i + 1, n)
-    checks.check_groups(pl.concat(weights), labels, cols, keys)
+    checks.check_weight_totals(pl.concat(weights), cols)
     if per_sample_output:
         return pl.concat(parts).sort(cols.sample_keys)
     return means(pl.concat(parts).lazy(), cols, keys).collect()

@@ -164,8 +164,7 @@ def validate_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequenc
             checks.raise_varying_weight(cols, _where(cols, grp, sample=group["varying_weight_sample"]))
         if not group["weight_sum"] > 0:
             checks.raise_zero_weight(cols, grp if cols.by else {})
-    if any(k.name == "ndcg" for k in keys) and groups["group_labels"].min() < 2:
-        checks.raise_single_label(cols)
+    checks.check_label_count(groups, cols, keys)
 
 
 def _repeated_label(con: duckdb.DuckDBPyConnection, grp: object, sample: object) -> object:

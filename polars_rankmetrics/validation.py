@@ -148,7 +148,8 @@ def check_sample_labels(lf: pl.LazyFrame, cols: Columns, labels: pl.DataFrame) -
     """Each sample carries its group's full label set once and one weight.
 
     ``labels`` is :func:`group_labels` of the whole table (``lf`` may be a part of it holding
-    whole samples). Returns the summed sample weights per group, for :func:`check_groups`.
+    whole samples). Returns the summed sample weights per group, for
+    :func:`check_weight_totals`.
     """
     per_sample = lf.group_by(cols.sample_keys).agg(
         rows=pl.len(),
@@ -180,15 +181,16 @@ def check_sample_labels(lf: pl.LazyFrame, cols: Columns, labels: pl.DataFrame) -
     return weights
 
 
-def check_groups(
-    weights: pl.DataFrame, labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]
-) -> None:
-    """The sample weights of every group add up to more than 0; ndcg has two labels or more."""
-    group_keys = list(cols.by) or ["__all"]
-    totals = weights.group_by(group_keys).agg(pl.col("weight").sum())
+def check_weight_totals(weights: pl.DataFrame, cols: Columns) -> None:
+    """The sample weights of every group (from :func:`check_sample_labels`) add up to more than 0."""
+    totals = weights.group_by(list(cols.by) or ["__all"]).agg(pl.col("weight").sum())
     zero = totals.filter(pl.col("weight") <= 0)
     if zero.height:
         raise_zero_weight(cols, {k: zero[k][0] for k in cols.by})
+
+
+def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
+    """ndcg needs two labels or more (``labels`` from :func:`group_labels`)."""
     if any(k.name == "ndcg" for k in keys) and labels["group_labels"].min() < 2:
         raise_single_label(cols)
 
@@ -196,7 +198,8 @@ def check_groups(
 def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
     """The per-sample and per-group checks over the whole table at once."""
     labels = group_labels(lf, cols)
-    check_groups(check_sample_labels(lf, cols, labels), labels, cols, keys)
+    check_weight_totals(check_sample_labels(lf, cols, labels), cols)
+    check_label_count(labels, cols, keys)
 
 
 def _repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]) -> object:
