@@ -37,7 +37,9 @@ def chunk(rng: np.random.Generator, first_sample: int, n_samples: int, n_labels:
     )
 
 
-def write(path: Path, n_samples: int, n_labels: int, *, seed: int = 0, chunk_samples: int = 10_000) -> None:
+def write(
+    path: Path, n_samples: int, n_labels: int, *, seed: int = 0, chunk_samples: int = 10_000
+) -> None:
     """Write the table to ``path`` one row group per chunk of samples."""
     rng = np.random.default_rng(seed)
     path.parent.mkdir(parents=True, exist_ok=True)

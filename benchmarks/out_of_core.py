@@ -39,9 +39,21 @@ def main() -> None:
     print("| engine | rows | memory limit | seconds | peak RSS (MiB) | rows/s |")
     print("|---|---|---|---|---|---|")
     for engine in args.engine or ["duckdb"]:
-        done = run([*command, "evaluate", str(path), "--engine", engine, "--memory-limit", args.memory_limit])
+        done = run(
+            [
+                *command,
+                "evaluate",
+                str(path),
+                "--engine",
+                engine,
+                "--memory-limit",
+                args.memory_limit,
+            ]
+        )
         if done.returncode != 0:
-            print(f"| {engine} | {rows:,} | {args.memory_limit} | failed: {done.stderr.strip()} | | |")
+            print(
+                f"| {engine} | {rows:,} | {args.memory_limit} | failed: {done.stderr.strip()} | | |"
+            )
             continue
         print(
             f"| {engine} | {rows:,} | {args.memory_limit} | {done.seconds:.1f} | "

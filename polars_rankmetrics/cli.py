@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--memory-limit",
         metavar="SIZE",
-        help="keep the process under SIZE (e.g. 1GB): DuckDB spills to disk, Polars works in buckets",
+        help="keep the process under SIZE (e.g. 1GB): DuckDB spills, Polars works in buckets",
     )
     ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser

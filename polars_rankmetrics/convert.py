@@ -88,8 +88,10 @@ def from_lists(
     lf = data.lazy()
     lists = [labels, scores] if truths is None else [labels, scores, truths]
     _check_lengths(lf, sample, lists)
-    long = lf.select(sample, *lists).explode(lists).rename(
-        {labels: label, scores: score} | ({} if truths is None else {truths: truth})
+    long = (
+        lf.select(sample, *lists)
+        .explode(lists)
+        .rename({labels: label, scores: score} | ({} if truths is None else {truths: truth}))
     )
     if positives is not None:
         marked = lf.select(sample, pl.col(positives).alias(label)).explode(label)

@@ -34,7 +34,7 @@ Progress = Callable[[float, float], None]
 
 
 def sql_directory() -> Path:
-    """Where the SQL files are: inside the installed package, or the checkout's top-level ``sql/``."""
+    """Where the SQL files are: in the installed package, or the checkout's top-level ``sql/``."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "sql", here.parent / "sql"):
         if any(candidate.glob("*.sql")):
@@ -52,7 +52,9 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def connect(memory_limit: str | None = None, temp_directory: str | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    memory_limit: str | None = None, temp_directory: str | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory connection. ``memory_limit`` (e.g. ``"1GB"``) is the budget of the whole
     process: DuckDB gets its share (:mod:`polars_rankmetrics.memory`) and spills beyond it."""
     config: dict[str, str] = {"preserve_insertion_order": "false"}
@@ -75,7 +77,9 @@ def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return found[0][0] > 0
 
 
-def _relation(con: duckdb.DuckDBPyConnection, source: Source | duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+def _relation(
+    con: duckdb.DuckDBPyConnection, source: Source | duckdb.DuckDBPyRelation
+) -> duckdb.DuckDBPyRelation:
     if isinstance(source, duckdb.DuckDBPyRelation):
         return source
     if isinstance(source, pl.LazyFrame):
@@ -123,7 +127,9 @@ def register_views(
     checks.check_schema(con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema, cols)
     con.execute(_input_view(cols))
     con.execute("CREATE OR REPLACE TEMP TABLE rankmetrics_cutoffs (k BIGINT)")
-    con.executemany("INSERT INTO rankmetrics_cutoffs VALUES (?)", [[k] for k in dict.fromkeys(cutoffs)])
+    con.executemany(
+        "INSERT INTO rankmetrics_cutoffs VALUES (?)", [[k] for k in dict.fromkeys(cutoffs)]
+    )
     for path in sql_files():
         con.execute(path.read_text())
 
@@ -133,7 +139,9 @@ def _where(cols: Columns, grp: object, **named: object) -> dict[str, object]:
     return group | {getattr(cols, role): value for role, value in named.items()}
 
 
-def validate_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]) -> None:
+def validate_duckdb(
+    con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]
+) -> None:
     """The checks of :mod:`polars_rankmetrics.validation`, run by the SQL of ``05_checks.sql``."""
     rows = con.sql("SELECT * FROM rankmetrics_row_checks").pl().row(0, named=True)
     for i, b in enumerate(cols.by):
@@ -161,7 +169,9 @@ def validate_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequenc
             where = _where(cols, grp, sample=bad["sample"])
             checks.raise_label_sets(cols, where, bad["n_labels"], group["group_labels"])
         if group["varying_weight_sample"] is not None:
-            checks.raise_varying_weight(cols, _where(cols, grp, sample=group["varying_weight_sample"]))
+            checks.raise_varying_weight(
+                cols, _where(cols, grp, sample=group["varying_weight_sample"])
+            )
         if not group["weight_sum"] > 0:
             checks.raise_zero_weight(cols, grp if cols.by else {})
     checks.check_label_count(groups, cols, keys)
@@ -204,7 +214,12 @@ def _reporting(
 
 
 def _result_frame(
-    raw: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey], *, per_sample: bool, log_base: float
+    raw: pl.DataFrame,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    per_sample: bool,
+    log_base: float,
 ) -> pl.DataFrame:
     """Reshape the views' rows (one per group, [sample,] cut-off) to one column per metric key."""
     frame = raw.unnest("grp") if cols.by else raw.drop("grp")

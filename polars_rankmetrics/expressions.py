@@ -63,7 +63,9 @@ def coverage_error(truth: str = "truth") -> pl.Expr:
     rank. 0 when the sample has no positive label; L (the number of labels) when all are positive.
     Lower is better.
     """
-    return _rank.filter(_positive(truth)).max().fill_null(0).cast(pl.Float64).alias("coverage_error")
+    return (
+        _rank.filter(_positive(truth)).max().fill_null(0).cast(pl.Float64).alias("coverage_error")
+    )
 
 
 def _precisions(truth: str) -> pl.Expr:
@@ -106,7 +108,7 @@ def ranking_loss(truth: str = "truth") -> pl.Expr:
 
 
 def _cut(k: int | None) -> pl.Expr:
-    """D(k), the cumulative discount at position k; infinite (no cut) when k is beyond the sample."""
+    """D(k), the cumulative discount at position k; infinite (no cut) past the sample's end."""
     if k is None:
         return pl.lit(math.inf)
     return pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == k).first().fill_null(math.inf)
@@ -117,7 +119,9 @@ def _tie_averaged_dcg(truth: str, k: int | None) -> pl.Expr:
     # capped at D(k) for a cut at k (D grows with m, so D(min(m, k)) = min(D(m), D(k))).
     # Each row adds its gain * that span / block size (McSherry & Najork).
     cut = _cut(k)
-    span = pl.min_horizontal(pl.col(DISCOUNT_TO), cut) - pl.min_horizontal(pl.col(DISCOUNT_BEFORE), cut)
+    span = pl.min_horizontal(pl.col(DISCOUNT_TO), cut) - pl.min_horizontal(
+        pl.col(DISCOUNT_BEFORE), cut
+    )
     size = (_rank - pl.col(BLOCK_START) + 1).cast(pl.Float64)
     return (pl.col(truth) * span / size).sum()
 

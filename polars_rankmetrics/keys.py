@@ -24,7 +24,9 @@ class MetricKey:
     def __post_init__(self) -> None:
         if self.name not in RANKING_METRICS:
             raise ValueError(f"unknown metric {self.name!r}")
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+        if self.k is not None and (
+            isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1
+        ):
             raise ValueError(f"k must be a positive integer, not {self.k!r}")
 
     def __str__(self) -> str:

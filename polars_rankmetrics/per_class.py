@@ -31,7 +31,8 @@ def lwlrap_per_class(
     For label c, ``lwlrap`` is the (sample-weighted) mean LRAP precision of its positive cells and
     ``weight`` is its share of all positives (weighted), so ``sum(weight * lwlrap)`` over the labels
     is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive (or only in
-    samples of weight 0) has a null ``lwlrap`` and weight 0. One row per label (per ``by`` group), sorted.
+    samples of weight 0) has a null ``lwlrap`` and weight 0. One row per label (per ``by``
+    group), sorted.
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     lf = to_lazy(data)

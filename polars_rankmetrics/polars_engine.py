@@ -80,7 +80,10 @@ def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey
     for key in keys:
         name = str(key)
         sample_weight = w * pl.col(_N_POS) if key.name == "lwlrap" else w
-        sums += [(pl.col(name) * sample_weight).sum().alias(name), sample_weight.sum().alias(f"{name}/w")]
+        sums += [
+            (pl.col(name) * sample_weight).sum().alias(name),
+            sample_weight.sum().alias(f"{name}/w"),
+        ]
     if cols.by:
         return samples.group_by(list(cols.by)).agg(sums)
     return samples.select(sums)

@@ -36,7 +36,15 @@ POSITION = "rm_position"
 DISCOUNT_TO = "rm_discount_to"
 DISCOUNT_BEFORE = "rm_discount_before"
 POSITION_DISCOUNT = "rm_position_discount"
-COLUMNS = (RANK, BLOCK_START, POSITIVE_RANK, POSITION, DISCOUNT_TO, DISCOUNT_BEFORE, POSITION_DISCOUNT)
+COLUMNS = (
+    RANK,
+    BLOCK_START,
+    POSITIVE_RANK,
+    POSITION,
+    DISCOUNT_TO,
+    DISCOUNT_BEFORE,
+    POSITION_DISCOUNT,
+)
 
 
 def rank_table(
@@ -88,19 +96,27 @@ def rank_table(
     return (
         lf.with_columns(pl.col(truth).cast(pl.Float64))
         .sort([*keys, score], descending=[False] * len(keys) + [True])
-        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__row"), new_sample.alias("__new_sample"))
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("__row"), new_sample.alias("__new_sample")
+        )
         .with_columns(new_block.alias("__new_block"), term.cum_sum().alias("__discount"))
         .with_columns(
             pl.when("__new_sample").then(row).forward_fill().alias("__start"),
             pl.when("__new_block").then(row).forward_fill().alias("__first"),
-            pl.when(pl.col("__new_block").shift(-1, fill_value=True)).then(row).backward_fill().alias("__last"),
+            pl.when(pl.col("__new_block").shift(-1, fill_value=True))
+            .then(row)
+            .backward_fill()
+            .alias("__last"),
             positive.cum_sum().alias("__positives"),
         )
         .with_columns(
             (last - start + 1).alias(RANK),
             (first - start + 1).alias(BLOCK_START),
-            (pl.col("__positives").gather(last) - pl.col("__positives").gather(start) + positive.gather(start))
-            .alias(POSITIVE_RANK),
+            (
+                pl.col("__positives").gather(last)
+                - pl.col("__positives").gather(start)
+                + positive.gather(start)
+            ).alias(POSITIVE_RANK),
             (row - start + 1).alias(POSITION),
         )
         .with_columns(
@@ -108,5 +124,14 @@ def rank_table(
             discount_at(pl.col(BLOCK_START) - 1).alias(DISCOUNT_BEFORE),
             discount_at(pl.col(POSITION)).alias(POSITION_DISCOUNT),
         )
-        .drop("__row", "__new_sample", "__new_block", "__discount", "__start", "__first", "__last", "__positives")
+        .drop(
+            "__row",
+            "__new_sample",
+            "__new_block",
+            "__discount",
+            "__start",
+            "__first",
+            "__last",
+            "__positives",
+        )
     )

@@ -53,7 +53,9 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
     problems["negative_truth"] = f"column {cols.truth!r} (truth) has a negative value"
     if cols.weight is not None:
         problems["null_weight"] = f"column {cols.weight!r} (weight) has a null"
-        problems["bad_weight"] = f"column {cols.weight!r} (weight) has a negative, NaN or infinite value"
+        problems["bad_weight"] = (
+            f"column {cols.weight!r} (weight) has a negative, NaN or infinite value"
+        )
     return problems
 
 
@@ -87,7 +89,9 @@ def raise_label_sets(cols: Columns, where: Mapping[str, object], n: int, group_n
 
 
 def raise_varying_weight(cols: Columns, where: Mapping[str, object]) -> None:
-    raise ValueError(f"column {cols.weight!r} (weight) is not constant within a sample ({describe(where)})")
+    raise ValueError(
+        f"column {cols.weight!r} (weight) is not constant within a sample ({describe(where)})"
+    )
 
 
 def raise_zero_weight(cols: Columns, group: Mapping[str, object]) -> None:
@@ -96,7 +100,9 @@ def raise_zero_weight(cols: Columns, group: Mapping[str, object]) -> None:
 
 
 def raise_single_label(cols: Columns) -> None:
-    raise ValueError(f"ndcg needs at least two labels per sample; column {cols.label!r} has only one")
+    raise ValueError(
+        f"ndcg needs at least two labels per sample; column {cols.label!r} has only one"
+    )
 
 
 def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
@@ -182,7 +188,7 @@ def check_sample_labels(lf: pl.LazyFrame, cols: Columns, labels: pl.DataFrame) -
 
 
 def check_weight_totals(weights: pl.DataFrame, cols: Columns) -> None:
-    """The sample weights of every group (from :func:`check_sample_labels`) add up to more than 0."""
+    """The sample weights of each group (from :func:`check_sample_labels`) add up to more than 0."""
     totals = weights.group_by(list(cols.by) or ["__all"]).agg(pl.col("weight").sum())
     zero = totals.filter(pl.col("weight") <= 0)
     if zero.height:

@@ -47,7 +47,11 @@ def long_tables(draw, *, graded: bool = False, min_labels: int = 2):
     weights = None
     if draw(st.booleans()):
         weights = np.array(
-            draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_samples, max_size=n_samples))
+            draw(
+                st.lists(
+                    st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_samples, max_size=n_samples
+                )
+            )
         )
         if weights.sum() == 0:
             weights[0] = 1.0

@@ -5,11 +5,11 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import finite_scores, sklearn_per_sample, sklearn_value
+from strategies import long_tables
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.keys import parse_key
-from reference import finite_scores, sklearn_per_sample, sklearn_value
-from strategies import long_tables
 
 BINARY_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
 GRADED_KEYS = ["dcg", "ndcg", "dcg@1", "ndcg@2", "ndcg@20"]
@@ -62,7 +62,9 @@ def test_per_sample_matches_sklearn_row_by_row(engine, table):
     result = engine.evaluate(df, BINARY_KEYS, per_sample=True)
     assert result["sample"].to_list() == sorted(df["sample"].unique().to_list())
     for key in BINARY_KEYS:
-        assert_close(result[key].fill_null(np.nan), sklearn_per_sample(parse_key(key), y_true, y_score))
+        assert_close(
+            result[key].fill_null(np.nan), sklearn_per_sample(parse_key(key), y_true, y_score)
+        )
 
 
 @SETTINGS
@@ -72,7 +74,10 @@ def test_by_groups_equal_separate_evaluations(engine, table, other):
     df_b, *_ = other
     unweighted = [d.drop("weight", strict=False) for d in (df_a, df_b)]
     both = pl.concat(
-        [unweighted[0].with_columns(model=pl.lit("a")), unweighted[1].with_columns(model=pl.lit("b"))],
+        [
+            unweighted[0].with_columns(model=pl.lit("a")),
+            unweighted[1].with_columns(model=pl.lit("b")),
+        ],
         how="vertical_relaxed",
     )
     keys = ["coverage_error", "lrap", "ranking_loss", "ndcg@2"]

@@ -26,7 +26,20 @@ def test_table_output_on_the_shipped_example():
 
 
 def test_json_matches_the_api():
-    done = run("evaluate", str(EXAMPLE), "--by", "model", "--format", "json", "--metrics", "lrap,ndcg", "--k", "5", "--weight", "weight")
+    done = run(
+        "evaluate",
+        str(EXAMPLE),
+        "--by",
+        "model",
+        "--format",
+        "json",
+        "--metrics",
+        "lrap,ndcg",
+        "--k",
+        "5",
+        "--weight",
+        "weight",
+    )
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     expected = rm.evaluate(EXAMPLE, ["lrap", "ndcg@5"], by="model", weight="weight")
@@ -48,11 +61,24 @@ def test_csv_and_globs_and_renamed_columns(tmp_path):
     half = df["clip"].unique().sort()[:1000].implode()
     df.filter(pl.col("clip").is_in(half)).write_parquet(tmp_path / "part-0.parquet")
     df.filter(~pl.col("clip").is_in(half)).write_parquet(tmp_path / "part-1.parquet")
-    done = run("evaluate", str(tmp_path / "part-*.parquet"), "--format", "csv", "--sample", "clip", "--score", "p", "--metrics", "coverage_error")
+    done = run(
+        "evaluate",
+        str(tmp_path / "part-*.parquet"),
+        "--format",
+        "csv",
+        "--sample",
+        "clip",
+        "--score",
+        "p",
+        "--metrics",
+        "coverage_error",
+    )
     assert done.returncode == 0, done.stderr
     header, value = done.stdout.strip().splitlines()
     assert header == "coverage_error"
-    assert float(value) == pytest.approx(rm.evaluate(df, ["coverage_error"], sample="clip", score="p")["coverage_error"][0])
+    assert float(value) == pytest.approx(
+        rm.evaluate(df, ["coverage_error"], sample="clip", score="p")["coverage_error"][0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -75,4 +101,7 @@ def test_errors_are_one_line_without_traceback(args, message):
 def test_missing_file_is_one_line():
     done = run("evaluate", "/nonexistent/x.parquet")
     assert done.returncode == 1
-    assert done.stderr.strip() == "rankmetrics: error: no Parquet file matches '/nonexistent/x.parquet'"
+    assert (
+        done.stderr.strip()
+        == "rankmetrics: error: no Parquet file matches '/nonexistent/x.parquet'"
+    )

@@ -3,9 +3,9 @@ import polars as pl
 import pytest
 import scipy.sparse as sp
 from polars.testing import assert_frame_equal
+from reference import dense
 
 import polars_rankmetrics as rm
-from reference import dense
 
 
 def test_from_dense_round_trips_through_the_oracle_pivot():
@@ -20,9 +20,17 @@ def test_from_dense_round_trips_through_the_oracle_pivot():
 
 
 def test_from_dense_accepts_scipy_sparse_and_ids():
-    long = rm.from_dense(sp.csr_matrix([[0, 1], [1, 0]]), [[0.2, 0.8], [0.6, 0.4]], sample_ids=["x", "y"], label_ids=["cat", "dog"])
+    long = rm.from_dense(
+        sp.csr_matrix([[0, 1], [1, 0]]),
+        [[0.2, 0.8], [0.6, 0.4]],
+        sample_ids=["x", "y"],
+        label_ids=["cat", "dog"],
+    )
     assert long.sort("sample", "label").rows() == [
-        ("x", "cat", 0.2, 0), ("x", "dog", 0.8, 1), ("y", "cat", 0.6, 1), ("y", "dog", 0.4, 0)
+        ("x", "cat", 0.2, 0),
+        ("x", "dog", 0.8, 1),
+        ("y", "cat", 0.6, 1),
+        ("y", "dog", 0.4, 0),
     ]
 
 

@@ -9,13 +9,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from strategies import long_tables
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.duckdb_engine import register_views, sql_directory, sql_files
 from polars_rankmetrics.memory import engine_limit
-from strategies import long_tables
 
-ALL_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@3", "ndcg@3", "ndcg@1"]
+ALL_KEYS = [
+    "coverage_error",
+    "lrap",
+    "ranking_loss",
+    "lwlrap",
+    "dcg",
+    "ndcg",
+    "dcg@3",
+    "ndcg@3",
+    "ndcg@1",
+]
 EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
 REPO_SQL = Path(__file__).parent.parent / "sql"
 
@@ -31,7 +41,9 @@ def test_engines_agree_on_the_example_file(per_sample):
     assert_engines_agree(EXAMPLE, ALL_KEYS, by="model", weight="weight", per_sample=per_sample)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(table=long_tables(), per_sample=st.booleans())
 def test_engines_agree_on_the_same_parquet_file(tmp_path_factory, table, per_sample):
     df, _, _, weights = table
@@ -41,7 +53,9 @@ def test_engines_agree_on_the_same_parquet_file(tmp_path_factory, table, per_sam
     assert_engines_agree(path, ALL_KEYS, weight=weight, per_sample=per_sample)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(table=long_tables(graded=True))
 def test_engines_agree_on_graded_truth(tmp_path_factory, table):
     df, *_ = table
@@ -59,7 +73,9 @@ def test_hostile_file_and_column_names(tmp_path):
     names = {"sample": 'clip "id"', "label": "tag; DROP TABLE t", "score": "sc'ore", "by": "mo del"}
     duck = rm.evaluate(path, ["lrap", "ndcg@3"], engine="duckdb", per_sample=True, **names)
     assert duck.columns == ["mo del", 'clip "id"', "lrap", "ndcg@3"]
-    assert_frame_equal(duck, rm.evaluate(path, ["lrap", "ndcg@3"], per_sample=True, **names), rel_tol=1e-9)
+    assert_frame_equal(
+        duck, rm.evaluate(path, ["lrap", "ndcg@3"], per_sample=True, **names), rel_tol=1e-9
+    )
     # a glob character in a real file name is taken literally
     odd = tmp_path / "odd[1].parquet"
     df.write_parquet(odd)
@@ -70,10 +86,15 @@ def test_register_views_on_a_users_table_then_query_the_views():
     con = duckdb.connect()
     con.sql(f"CREATE TABLE preds AS SELECT * FROM read_parquet('{EXAMPLE}')")
     register_views(con, "preds", by="model", weight="weight", cutoffs=[None, 5])
-    summary = con.sql("SELECT grp.model AS model, k, lrap, ndcg FROM rankmetrics_summary ORDER BY model, k NULLS FIRST").pl()
+    summary = con.sql(
+        "SELECT grp.model AS model, k, lrap, ndcg FROM rankmetrics_summary "
+        "ORDER BY model, k NULLS FIRST"
+    ).pl()
     expected = rm.evaluate(EXAMPLE, ["lrap", "ndcg", "ndcg@5"], by="model", weight="weight")
     assert summary["model"].to_list() == ["baseline", "baseline", "candidate", "candidate"]
-    np.testing.assert_allclose(summary.filter(pl.col("k").is_null())["ndcg"], expected["ndcg"], rtol=1e-9)
+    np.testing.assert_allclose(
+        summary.filter(pl.col("k").is_null())["ndcg"], expected["ndcg"], rtol=1e-9
+    )
     np.testing.assert_allclose(summary.filter(k=5)["ndcg"], expected["ndcg@5"], rtol=1e-9)
     np.testing.assert_allclose(summary.filter(k=5)["lrap"], expected["lrap"], rtol=1e-9)
 
@@ -83,13 +104,19 @@ def test_sql_alone_as_the_readme_shows():
     con = duckdb.connect()
     con.sql(
         "CREATE VIEW rankmetrics_input AS SELECT model AS grp, sample, label, "
-        f"CAST(score AS DOUBLE) AS score, CAST(truth AS DOUBLE) AS truth, weight FROM read_parquet('{EXAMPLE}')"
+        "CAST(score AS DOUBLE) AS score, CAST(truth AS DOUBLE) AS truth, weight "
+        f"FROM read_parquet('{EXAMPLE}')"
     )
     con.sql("CREATE TABLE rankmetrics_cutoffs AS SELECT * FROM (VALUES (NULL), (10)) AS t(k)")
     for path in sorted(REPO_SQL.glob("*.sql")):
         con.sql(path.read_text())
-    got = con.sql("SELECT grp AS model, coverage_error, lwlrap, ndcg FROM rankmetrics_summary WHERE k = 10 ORDER BY grp").pl()
-    expected = rm.evaluate(EXAMPLE, ["coverage_error", "lwlrap", "ndcg@10"], by="model", weight="weight")
+    got = con.sql(
+        "SELECT grp AS model, coverage_error, lwlrap, ndcg FROM rankmetrics_summary "
+        "WHERE k = 10 ORDER BY grp"
+    ).pl()
+    expected = rm.evaluate(
+        EXAMPLE, ["coverage_error", "lwlrap", "ndcg@10"], by="model", weight="weight"
+    )
     np.testing.assert_allclose(got["coverage_error"], expected["coverage_error"], rtol=1e-9)
     np.testing.assert_allclose(got["lwlrap"], expected["lwlrap"], rtol=1e-9)
     np.testing.assert_allclose(got["ndcg"], expected["ndcg@10"], rtol=1e-9)
@@ -147,8 +174,8 @@ def test_cli_duckdb_engine_and_memory_limit():
     csv = pl.read_csv(done.stdout.encode())
     assert_frame_equal(csv, rm.evaluate(EXAMPLE, by="model"), check_exact=False, rel_tol=1e-9)
     bad = subprocess.run(
-        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(EXAMPLE), "--engine", "duckdb",
-         "--by", "model", "--memory-limit", "lots"],
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(EXAMPLE),
+         "--engine", "duckdb", "--by", "model", "--memory-limit", "lots"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
@@ -158,10 +185,16 @@ def test_cli_prints_the_sql_views_in_order():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "polars_rankmetrics.cli", "sql"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "sql"], capture_output=True, text=True
+    )
     assert done.returncode == 0
     con = duckdb.connect()
-    con.sql(f"CREATE VIEW rankmetrics_input AS SELECT 0 AS grp, sample, label, score, CAST(truth AS DOUBLE) AS truth, 1.0 AS weight FROM read_parquet('{EXAMPLE}') WHERE model = 'candidate'")
+    con.sql(
+        "CREATE VIEW rankmetrics_input AS SELECT 0 AS grp, sample, label, score, "
+        "CAST(truth AS DOUBLE) AS truth, 1.0 AS weight "
+        f"FROM read_parquet('{EXAMPLE}') WHERE model = 'candidate'"
+    )
     con.sql("CREATE TABLE rankmetrics_cutoffs AS SELECT NULL::BIGINT AS k")
     con.sql(done.stdout)
     lrap = con.sql("SELECT lrap FROM rankmetrics_summary").fetchall()[0][0]

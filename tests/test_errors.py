@@ -18,21 +18,81 @@ def table(**overrides) -> pl.DataFrame:
 
 CASES = [
     ("missing column", table().drop("score"), {}, r"column 'score' not found"),
-    ("non-numeric score", table(score=["x", "y", "z", "w"]), {}, r"'score' \(score\) must be numeric"),
-    ("null score", table(score=[0.9, None, 0.4, 0.6]), {}, r"'score' \(score\) has a null \(at sample=1, label='b'\)"),
-    ("NaN score", table(score=[0.9, 0.1, float("nan"), 0.6]), {}, r"'score' \(score\) has a NaN \(at sample=2, label='a'\)"),
+    (
+        "non-numeric score",
+        table(score=["x", "y", "z", "w"]),
+        {},
+        r"'score' \(score\) must be numeric",
+    ),
+    (
+        "null score",
+        table(score=[0.9, None, 0.4, 0.6]),
+        {},
+        r"'score' \(score\) has a null \(at sample=1, label='b'\)",
+    ),
+    (
+        "NaN score",
+        table(score=[0.9, 0.1, float("nan"), 0.6]),
+        {},
+        r"'score' \(score\) has a NaN \(at sample=2, label='a'\)",
+    ),
     ("null truth", table(truth=[1, 0, None, 1]), {}, r"'truth' \(truth\) has a null \(at sample=2"),
-    ("NaN truth", table(truth=[1.0, 0.0, float("nan"), 1.0]), {}, r"'truth' \(truth\) has a NaN .*sample=2"),
-    ("truth outside 0/1", table(truth=[1, 0, 2, 1]), {}, r"must be 0 or 1 for .*lrap.* \(at sample=2, label='a'\)"),
-    ("negative truth for ndcg", table(truth=[1.0, 0.0, -1.0, 2.0]), {"metrics": ["ndcg"]}, r"'truth' \(truth\) has a negative value \(at sample=2"),
-    ("repeated label", table(label=["a", "a", "a", "b"]), {}, r"repeats label 'a' within one sample \(sample=1\)"),
-    ("different label sets", table(label=["a", "b", "a", "c"]), {}, r"different label sets: sample=\d has 2 labels .* 3 distinct"),
+    (
+        "NaN truth",
+        table(truth=[1.0, 0.0, float("nan"), 1.0]),
+        {},
+        r"'truth' \(truth\) has a NaN .*sample=2",
+    ),
+    (
+        "truth outside 0/1",
+        table(truth=[1, 0, 2, 1]),
+        {},
+        r"must be 0 or 1 for .*lrap.* \(at sample=2, label='a'\)",
+    ),
+    (
+        "negative truth for ndcg",
+        table(truth=[1.0, 0.0, -1.0, 2.0]),
+        {"metrics": ["ndcg"]},
+        r"'truth' \(truth\) has a negative value \(at sample=2",
+    ),
+    (
+        "repeated label",
+        table(label=["a", "a", "a", "b"]),
+        {},
+        r"repeats label 'a' within one sample \(sample=1\)",
+    ),
+    (
+        "different label sets",
+        table(label=["a", "b", "a", "c"]),
+        {},
+        r"different label sets: sample=\d has 2 labels .* 3 distinct",
+    ),
     ("empty table", table().clear(), {}, r"the table is empty"),
-    ("weights sum to 0", table(w=[0.0] * 4), {"weight": "w"}, r"'w' \(weight\): the sample weights of the table sum to 0"),
-    ("weight not constant", table(w=[1.0, 2.0, 1.0, 1.0]), {"weight": "w"}, r"'w' \(weight\) is not constant within a sample \(sample=1\)"),
-    ("negative weight", table(w=[-1.0, -1.0, 1.0, 1.0]), {"weight": "w"}, r"'w' \(weight\) has a negative"),
+    (
+        "weights sum to 0",
+        table(w=[0.0] * 4),
+        {"weight": "w"},
+        r"'w' \(weight\): the sample weights of the table sum to 0",
+    ),
+    (
+        "weight not constant",
+        table(w=[1.0, 2.0, 1.0, 1.0]),
+        {"weight": "w"},
+        r"'w' \(weight\) is not constant within a sample \(sample=1\)",
+    ),
+    (
+        "negative weight",
+        table(w=[-1.0, -1.0, 1.0, 1.0]),
+        {"weight": "w"},
+        r"'w' \(weight\) has a negative",
+    ),
     ("null sample id", table(sample=[1, None, 2, 2]), {}, r"column 'sample' has a null"),
-    ("one label for ndcg", table(label=["a"] * 4, sample=[1, 2, 3, 4]), {"metrics": ["ndcg"]}, r"ndcg needs at least two labels"),
+    (
+        "one label for ndcg",
+        table(label=["a"] * 4, sample=[1, 2, 3, 4]),
+        {"metrics": ["ndcg"]},
+        r"ndcg needs at least two labels",
+    ),
     ("missing by column", table(), {"by": "model"}, r"column 'model' not found"),
     ("unknown metric", table(), {"metrics": ["auc"]}, r"unknown metric 'auc'"),
     ("bad k", table(), {"metrics": ["ndcg@0"]}, r"k must be a positive integer"),
@@ -46,7 +106,12 @@ def test_bad_input_raises_value_error(engine, name, df, options, message):
 
 
 def test_weights_sum_to_zero_within_one_group_names_it(engine):
-    df = pl.concat([table(w=[1.0] * 4).with_columns(m=pl.lit("x")), table(w=[0.0] * 4).with_columns(m=pl.lit("y"))])
+    df = pl.concat(
+        [
+            table(w=[1.0] * 4).with_columns(m=pl.lit("x")),
+            table(w=[0.0] * 4).with_columns(m=pl.lit("y")),
+        ]
+    )
     with pytest.raises(ValueError, match=r"sample weights of m='y' sum to 0"):
         engine.evaluate(df, weight="w", by="m")
 
@@ -77,5 +142,7 @@ def test_frame_functions_validate_too():
 
 def test_null_in_a_by_column(engine):
     df = table(m=["x", None, "x", "x"])
-    with pytest.raises(ValueError, match=r"column 'm' has a null \(at m=None, sample=1, label='b'\)"):
+    with pytest.raises(
+        ValueError, match=r"column 'm' has a null \(at m=None, sample=1, label='b'\)"
+    ):
         engine.evaluate(df, by="m")

@@ -3,12 +3,12 @@
 import numpy as np
 import polars as pl
 from hypothesis import given, settings
+from reference import sklearn_per_sample
+from strategies import long_tables
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import expressions as rx
 from polars_rankmetrics.keys import parse_key
-from reference import sklearn_per_sample
-from strategies import long_tables
 
 
 @settings(max_examples=60, deadline=None)
@@ -23,12 +23,18 @@ def test_expressions_in_a_users_group_by(table):
         .collect()
     )
     for key in ["coverage_error", "lrap", "ranking_loss", "ndcg@2", "dcg"]:
-        np.testing.assert_allclose(per_sample[key], sklearn_per_sample(parse_key(key), y_true, y_score), rtol=1e-9)
+        np.testing.assert_allclose(
+            per_sample[key], sklearn_per_sample(parse_key(key), y_true, y_score), rtol=1e-9
+        )
 
 
 def test_expressions_with_other_column_names_and_extra_keys():
-    df = rm.from_dense([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1], [1, 0.2, 0.1]], sample="q", score="p", truth="y")
-    two_models = pl.concat([df.with_columns(model=pl.lit("m1")), df.with_columns(model=pl.lit("m2"), p=-pl.col("p"))])
+    df = rm.from_dense(
+        [[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1], [1, 0.2, 0.1]], sample="q", score="p", truth="y"
+    )
+    two_models = pl.concat(
+        [df.with_columns(model=pl.lit("m1")), df.with_columns(model=pl.lit("m2"), p=-pl.col("p"))]
+    )
     means = (
         rm.rank_table(two_models, sample=["model", "q"], score="p", truth="y")
         .group_by("model", "q")
@@ -66,7 +72,9 @@ def test_ndcg_binary_shortcut_equals_general_path(table):
     df, *_ = table
     binary = df.with_columns(pl.col("truth").clip(upper_bound=1))
     ranked = rm.rank_table(binary)
-    fast = ranked.group_by("sample").agg(rx.ndcg(binary_truth=True), rx.ndcg(k=2, binary_truth=True).alias("at2"))
+    fast = ranked.group_by("sample").agg(
+        rx.ndcg(binary_truth=True), rx.ndcg(k=2, binary_truth=True).alias("at2")
+    )
     slow = ranked.group_by("sample").agg(rx.ndcg(), rx.ndcg(k=2).alias("at2"))
     both = fast.join(slow, on="sample", suffix="_slow").collect()
     np.testing.assert_allclose(both["ndcg"], both["ndcg_slow"], rtol=1e-12)

@@ -21,7 +21,10 @@ def test_by_and_per_sample_shapes(lazy):
     if lazy:
         assert isinstance(grouped, pl.LazyFrame) and isinstance(per_sample, pl.LazyFrame)
         grouped, per_sample = grouped.collect(), per_sample.collect()
-    assert grouped.columns == ["model", "ndcg@5"] and grouped["model"].to_list() == ["baseline", "candidate"]
+    assert grouped.columns == ["model", "ndcg@5"] and grouped["model"].to_list() == [
+        "baseline",
+        "candidate",
+    ]
     assert per_sample.columns == ["model", "sample", "ranking_loss"] and per_sample.height == 4000
     assert_frame_equal(grouped, rm.evaluate(df, ["ndcg@5"], by="model", weight="weight"))
     means = per_sample.group_by("model").agg(pl.col("ranking_loss").mean()).sort("model")
@@ -29,8 +32,12 @@ def test_by_and_per_sample_shapes(lazy):
 
 
 def test_dcg_score_log_base_and_column_names():
-    df = rm.from_dense([[3, 0, 1]], [[0.1, 0.9, 0.5]], sample="q", label="doc", score="s", truth="rel")
+    df = rm.from_dense(
+        [[3, 0, 1]], [[0.1, 0.9, 0.5]], sample="q", label="doc", score="s", truth="rel"
+    )
     base2 = df.pipe(rm.dcg_score, sample="q", label="doc", score="s", truth="rel")["dcg"][0]
-    base10 = df.pipe(rm.dcg_score, log_base=10, sample="q", label="doc", score="s", truth="rel")["dcg"][0]
+    base10 = df.pipe(rm.dcg_score, log_base=10, sample="q", label="doc", score="s", truth="rel")[
+        "dcg"
+    ][0]
     # 1 / log10(x) = ln(10) / ln(x): the base only rescales dcg.
     assert base10 == pytest.approx(base2 * math.log(10) / math.log(2))

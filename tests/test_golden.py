@@ -39,9 +39,14 @@ def test_ranking_loss_doc_examples(engine):
 def test_ranking_loss_geeksforgeeks_examples(engine):
     y_true = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
     # Each sample: one of its two pairs is wrong -> 1/2 each.
-    assert value(y_true, [[0.75, 0.5, 1], [1, 0.2, 0.1], [0.1, 1, 0.9]], "ranking_loss", engine) == 0.5
+    assert (
+        value(y_true, [[0.75, 0.5, 1], [1, 0.2, 0.1], [0.1, 1, 0.9]], "ranking_loss", engine) == 0.5
+    )
     # Sample 2 ties a negative (0.1 vs 0.1) only among negatives; no positive is ranked below.
-    assert value(y_true, [[0.75, 0.5, 0.1], [0.1, 0.6, 0.1], [0.3, 0.3, 0.4]], "ranking_loss", engine) == 0.0
+    assert (
+        value(y_true, [[0.75, 0.5, 0.1], [0.1, 0.6, 0.1], [0.3, 0.3, 0.4]], "ranking_loss", engine)
+        == 0.0
+    )
 
 
 def test_tie_counts_as_a_ranking_error(engine):
@@ -82,9 +87,13 @@ def test_dcg_graded_gain_and_log_base(engine):
     expected_base2 = 0 + 1 / math.log2(3) + 3 / math.log2(4)
     assert value([[3, 0, 1]], [[0.1, 0.9, 0.5]], "dcg", engine) == pytest.approx(expected_base2)
     ideal = 3 + 1 / math.log2(3)
-    assert value([[3, 0, 1]], [[0.1, 0.9, 0.5]], "ndcg", engine) == pytest.approx(expected_base2 / ideal)
+    assert value([[3, 0, 1]], [[0.1, 0.9, 0.5]], "ndcg", engine) == pytest.approx(
+        expected_base2 / ideal
+    )
     base10 = 1 / math.log10(3) + 3 / math.log10(4)
-    assert value([[3, 0, 1]], [[0.1, 0.9, 0.5]], "dcg", engine, log_base=10) == pytest.approx(base10)
+    assert value([[3, 0, 1]], [[0.1, 0.9, 0.5]], "dcg", engine, log_base=10) == pytest.approx(
+        base10
+    )
 
 
 def test_lwlrap_weights_samples_by_positives(engine):
@@ -95,7 +104,9 @@ def test_lwlrap_weights_samples_by_positives(engine):
 
 def test_weights(engine):
     # coverage per sample 2 and 3; weights 1 and 3 -> (2 + 9) / 4
-    df = rm.from_dense(Y_TRUE, Y_SCORE).with_columns(w=(rm.from_dense(Y_TRUE, Y_SCORE)["sample"] * 2 + 1))
+    df = rm.from_dense(Y_TRUE, Y_SCORE).with_columns(
+        w=(rm.from_dense(Y_TRUE, Y_SCORE)["sample"] * 2 + 1)
+    )
     result = engine.evaluate(df, ["coverage_error"], weight="w")
     assert result["coverage_error"][0] == pytest.approx(11 / 4)
 

@@ -5,7 +5,13 @@ from polars_rankmetrics.memory import ENGINE_SHARE, engine_limit, parse_size
 
 @pytest.mark.parametrize(
     "text, size",
-    [("1GB", 10**9), ("512MiB", 2**29), ("800000000", 800_000_000), ("1.5 gb", 1_500_000_000), ("2KiB", 2048)],
+    [
+        ("1GB", 10**9),
+        ("512MiB", 2**29),
+        ("800000000", 800_000_000),
+        ("1.5 gb", 1_500_000_000),
+        ("2KiB", 2048),
+    ],
 )
 def test_parse_size(text, size):
     assert parse_size(text) == size

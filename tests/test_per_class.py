@@ -2,10 +2,9 @@ import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
+from strategies import long_tables
 
 import polars_rankmetrics as rm
-from reference import dense
-from strategies import long_tables
 
 
 def slow_per_class(y_true, y_score, weights):
@@ -41,12 +40,17 @@ def test_per_class_lwlrap_matches_slow_reference_and_sums_to_lwlrap(table):
 
 def test_per_class_by_group_and_lazy():
     df = rm.from_dense([[1, 0, 1], [0, 0, 1]], [[0.75, 0.5, 1], [1, 0.2, 0.1]])
-    both = pl.concat([df.with_columns(m=pl.lit("a")), df.with_columns(m=pl.lit("b"), score=-pl.col("score"))])
+    both = pl.concat(
+        [df.with_columns(m=pl.lit("a")), df.with_columns(m=pl.lit("b"), score=-pl.col("score"))]
+    )
     out = both.lazy().pipe(rm.lwlrap_per_class, by="m")
     assert isinstance(out, pl.LazyFrame)
     out = out.collect()
     assert out.columns == ["m", "label", "lwlrap", "weight"]
     a = out.filter(m="a")
     # label 0: one positive with precision 2/2; label 2: precisions 1/1 and 1/3.
-    assert a["lwlrap"].to_list() == pytest.approx([1.0, None, 2 / 3], nan_ok=True) or a["lwlrap"][1] is None
+    assert (
+        a["lwlrap"].to_list() == pytest.approx([1.0, None, 2 / 3], nan_ok=True)
+        or a["lwlrap"][1] is None
+    )
     assert a["weight"].to_list() == pytest.approx([1 / 3, 0.0, 2 / 3])

@@ -16,7 +16,13 @@ EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
 @pytest.mark.parametrize("engine, options", [("polars", {"memory_limit": "20MB"}), ("duckdb", {})])
 def test_progress_callback_reaches_the_end(engine, options):
     calls = []
-    rm.evaluate(EXAMPLE, by="model", engine=engine, progress=lambda done, total: calls.append((done, total)), **options)
+    rm.evaluate(
+        EXAMPLE,
+        by="model",
+        engine=engine,
+        progress=lambda done, total: calls.append((done, total)),
+        **options,
+    )
     assert calls, "no progress reported"
     assert calls[-1][0] == calls[-1][1]
     assert all(0 <= done <= total for done, total in calls)
@@ -27,7 +33,10 @@ def run_on_a_terminal(*args):
     """Run the CLI with stderr on a pseudo-terminal; return (exit code, stdout, terminal output)."""
     leader, follower = pty.openpty()
     done = subprocess.run(
-        [sys.executable, "-m", "polars_rankmetrics.cli", *args], stdout=subprocess.PIPE, stderr=follower, text=True
+        [sys.executable, "-m", "polars_rankmetrics.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
     )
     os.close(follower)
     seen = b""
@@ -54,7 +63,18 @@ def test_cli_shows_progress_on_a_terminal_and_not_with_quiet():
 
 def test_cli_shows_no_progress_when_stderr_is_not_a_terminal():
     done = subprocess.run(
-        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(EXAMPLE), "--by", "model", "--engine", "duckdb"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "polars_rankmetrics.cli",
+            "evaluate",
+            str(EXAMPLE),
+            "--by",
+            "model",
+            "--engine",
+            "duckdb",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0 and done.stderr == ""

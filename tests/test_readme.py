@@ -32,10 +32,15 @@ def test_python_examples_run(index, monkeypatch):
         exec(compile(code, "README.md", "exec"), namespace)
 
 
-@pytest.mark.skipif(shutil.which("duckdb") is None, reason="the duckdb command line (test extra duckdb-cli) is not installed")
+@pytest.mark.skipif(
+    shutil.which("duckdb") is None,
+    reason="the duckdb command line (test extra duckdb-cli) is not installed",
+)
 def test_sql_alone_example_runs_in_the_duckdb_command_line(tmp_path):
     script = next(b for b in blocks("bash") if "rankmetrics sql" in b)
     os.symlink(ROOT / "data", tmp_path / "data")
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert "candidate" in done.stdout and "baseline" in done.stdout and "ndcg" in done.stdout
