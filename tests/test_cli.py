@@ -88,10 +88,12 @@ def test_csv_and_globs_and_renamed_columns(tmp_path):
         (["--score", "nope"], "column 'nope' not found"),
         ([], "repeats label"),
         (["--by", "model", "--k", "0"], "--k must be a positive integer"),
+        (["--by", "model", "--truth", "score"], "must be 0 or 1"),
     ],
 )
-def test_errors_are_one_line_without_traceback(args, message):
-    done = run("evaluate", str(EXAMPLE), *args)
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_errors_are_one_line_without_traceback(args, message, engine):
+    done = run("evaluate", str(EXAMPLE), "--engine", engine, *args)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
