@@ -23,7 +23,7 @@ import polars as pl
 from polars_rankmetrics import validation as checks
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey
-from polars_rankmetrics.memory import ENGINE_SHARE, parse_size
+from polars_rankmetrics.memory import ENGINE_SHARE, available_memory, parse_size
 from polars_rankmetrics.polars_engine import means, per_sample, per_sample_result, weighted_sums
 
 # Peak bytes per row while a bucket is ranked: the raw columns, the sort's copy, the rank table's
@@ -31,6 +31,15 @@ from polars_rankmetrics.polars_engine import means, per_sample, per_sample_resul
 BYTES_PER_ROW = 240
 
 Progress = Callable[[float, float], None]
+
+
+def automatic_limit(rows: int) -> str | None:
+    """A budget for a Parquet source too large to rank in one piece in the memory available now
+    (three quarters of it), or None when it fits or the available memory is unknown."""
+    available = available_memory()
+    if available is None or rows * BYTES_PER_ROW <= 0.75 * available:
+        return None
+    return str(int(0.75 * available))
 
 
 def bucket_count(rows: int, memory_limit: str) -> int:

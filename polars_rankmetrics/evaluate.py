@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from polars_rankmetrics.buckets import evaluate_in_buckets
+from polars_rankmetrics.buckets import automatic_limit, evaluate_in_buckets
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey, parse_keys
 from polars_rankmetrics.polars_engine import evaluate_polars
@@ -75,7 +75,9 @@ def evaluate(
     memory_limit
         A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory.
         DuckDB takes its share of it and spills to a temporary directory (removed afterwards);
-        Polars evaluates the samples in hash buckets sized to fit, one at a time.
+        Polars evaluates the samples in hash buckets sized to fit, one at a time. Without it,
+        a Parquet source too large to rank in the memory available is evaluated in buckets
+        anyway (within three quarters of the available memory) instead of exhausting it.
     progress
         Called as ``progress(done, total)`` while a long evaluation runs (buckets on Polars with
         a memory limit, DuckDB's progress estimate on DuckDB).
@@ -96,6 +98,8 @@ def evaluate(
     keys = parse_keys(metrics)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     if engine == "polars":
+        if memory_limit is None and not isinstance(data, pl.DataFrame | pl.LazyFrame):
+            memory_limit = automatic_limit(to_lazy(data).select(pl.len()).collect().item())
         if memory_limit is None:
             return plan(data, keys, cols, per_sample=per_sample, log_base=log_base).collect()
         return evaluate_in_buckets(

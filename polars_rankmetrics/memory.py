@@ -35,3 +35,15 @@ def parse_size(text: str) -> int:
 def engine_limit(budget: str) -> str:
     """The DuckDB ``memory_limit`` setting for a process budget, in bytes (``"600000000B"``)."""
     return f"{int(parse_size(budget) * ENGINE_SHARE)}B"
+
+
+def available_memory() -> int | None:
+    """Bytes the system can still hand out (``MemAvailable`` on Linux); None when unknown."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

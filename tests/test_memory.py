@@ -25,3 +25,31 @@ def test_parse_size_rejects(text):
 
 def test_duckdb_gets_its_share_of_the_budget():
     assert engine_limit("1GB") == f"{int(10**9 * ENGINE_SHARE)}B"
+
+
+def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypatch):
+    from pathlib import Path
+
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    import polars_rankmetrics as rm
+    from polars_rankmetrics import buckets
+
+    example = Path(__file__).parent.parent / "data" / "example.parquet"
+    in_memory = rm.evaluate(example, by="model")
+    used = []
+    real = buckets.bucket_count
+
+    def counting(rows, memory_limit):
+        used.append(real(rows, memory_limit))
+        return used[-1]
+
+    monkeypatch.setattr(buckets, "available_memory", lambda: 10_000_000)  # 10 MB left
+    monkeypatch.setattr(buckets, "bucket_count", counting)
+    assert_frame_equal(rm.evaluate(example, by="model"), in_memory, check_exact=False)
+    assert used and used[0] > 1
+    # a frame the caller already holds in memory is evaluated in one piece
+    used.clear()
+    rm.evaluate(pl.read_parquet(example), by="model")
+    assert not used
