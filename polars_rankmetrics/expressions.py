@@ -68,9 +68,19 @@ def coverage_error(truth: str = "truth") -> pl.Expr:
     )
 
 
+def label_precision(truth: str = "truth") -> pl.Expr:
+    """Per row: the LRAP precision of a positive label, null for a negative one.
+
+    ``#{positive k : f_k >= f_j} / #{k : f_k >= f_j}``, the share of positives among the labels
+    ranked at or above label j. A row-wise expression (no aggregation): averaged per sample it is
+    lrap, per label it is per-class lwlrap (see :func:`~polars_rankmetrics.lwlrap_per_class`).
+    """
+    return pl.when(_positive(truth)).then(_positive_rank / _rank).alias("label_precision")
+
+
 def _precisions(truth: str) -> pl.Expr:
-    """Per positive label j: the share of positives among the labels ranked at or above j."""
-    return (_positive_rank / _rank).filter(_positive(truth))
+    """The precisions of the sample's positive labels."""
+    return label_precision(truth).drop_nulls()
 
 
 def lrap(truth: str = "truth") -> pl.Expr:

@@ -8,8 +8,9 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.expressions import label_precision
 from polars_rankmetrics.keys import MetricKey
-from polars_rankmetrics.ranks import POSITIVE_RANK, RANK, rank_table
+from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.validation import validate
 
@@ -39,10 +40,9 @@ def lwlrap_per_class(
     validate(lf, cols, [MetricKey("lwlrap")])
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
     label_keys = [*cols.by, label]
-    precision = pl.col(POSITIVE_RANK) / pl.col(RANK)
     per_label = (
         rank_table(lf, sample=cols.sample_keys, score=score, truth=truth)
-        .with_columns(precision.alias("__precision"), w.alias("__w"))
+        .with_columns(label_precision(truth).alias("__precision"), w.alias("__w"))
         .filter(pl.col(truth) > 0)
         .group_by(label_keys)
         .agg(

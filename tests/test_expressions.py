@@ -79,3 +79,12 @@ def test_ndcg_binary_shortcut_equals_general_path(table):
     both = fast.join(slow, on="sample", suffix="_slow").collect()
     np.testing.assert_allclose(both["ndcg"], both["ndcg_slow"], rtol=1e-12)
     np.testing.assert_allclose(both["at2"], both["at2_slow"], rtol=1e-12)
+
+
+def test_label_precision_is_row_wise_and_averages_to_lrap():
+    df = rm.from_dense([[1, 0, 1], [0, 0, 1]], [[0.75, 0.5, 1], [1, 0.2, 0.1]])
+    ranked = rm.rank_table(df).with_columns(rx.label_precision()).sort("sample", "label").collect()
+    # sample 0: label 0 at rank 2 with 2 positives at or above, label 2 at rank 1; sample 1: 1/3
+    assert ranked["label_precision"].to_list() == [1.0, None, 1.0, None, None, 1 / 3]
+    per_sample = ranked.group_by("sample").agg(pl.col("label_precision").mean()).sort("sample")
+    assert per_sample["label_precision"].to_list() == [1.0, 1 / 3]
