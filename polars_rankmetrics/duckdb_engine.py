@@ -123,6 +123,15 @@ def register_views(
     checks ``rankmetrics_row_checks`` and ``rankmetrics_group_checks``. Nothing is computed yet.
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    _register(con, source, cols, cutoffs)
+
+
+def _register(
+    con: duckdb.DuckDBPyConnection,
+    source: Source | duckdb.DuckDBPyRelation,
+    cols: Columns,
+    cutoffs: Iterable[int | None],
+) -> None:
     _relation(con, source).create_view("rankmetrics_source", replace=True)
     checks.check_schema(con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema, cols)
     con.execute(_input_view(cols))
@@ -259,10 +268,7 @@ def evaluate_duckdb(
     try:
         con = connect(memory_limit, spill)
         cutoffs = [k.k for k in keys if k.name in _GAIN_METRICS] or [None]
-        register_views(
-            con, data, sample=cols.sample, label=cols.label, score=cols.score, truth=cols.truth,
-            weight=cols.weight, by=cols.by, cutoffs=cutoffs,
-        )  # fmt: skip
+        _register(con, data, cols, cutoffs)
         if progress is not None:
             con.execute("SET enable_progress_bar = true")
             con.execute("SET enable_progress_bar_print = false")

@@ -117,33 +117,33 @@ def ranking_loss(truth: str = "truth") -> pl.Expr:
     return pl.when(pairs > 0).then(wrong / pairs).otherwise(0.0).alias("ranking_loss")
 
 
-def _cut(k: int | None) -> pl.Expr:
-    """D(k), the cumulative discount at position k; infinite (no cut) past the sample's end."""
+def _capped(discount: pl.Expr, k: int | None) -> pl.Expr:
+    """D(min(m, k)) from a cumulative discount D(m); unchanged without a cut.
+
+    D grows with m, so D(min(m, k)) = min(D(m), D(k)); D(k) is read at position k, and a k past
+    the sample's last position cuts nothing.
+    """
     if k is None:
-        return pl.lit(math.inf)
-    return pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == k).first().fill_null(math.inf)
+        return discount
+    at_k = pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == k).first()
+    return pl.min_horizontal(discount, at_k.fill_null(math.inf))
 
 
 def _tie_averaged_dcg(truth: str, k: int | None) -> pl.Expr:
-    # A tied block spanning positions a..b contributes mean(gain) * (D(b) - D(a - 1)), with D
-    # capped at D(k) for a cut at k (D grows with m, so D(min(m, k)) = min(D(m), D(k))).
+    # A tied block spanning positions a..b contributes mean(gain) * (D(b) - D(a - 1)), cut at k.
     # Each row adds its gain * that span / block size (McSherry & Najork).
-    cut = _cut(k)
-    span = pl.min_horizontal(pl.col(DISCOUNT_TO), cut) - pl.min_horizontal(
-        pl.col(DISCOUNT_BEFORE), cut
-    )
+    span = _capped(pl.col(DISCOUNT_TO), k) - _capped(pl.col(DISCOUNT_BEFORE), k)
     size = (_rank - pl.col(BLOCK_START) + 1).cast(pl.Float64)
     return (pl.col(truth) * span / size).sum()
 
 
 def _ideal_dcg(truth: str, k: int | None, *, binary_truth: bool) -> pl.Expr:
-    cut = _cut(k)
     if binary_truth:
         # n positives ranked first: D(min(n, k)).
         n_pos = _positive(truth).sum()
         top = pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == n_pos).first().fill_null(0.0)
-        return pl.min_horizontal(top, cut)
-    to = pl.min_horizontal(pl.col(POSITION_DISCOUNT).sort(), cut)
+        return _capped(top, k)
+    to = _capped(pl.col(POSITION_DISCOUNT).sort(), k)
     discounts = to - to.shift(1, fill_value=0.0)
     return (pl.col(truth).sort(descending=True) * discounts).sum()
 
