@@ -11,7 +11,6 @@ of all buckets give the means. The number of buckets follows from the row count 
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +22,7 @@ import polars as pl
 from polars_rankmetrics import validation as checks
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey
-from polars_rankmetrics.memory import ENGINE_SHARE, available_memory, parse_size
+from polars_rankmetrics.memory import available_memory, bucket_count
 from polars_rankmetrics.polars_engine import means, per_sample, per_sample_result, weighted_sums
 
 # Peak bytes per row while a bucket is ranked: the raw columns, the sort's copy, the rank table's
@@ -40,12 +39,6 @@ def automatic_limit(rows: int) -> str | None:
     if available is None or rows * BYTES_PER_ROW <= 0.75 * available:
         return None
     return str(int(0.75 * available))
-
-
-def bucket_count(rows: int, memory_limit: str) -> int:
-    """How many buckets keep one bucket's work within the engine's share of the budget."""
-    per_bucket = parse_size(memory_limit) * ENGINE_SHARE / BYTES_PER_ROW
-    return max(1, math.ceil(rows / per_bucket))
 
 
 @contextmanager
@@ -94,7 +87,7 @@ def evaluate_in_buckets(
     labels = checks.group_labels(lf, cols)
     checks.check_label_count(labels, cols, keys)
     rows = lf.select(pl.len()).collect().item()
-    n = bucket_count(rows, memory_limit)
+    n = bucket_count(rows, memory_limit, BYTES_PER_ROW)
     parts, weights = [], []
     with buckets(lf, cols, n) as pieces:
         for i, piece in enumerate(pieces):

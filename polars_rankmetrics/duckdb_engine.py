@@ -25,10 +25,15 @@ import polars as pl
 from polars_rankmetrics import validation as checks
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.keys import MetricKey
-from polars_rankmetrics.memory import engine_limit
+from polars_rankmetrics.memory import bucket_count, engine_limit
 from polars_rankmetrics.sources import Source, parquet_paths
 
 _GAIN_METRICS = ("dcg", "ndcg")
+
+# Bytes of DuckDB's share of the budget that one row of a bucket needs. Past it, DuckDB's memory
+# outside its buffer manager (the per-sample aggregation over millions of samples) takes the
+# process over the budget; measured in benchmarks/out_of_core.py.
+BYTES_PER_ROW = 10
 
 Progress = Callable[[float, float], None]
 
@@ -91,15 +96,21 @@ def _relation(
     return con.read_parquet(parquet_paths(source))
 
 
-def _input_view(cols: Columns) -> str:
+def _input_view(cols: Columns, bucket: tuple[int, int] | None = None) -> str:
+    """``rankmetrics_input`` over the source; with ``bucket=(i, n)`` only the samples whose id
+    hashes to ``i`` modulo ``n`` (a bucket of whole samples)."""
     q = quote_identifier
     grp = "struct_pack(" + ", ".join(f"{q(b)} := {q(b)}" for b in cols.by) + ")" if cols.by else "0"
     weight = f"CAST({q(cols.weight)} AS DOUBLE)" if cols.weight else "1.0"
+    where = ""
+    if bucket is not None:
+        i, n = (int(part) for part in bucket)
+        where = f" WHERE hash({q(cols.sample)}) % {n} = {i}"
     return (
         "CREATE OR REPLACE VIEW rankmetrics_input AS SELECT "
         f"{grp} AS grp, {q(cols.sample)} AS sample, {q(cols.label)} AS label, "
         f"CAST({q(cols.score)} AS DOUBLE) AS score, CAST({q(cols.truth)} AS DOUBLE) AS truth, "
-        f"{weight} AS weight FROM rankmetrics_source"
+        f"{weight} AS weight FROM rankmetrics_source{where}"
     )
 
 
@@ -148,10 +159,10 @@ def _where(cols: Columns, grp: object, **named: object) -> dict[str, object]:
     return group | {getattr(cols, role): value for role, value in named.items()}
 
 
-def validate_duckdb(
+def check_rows_duckdb(
     con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]
 ) -> None:
-    """The checks of :mod:`polars_rankmetrics.validation`, run by the SQL of ``05_checks.sql``."""
+    """The row checks of :mod:`polars_rankmetrics.validation`, by ``rankmetrics_row_checks``."""
     rows = con.sql("SELECT * FROM rankmetrics_row_checks").pl().row(0, named=True)
     for i, b in enumerate(cols.by):
         found = con.sql(
@@ -166,6 +177,12 @@ def validate_duckdb(
         if example is not None:
             where = _where(cols, example["grp"], sample=example["sample"], label=example["label"])
             checks.raise_row_problem(message, where)
+
+
+def check_samples_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns) -> pl.DataFrame:
+    """The per-sample checks, by ``rankmetrics_group_checks``: each sample carries its group's
+    label set (``rankmetrics_group_labels``) once and one weight. Returns the groups' label
+    counts and summed sample weights (``grp``, ``group_labels``, ``weight_sum``)."""
     groups = con.sql("SELECT * FROM rankmetrics_group_checks").pl()
     for group in groups.iter_rows(named=True):
         grp = group["grp"]
@@ -181,8 +198,25 @@ def validate_duckdb(
             checks.raise_varying_weight(
                 cols, _where(cols, grp, sample=group["varying_weight_sample"])
             )
-        if not group["weight_sum"] > 0:
+    return groups.select("grp", "group_labels", "weight_sum")
+
+
+def check_weight_totals_duckdb(groups: pl.DataFrame, cols: Columns) -> None:
+    """The sample weights of each group (rows of :func:`check_samples_duckdb`, possibly one per
+    bucket) add up to more than 0."""
+    totals = groups.group_by("grp").agg(pl.col("weight_sum").sum())
+    for grp, total in totals.iter_rows():
+        if not total > 0:
             checks.raise_zero_weight(cols, grp if cols.by else {})
+
+
+def validate_duckdb(
+    con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]
+) -> None:
+    """The checks of :mod:`polars_rankmetrics.validation`, run by the SQL of ``06_checks.sql``."""
+    check_rows_duckdb(con, cols, keys)
+    groups = check_samples_duckdb(con, cols)
+    check_weight_totals_duckdb(groups, cols)
     checks.check_label_count(groups, cols, keys)
 
 
@@ -249,6 +283,48 @@ def _result_frame(
     return result.rename({"sample": cols.sample}) if per_sample else result
 
 
+def _evaluate_in_buckets(
+    con: duckdb.DuckDBPyConnection,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    n: int,
+    *,
+    per_sample: bool,
+    progress: Progress | None,
+) -> pl.DataFrame:
+    """What the per-sample or summary view gives for the whole table, computed on ``n`` buckets
+    of whole samples one at a time. The row checks and the groups' label sets are taken from the
+    whole table first; each bucket adds its rows to ``rankmetrics_bucket_sums``, whose sums make
+    the summary."""
+    with _reporting(con, progress, 0, n + 1):
+        check_rows_duckdb(con, cols, keys)
+        con.execute(
+            "CREATE TEMP TABLE rankmetrics_whole_labels AS SELECT * FROM rankmetrics_group_labels"
+        )
+    con.execute(
+        "CREATE OR REPLACE VIEW rankmetrics_group_labels AS SELECT * FROM rankmetrics_whole_labels"
+    )
+    checks.check_label_count(con.sql("SELECT * FROM rankmetrics_group_labels").pl(), cols, keys)
+    con.execute("CREATE TEMP TABLE rankmetrics_bucket_sums AS FROM rankmetrics_sums LIMIT 0")
+    groups, parts = [], []
+    for i in range(n):
+        con.execute(_input_view(cols, bucket=(i, n)))
+        with _reporting(con, progress, i + 1, n + 1):
+            groups.append(check_samples_duckdb(con, cols))
+            if per_sample:
+                parts.append(con.sql("SELECT * FROM rankmetrics_per_sample").pl())
+            else:
+                con.execute("INSERT INTO rankmetrics_bucket_sums FROM rankmetrics_sums")
+    check_weight_totals_duckdb(pl.concat(groups), cols)
+    if per_sample:
+        return pl.concat(parts)
+    con.execute(
+        "CREATE OR REPLACE VIEW rankmetrics_sums AS SELECT grp, k, "
+        "sum(COLUMNS(* EXCLUDE (grp, k))) FROM rankmetrics_bucket_sums GROUP BY grp, k"
+    )
+    return con.sql("SELECT * FROM rankmetrics_summary").pl()
+
+
 def evaluate_duckdb(
     data: Source | duckdb.DuckDBPyRelation,
     cols: Columns,
@@ -262,7 +338,8 @@ def evaluate_duckdb(
     """Evaluate on DuckDB; see :func:`polars_rankmetrics.evaluate`.
 
     With ``memory_limit`` (a budget for the whole process, e.g. ``"1GB"``) DuckDB keeps its share
-    of it and spills to a temporary directory, removed afterwards.
+    of it and spills to a temporary directory, removed afterwards; a table too large for one
+    piece within the budget (``BYTES_PER_ROW``) is evaluated in buckets of whole samples.
     """
     spill = tempfile.mkdtemp(prefix="rankmetrics-") if memory_limit else None
     try:
@@ -272,11 +349,16 @@ def evaluate_duckdb(
         if progress is not None:
             con.execute("SET enable_progress_bar = true")
             con.execute("SET enable_progress_bar_print = false")
-        with _reporting(con, progress, 0, 2):
-            validate_duckdb(con, cols, keys)
-        view = "rankmetrics_per_sample" if per_sample else "rankmetrics_summary"
-        with _reporting(con, progress, 1, 2):
-            raw = con.sql(f"SELECT * FROM {view}").pl()
+        rows = con.execute("SELECT count(*) FROM rankmetrics_input").fetchall()[0][0]
+        n = bucket_count(rows, memory_limit, BYTES_PER_ROW) if memory_limit else 1
+        if n > 1:
+            raw = _evaluate_in_buckets(con, cols, keys, n, per_sample=per_sample, progress=progress)
+        else:
+            with _reporting(con, progress, 0, 2):
+                validate_duckdb(con, cols, keys)
+            view = "rankmetrics_per_sample" if per_sample else "rankmetrics_summary"
+            with _reporting(con, progress, 1, 2):
+                raw = con.sql(f"SELECT * FROM {view}").pl()
         con.close()
         return _result_frame(raw, cols, keys, per_sample=per_sample, log_base=log_base)
     finally:

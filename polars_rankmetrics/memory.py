@@ -8,6 +8,7 @@ the budget (measured in ``benchmarks/``).
 
 from __future__ import annotations
 
+import math
 import re
 
 ENGINE_SHARE = 0.6
@@ -35,6 +36,13 @@ def parse_size(text: str) -> int:
 def engine_limit(budget: str) -> str:
     """The DuckDB ``memory_limit`` setting for a process budget, in bytes (``"600000000B"``)."""
     return f"{int(parse_size(budget) * ENGINE_SHARE)}B"
+
+
+def bucket_count(rows: int, budget: str, bytes_per_row: float) -> int:
+    """How many buckets of whole samples keep one bucket's work within the engine's share of
+    ``budget``, for an engine that needs ``bytes_per_row`` of it per row of a bucket."""
+    per_bucket = parse_size(budget) * ENGINE_SHARE / bytes_per_row
+    return max(1, math.ceil(rows / per_bucket))
 
 
 def available_memory() -> int | None:

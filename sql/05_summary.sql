@@ -1,17 +1,32 @@
+-- rankmetrics_sums: one row per (grp, k): the weighted sums behind the means of rankmetrics_summary.
+-- Sums over disjoint sets of samples add up: a table evaluated in parts (as the Python engine does
+-- under a small memory limit) sums its parts' rows per (grp, k).
+-- lwlrap weighs each sample by weight * n_positives (positive_weight); a sample without positives
+-- adds nothing to it.
+CREATE OR REPLACE VIEW rankmetrics_sums AS
+SELECT
+    grp, k,
+    sum(weight) AS weight,
+    sum(weight * n_positives) AS positive_weight,
+    sum(weight * coverage_error) AS coverage_error,
+    sum(weight * lrap) AS lrap,
+    sum(weight * ranking_loss) AS ranking_loss,
+    sum(weight * n_positives * lwlrap) AS lwlrap,
+    sum(weight * dcg) AS dcg,
+    sum(weight * ndcg) AS ndcg
+FROM rankmetrics_per_sample
+GROUP BY grp, k;
+
 -- rankmetrics_summary: one row per (grp, k): the weighted means of rankmetrics_per_sample.
--- lwlrap weighs each sample by weight * n_positives; with no positive at all it is NaN.
+-- With no positive label at all (positive_weight 0) lwlrap is NaN.
 CREATE OR REPLACE VIEW rankmetrics_summary AS
 SELECT
     grp, k,
-    sum(weight * coverage_error) / sum(weight) AS coverage_error,
-    sum(weight * lrap) / sum(weight) AS lrap,
-    sum(weight * ranking_loss) / sum(weight) AS ranking_loss,
-    CASE
-        WHEN sum(weight * n_positives) > 0
-            THEN sum(weight * n_positives * lwlrap) / sum(weight * n_positives)
-        ELSE CAST('NaN' AS DOUBLE)
-    END AS lwlrap,
-    sum(weight * dcg) / sum(weight) AS dcg,
-    sum(weight * ndcg) / sum(weight) AS ndcg
-FROM rankmetrics_per_sample
-GROUP BY grp, k;
+    coverage_error / weight AS coverage_error,
+    lrap / weight AS lrap,
+    ranking_loss / weight AS ranking_loss,
+    CASE WHEN positive_weight > 0 THEN lwlrap / positive_weight ELSE CAST('NaN' AS DOUBLE) END
+        AS lwlrap,
+    dcg / weight AS dcg,
+    ndcg / weight AS ndcg
+FROM rankmetrics_sums;

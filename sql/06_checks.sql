@@ -18,7 +18,15 @@ SELECT
         AS bad_weight
 FROM rankmetrics_input;
 
--- rankmetrics_group_checks: one row per grp; problems visible per sample.
+-- rankmetrics_group_labels: one row per grp; how many distinct labels the group has. Every sample
+-- must carry all of them.
+CREATE OR REPLACE VIEW rankmetrics_group_labels AS
+SELECT grp, count(DISTINCT label) AS group_labels
+FROM rankmetrics_input
+GROUP BY grp;
+
+-- rankmetrics_group_checks: one row per grp; problems visible per sample, and the sum of the
+-- sample weights (which must be positive).
 CREATE OR REPLACE VIEW rankmetrics_group_checks AS
 WITH samples AS (
     SELECT
@@ -26,11 +34,6 @@ WITH samples AS (
         count(DISTINCT weight) AS n_weights, max(weight) AS weight
     FROM rankmetrics_input
     GROUP BY grp, sample
-),
-groups AS (
-    SELECT grp, count(DISTINCT label) AS group_labels
-    FROM rankmetrics_input
-    GROUP BY grp
 )
 SELECT
     g.grp,
@@ -41,5 +44,5 @@ SELECT
         AS label_set_sample,
     any_value(s.sample) FILTER (WHERE s.n_weights > 1) AS varying_weight_sample
 FROM samples AS s
-JOIN groups AS g ON s.grp IS NOT DISTINCT FROM g.grp
+JOIN rankmetrics_group_labels AS g ON s.grp IS NOT DISTINCT FROM g.grp
 GROUP BY g.grp;

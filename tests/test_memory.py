@@ -41,8 +41,8 @@ def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypat
     used = []
     real = buckets.bucket_count
 
-    def counting(rows, memory_limit):
-        used.append(real(rows, memory_limit))
+    def counting(rows, memory_limit, bytes_per_row):
+        used.append(real(rows, memory_limit, bytes_per_row))
         return used[-1]
 
     monkeypatch.setattr(buckets, "available_memory", lambda: 10_000_000)  # 10 MB left
