@@ -200,3 +200,42 @@ def test_cli_prints_the_sql_views_in_order():
     lrap = con.sql("SELECT lrap FROM rankmetrics_summary").fetchall()[0][0]
     expected = rm.evaluate(pl.read_parquet(EXAMPLE).filter(model="candidate"), ["lrap"])["lrap"][0]
     assert lrap == pytest.approx(expected, rel=1e-12)
+
+
+def _forced_buckets(monkeypatch, rows_per_bucket: int) -> list[int]:
+    """Make a 100MB budget hold ``rows_per_bucket`` rows per DuckDB bucket; returns the list the
+    bucket counts used are appended to."""
+    from polars_rankmetrics import duckdb_engine
+
+    monkeypatch.setattr(duckdb_engine, "BYTES_PER_ROW", 0.6 * 100e6 / rows_per_bucket)
+    used = []
+    real = duckdb_engine.bucket_count
+
+    def counting(rows, budget, bytes_per_row):
+        used.append(real(rows, budget, bytes_per_row))
+        return used[-1]
+
+    monkeypatch.setattr(duckdb_engine, "bucket_count", counting)
+    return used
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_duckdb_buckets_give_the_one_piece_result(monkeypatch, per_sample):
+    whole = rm.evaluate(EXAMPLE, ALL_KEYS, by="model", engine="duckdb", per_sample=per_sample)
+    used = _forced_buckets(monkeypatch, rows_per_bucket=20_000)
+    parts = rm.evaluate(
+        EXAMPLE, ALL_KEYS, by="model", engine="duckdb", per_sample=per_sample, memory_limit="100MB"
+    )
+    assert used == [8]  # 160,000 rows
+    assert_frame_equal(parts, whole, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_duckdb_buckets_check_label_sets_against_the_whole_table(monkeypatch):
+    # Alone in its bucket, the odd sample looks complete; against the whole table it is not.
+    rows = [(s, label, 0.5, 1) for s in range(30) for label in ("a", "b")]
+    rows += [(99, "a", 0.5, 1), (99, "c", 0.5, 0)]
+    df = pl.DataFrame(rows, schema=["sample", "label", "score", "truth"], orient="row")
+    used = _forced_buckets(monkeypatch, rows_per_bucket=1)
+    with pytest.raises(ValueError, match="different label sets"):
+        rm.evaluate(df, engine="duckdb", memory_limit="100MB")
+    assert used[0] == df.height
