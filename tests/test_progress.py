@@ -78,3 +78,20 @@ def test_cli_shows_no_progress_when_stderr_is_not_a_terminal():
         text=True,
     )
     assert done.returncode == 0 and done.stderr == ""
+
+
+def test_duckdb_buckets_report_each_bucket(monkeypatch):
+    from polars_rankmetrics import duckdb_engine
+
+    monkeypatch.setattr(duckdb_engine, "BYTES_PER_ROW", 0.6 * 100e6 / 40_000)  # 4 buckets
+    calls = []
+    rm.evaluate(
+        EXAMPLE,
+        by="model",
+        engine="duckdb",
+        memory_limit="100MB",
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    assert {total for _, total in calls} == {5}  # the whole-table checks, then 4 buckets
+    assert {1, 2, 3, 4, 5} <= {done for done, _ in calls}
+    assert [done for done, _ in calls] == sorted(done for done, _ in calls)
