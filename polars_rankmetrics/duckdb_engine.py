@@ -7,6 +7,9 @@ creates two relations the views read:
   columns renamed (identifiers quoted, never pasted), ``grp`` a struct of the ``by`` columns;
 - ``rankmetrics_cutoffs(k)``: the dcg/ndcg cut-offs wanted (NULL for no cut), inserted as bound
   parameters.
+
+Under a memory budget too small for the whole table, ``rankmetrics_input`` is pointed at one
+hash bucket of whole samples at a time, and the buckets' ``rankmetrics_sums`` are added up.
 """
 
 from __future__ import annotations

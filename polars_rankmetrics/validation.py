@@ -2,7 +2,7 @@
 
 Every failure is a ``ValueError`` that names the column, the problem, and one offending sample,
 so that a user can find the row. Nothing is dropped or coerced silently. The messages are shared
-by both engines: the Polars checks live here, the DuckDB ones in ``sql/05_checks.sql``.
+by both engines: the Polars checks live here, the DuckDB ones in ``sql/06_checks.sql``.
 """
 
 from __future__ import annotations
