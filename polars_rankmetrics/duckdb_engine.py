@@ -205,12 +205,11 @@ def check_samples_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns) -> pl.Da
 
 
 def check_weight_totals_duckdb(groups: pl.DataFrame, cols: Columns) -> None:
-    """The sample weights of each group (rows of :func:`check_samples_duckdb`, possibly one per
-    bucket) add up to more than 0."""
-    totals = groups.group_by("grp").agg(pl.col("weight_sum").sum())
-    for grp, total in totals.iter_rows():
-        if not total > 0:
-            checks.raise_zero_weight(cols, grp if cols.by else {})
+    """:func:`~polars_rankmetrics.validation.check_weight_totals` on rows of
+    :func:`check_samples_duckdb` (possibly one per bucket)."""
+    weights = groups.select("grp", weight="weight_sum")
+    weights = weights.unnest("grp") if cols.by else weights.rename({"grp": "__all"})
+    checks.check_weight_totals(weights, cols)
 
 
 def validate_duckdb(
@@ -352,8 +351,10 @@ def evaluate_duckdb(
         if progress is not None:
             con.execute("SET enable_progress_bar = true")
             con.execute("SET enable_progress_bar_print = false")
-        rows = con.execute("SELECT count(*) FROM rankmetrics_input").fetchall()[0][0]
-        n = bucket_count(rows, memory_limit, BYTES_PER_ROW) if memory_limit else 1
+        n = 1
+        if memory_limit is not None:
+            rows = con.execute("SELECT count(*) FROM rankmetrics_input").fetchall()[0][0]
+            n = bucket_count(rows, memory_limit, BYTES_PER_ROW)
         if n > 1:
             raw = _evaluate_in_buckets(con, cols, keys, n, per_sample=per_sample, progress=progress)
         else:
