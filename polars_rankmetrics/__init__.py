@@ -15,7 +15,7 @@ from polars_rankmetrics.frames import (
     lwlrap,
     ndcg_score,
 )
-from polars_rankmetrics.keys import DEFAULT_METRICS
+from polars_rankmetrics.metrics import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
 from polars_rankmetrics.ranks import rank_table
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+from types import FrameType
 
 import duckdb
 import polars as pl
 
 from polars_rankmetrics.duckdb_engine import sql_files
-from polars_rankmetrics.evaluate import ENGINES, evaluate
-from polars_rankmetrics.keys import DEFAULT_METRICS
+from polars_rankmetrics.engines import engine_names
+from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.metrics import DEFAULT_METRICS, REGISTRY
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,15 +25,16 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     ev = commands.add_parser("evaluate", help="evaluate one or more Parquet files (or globs)")
     ev.add_argument("paths", nargs="+", metavar="PATH", help="Parquet file or glob")
+    valid = ", ".join(f"{m.name}[@K]" if m.takes_k else m.name for m in REGISTRY.values())
     ev.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
-        help="comma-separated metric keys, e.g. lrap,ndcg@10 (default: %(default)s)",
+        help=f"comma-separated metric keys, from: {valid} (default: %(default)s)",
     )
     ev.add_argument("--by", action="append", default=[], help="group column (repeatable)")
-    ev.add_argument("--engine", choices=ENGINES, default="polars")
+    ev.add_argument("--engine", choices=engine_names(), default="polars")
     ev.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    ev.add_argument("--k", type=int, help="cut dcg and ndcg at K (dcg -> dcg@K, ndcg -> ndcg@K)")
+    ev.add_argument("--k", type=int, help="cut the metrics that take @K at K (ndcg -> ndcg@K)")
     for name in ("sample", "label", "score", "truth"):
         ev.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
     commands.add_parser(
@@ -42,6 +46,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help="keep the process under SIZE (e.g. 1GB): DuckDB spills, Polars works in buckets",
     )
+    ev.add_argument(
+        "--temp-dir",
+        metavar="DIR",
+        help="where spill and bucket files go, in a directory of their own removed afterwards "
+        "(default: the system's temporary directory)",
+    )
     ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return parser
 
@@ -52,7 +62,7 @@ def _metric_list(text: str, k: int | None) -> list[str]:
         return keys
     if k < 1:
         raise ValueError(f"--k must be a positive integer, not {k}")
-    return [f"{m}@{k}" if m in ("dcg", "ndcg") else m for m in keys]
+    return [f"{m}@{k}" if m in REGISTRY and REGISTRY[m].takes_k else m for m in keys]
 
 
 def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
@@ -67,12 +77,31 @@ def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 on success, 1 on bad input)."""
+    """Entry point; returns the exit status (0 on success, 1 on bad input, 130 on Ctrl-C,
+    143 on SIGTERM). An interrupted run removes its temporary files first."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         return _run(_parser().parse_args(argv))
     except BrokenPipeError:  # e.g. `rankmetrics sql | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:
+        print("\nrankmetrics: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("rankmetrics: terminated", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised like KeyboardInterrupt so that every ``finally`` runs (temporary files,
+    connections)."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -91,6 +120,7 @@ def _run(args: argparse.Namespace) -> int:
             score=args.score,
             truth=args.truth,
             memory_limit=args.memory_limit,
+            temp_dir=args.temp_dir,
             progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
         )
     except (ValueError, OSError, pl.exceptions.PolarsError, duckdb.Error) as error:

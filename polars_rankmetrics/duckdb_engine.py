@@ -8,37 +8,43 @@ creates two relations the views read:
 - ``rankmetrics_cutoffs(k)``: the dcg/ndcg cut-offs wanted (NULL for no cut), inserted as bound
   parameters.
 
-Under a memory budget too small for the whole table, ``rankmetrics_input`` is pointed at one
-hash bucket of whole samples at a time, and the buckets' ``rankmetrics_sums`` are added up.
+A session (:class:`DuckDBSession`) owns its connection and closes it however the run ends. The
+views are created once per connection and never redefined: a table split into buckets is
+written once as Parquet (``COPY ... PARTITION_BY``), and each bucket gets a connection of its own.
+Every view is temporary, so nothing is left in a user's database file.
 """
 
 from __future__ import annotations
 
-import math
-import shutil
-import tempfile
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
 
-from polars_rankmetrics import validation as checks
+from polars_rankmetrics import sql_results, validation
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.keys import MetricKey
-from polars_rankmetrics.memory import bucket_count, engine_limit
-from polars_rankmetrics.sources import Source, parquet_paths
+from polars_rankmetrics.engines import Settings
+from polars_rankmetrics.memory import engine_limit, row_bytes
+from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.sources import parquet_paths
 
-_GAIN_METRICS = ("dcg", "ndcg")
+# Bytes of DuckDB's share of the budget that one row of a bucket needs, per input byte: past
+# it, DuckDB's memory outside its buffer manager (the per-sample aggregation over millions of
+# samples) takes the process over the budget. Calibrated on the benchmark table (17 input bytes
+# a row, 10 B/row measured in benchmarks/out_of_core.py).
+BYTES_PER_INPUT_BYTE = 0.6
 
-# Bytes of DuckDB's share of the budget that one row of a bucket needs. Past it, DuckDB's memory
-# outside its buffer manager (the per-sample aggregation over millions of samples) takes the
-# process over the budget; measured in benchmarks/out_of_core.py.
-BYTES_PER_ROW = 10
-
-Progress = Callable[[float, float], None]
+# Views and tables this module creates, in the order to drop them (each reads the ones after it).
+_SQL_VIEWS = (
+    "rankmetrics_summary", "rankmetrics_sums", "rankmetrics_per_sample",
+    "rankmetrics_gain_per_sample", "rankmetrics_ranking_per_sample", "rankmetrics_discounts",
+    "rankmetrics_ideal_table", "rankmetrics_rank_table", "rankmetrics_sample_checks",
+    "rankmetrics_group_labels", "rankmetrics_row_checks",
+)  # fmt: skip
+_INPUT_VIEWS = ("rankmetrics_input", "rankmetrics_source")
 
 
 def sql_directory() -> Path:
@@ -55,21 +61,33 @@ def sql_files() -> list[Path]:
     return sorted(sql_directory().glob("*.sql"))
 
 
+def temporary(sql: str) -> str:
+    """The statements of a file of ``sql/`` with temporary views (nothing saved in a database
+    file; a temporary view may read a temporary table)."""
+    return sql.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW")
+
+
 def quote_identifier(name: str) -> str:
     """A SQL identifier for any column name: double-quoted, inner quotes doubled."""
     return '"' + name.replace('"', '""') + '"'
 
 
+def quote_literal(text: str) -> str:
+    """A SQL string literal: single-quoted, inner quotes doubled."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def connect(
-    memory_limit: str | None = None, temp_directory: str | None = None
+    memory_limit: str | None = None, temp_directory: Path | None = None
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory connection. ``memory_limit`` (e.g. ``"1GB"``) is the budget of the whole
-    process: DuckDB gets its share (:mod:`polars_rankmetrics.memory`) and spills beyond it."""
+    process: DuckDB gets its share (:mod:`polars_rankmetrics.memory`) and spills beyond it to
+    ``temp_directory``."""
     config: dict[str, str] = {"preserve_insertion_order": "false"}
     if memory_limit is not None:
         config["memory_limit"] = engine_limit(memory_limit)
-    if temp_directory is not None:
-        config["temp_directory"] = temp_directory
+        if temp_directory is not None:
+            config["temp_directory"] = str(temp_directory / "duckdb")
     try:
         return duckdb.connect(config=config)
     except duckdb.Error as error:
@@ -82,12 +100,10 @@ def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
         "UNION ALL SELECT view_name FROM duckdb_views()) WHERE name = ?",
         [name],
     ).fetchall()
-    return found[0][0] > 0
+    return bool(found[0][0] > 0)
 
 
-def _relation(
-    con: duckdb.DuckDBPyConnection, source: Source | duckdb.DuckDBPyRelation
-) -> duckdb.DuckDBPyRelation:
+def _relation(con: duckdb.DuckDBPyConnection, source: Any) -> duckdb.DuckDBPyRelation:
     if isinstance(source, duckdb.DuckDBPyRelation):
         return source
     if isinstance(source, pl.LazyFrame):
@@ -99,27 +115,22 @@ def _relation(
     return con.read_parquet(parquet_paths(source))
 
 
-def _input_view(cols: Columns, bucket: tuple[int, int] | None = None) -> str:
-    """``rankmetrics_input`` over the source; with ``bucket=(i, n)`` only the samples whose id
-    hashes to ``i`` modulo ``n`` (a bucket of whole samples)."""
+def _input_view(cols: Columns) -> str:
+    """``rankmetrics_input`` over ``rankmetrics_source``, the columns renamed and cast."""
     q = quote_identifier
     grp = "struct_pack(" + ", ".join(f"{q(b)} := {q(b)}" for b in cols.by) + ")" if cols.by else "0"
     weight = f"CAST({q(cols.weight)} AS DOUBLE)" if cols.weight else "1.0"
-    where = ""
-    if bucket is not None:
-        i, n = (int(part) for part in bucket)
-        where = f" WHERE hash({q(cols.sample)}) % {n} = {i}"
     return (
-        "CREATE OR REPLACE VIEW rankmetrics_input AS SELECT "
+        "CREATE OR REPLACE TEMP VIEW rankmetrics_input AS SELECT "
         f"{grp} AS grp, {q(cols.sample)} AS sample, {q(cols.label)} AS label, "
         f"CAST({q(cols.score)} AS DOUBLE) AS score, CAST({q(cols.truth)} AS DOUBLE) AS truth, "
-        f"{weight} AS weight FROM rankmetrics_source{where}"
+        f"{weight} AS weight FROM rankmetrics_source"
     )
 
 
 def register_views(
     con: duckdb.DuckDBPyConnection,
-    source: Source | duckdb.DuckDBPyRelation,
+    source: Any,
     *,
     sample: str = "sample",
     label: str = "label",
@@ -129,242 +140,187 @@ def register_views(
     by: str | Sequence[str] | None = None,
     cutoffs: Iterable[int | None] = (None,),
 ) -> None:
-    """Create the rankmetrics views on ``con`` over ``source``.
+    """Create the rankmetrics views on ``con`` over ``source``, as temporary views.
 
     ``source`` is a DuckDB relation, a Polars frame, the name of a table or view of ``con``, or a
     Parquet path, glob or list of paths. Afterwards ``rankmetrics_per_sample`` and
     ``rankmetrics_summary`` answer queries (one row per group, sample and cut-off ``k``), as do the
-    checks ``rankmetrics_row_checks`` and ``rankmetrics_group_checks``. Nothing is computed yet.
+    checks ``rankmetrics_row_checks``, ``rankmetrics_group_labels`` and
+    ``rankmetrics_sample_checks``. Nothing is computed yet, and nothing is saved in the database
+    (the views last as long as the connection); :func:`unregister_views` removes them.
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     _register(con, source, cols, cutoffs)
 
 
+def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Remove what :func:`register_views` created on ``con``."""
+    for view in (*_SQL_VIEWS, *_INPUT_VIEWS):
+        con.execute(f"DROP VIEW IF EXISTS {view}")
+    con.execute("DROP TABLE IF EXISTS rankmetrics_cutoffs")
+
+
 def _register(
-    con: duckdb.DuckDBPyConnection,
-    source: Source | duckdb.DuckDBPyRelation,
-    cols: Columns,
-    cutoffs: Iterable[int | None],
-) -> None:
-    _relation(con, source).create_view("rankmetrics_source", replace=True)
-    checks.check_schema(con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema, cols)
+    con: duckdb.DuckDBPyConnection, source: Any, cols: Columns, cutoffs: Iterable[int | None]
+) -> pl.Schema:
+    _relation(con, source).create_view("rankmetrics_source", replace=True)  # a temporary view
+    schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
+    validation.check_schema(schema, cols)
     con.execute(_input_view(cols))
     con.execute("CREATE OR REPLACE TEMP TABLE rankmetrics_cutoffs (k BIGINT)")
     con.executemany(
         "INSERT INTO rankmetrics_cutoffs VALUES (?)", [[k] for k in dict.fromkeys(cutoffs)]
     )
     for path in sql_files():
-        con.execute(path.read_text())
+        con.execute(temporary(path.read_text()))
+    return schema
 
 
-def _where(cols: Columns, grp: object, **named: object) -> dict[str, object]:
-    group = dict(grp) if cols.by and isinstance(grp, dict) else {}
-    return group | {getattr(cols, role): value for role, value in named.items()}
+def _set_cutoffs(con: duckdb.DuckDBPyConnection, keys: Sequence[MetricKey]) -> None:
+    con.execute("DELETE FROM rankmetrics_cutoffs")
+    con.executemany(
+        "INSERT INTO rankmetrics_cutoffs VALUES (?)", [[k] for k in sql_results.cutoffs(keys)]
+    )
 
 
-def check_rows_duckdb(
-    con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]
-) -> None:
-    """The row checks of :mod:`polars_rankmetrics.validation`, by ``rankmetrics_row_checks``."""
-    rows = con.sql("SELECT * FROM rankmetrics_row_checks").pl().row(0, named=True)
-    for i, b in enumerate(cols.by):
-        found = con.sql(
-            "SELECT grp, sample, label FROM rankmetrics_input "
-            f"WHERE grp.{quote_identifier(b)} IS NULL LIMIT 1"
-        ).pl()
-        rows[f"null_by_{i}"] = found.row(0, named=True) if found.height else None
-    if rows["n_rows"] == 0:
-        checks.raise_empty()
-    for pid, message in checks.row_problems(cols, keys).items():
-        example = rows.get(pid)
-        if example is not None:
-            where = _where(cols, example["grp"], sample=example["sample"], label=example["label"])
-            checks.raise_row_problem(message, where)
+def _example(cols: Columns, row: Mapping[str, Any] | None) -> dict[str, object] | None:
+    """An example row of a check as ``{by..., sample, label}`` (its ``grp`` unnested)."""
+    if row is None:
+        return None
+    grp = row["grp"] if cols.by and isinstance(row["grp"], dict) else {}
+    return dict(grp) | {cols.sample: row["sample"], cols.label: row["label"]}
 
 
-def check_samples_duckdb(con: duckdb.DuckDBPyConnection, cols: Columns) -> pl.DataFrame:
-    """The per-sample checks, by ``rankmetrics_group_checks``: each sample carries its group's
-    label set (``rankmetrics_group_labels``) once and one weight. Returns the groups' label
-    counts and summed sample weights (``grp``, ``group_labels``, ``weight_sum``)."""
-    groups = con.sql("SELECT * FROM rankmetrics_group_checks").pl()
-    for group in groups.iter_rows(named=True):
-        grp = group["grp"]
-        if group["repeated_label_sample"] is not None:
-            sample = group["repeated_label_sample"]
-            label = _repeated_label(con, grp, sample)
-            checks.raise_repeated_label(cols, label, _where(cols, grp, sample=sample))
-        if group["label_set_sample"] is not None:
-            bad = group["label_set_sample"]
-            where = _where(cols, grp, sample=bad["sample"])
-            checks.raise_label_sets(cols, where, bad["n_labels"], group["group_labels"])
-        if group["varying_weight_sample"] is not None:
-            checks.raise_varying_weight(
-                cols, _where(cols, grp, sample=group["varying_weight_sample"])
+class DuckDBSession:
+    """A :class:`~polars_rankmetrics.engines.Session` on a connection of its own, over the
+    views of ``sql/``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema) -> None:
+        self.con, self.cols, self._schema = con, cols, schema
+
+    def _frame(self, sql: str, parameters: Sequence[object] | None = None) -> pl.DataFrame:
+        return self.con.sql(sql, params=parameters).pl()
+
+    def schema(self) -> pl.Schema:
+        return self._schema
+
+    def count_rows(self) -> int:
+        return int(self.con.execute("SELECT count(*) FROM rankmetrics_source").fetchall()[0][0])
+
+    def check_rows(self, keys: Sequence[MetricKey]) -> validation.RowFacts:
+        """``rankmetrics_row_checks``, plus the checks that need the source's own types: a null
+        ``by`` value, and an integer or decimal score that DOUBLE cannot hold exactly."""
+        checks = self._frame("SELECT * FROM rankmetrics_row_checks").row(0, named=True)
+        rows = checks.pop("n_rows")
+        found = {pid: _example(self.cols, value) for pid, value in checks.items()}
+        q = quote_identifier
+        for i, b in enumerate(self.cols.by):
+            found[f"null_by_{i}"] = self._first_row(f"grp.{q(b)} IS NULL")
+        found["inexact_score"] = None
+        score_type = self._schema[self.cols.score]
+        if not (score_type.is_float() or score_type == pl.Boolean):
+            source_type = self.con.execute(
+                "SELECT data_type FROM (DESCRIBE rankmetrics_source) WHERE column_name = ?",
+                [self.cols.score],
+            ).fetchall()[0][0]
+            score = q(self.cols.score)
+            found["inexact_score"] = self._first_row(
+                f"TRY_CAST(CAST({score} AS DOUBLE) AS {source_type}) IS DISTINCT FROM {score}",
+                source=True,
             )
-    return groups.select("grp", "group_labels", "weight_sum")
+        validation.judge_rows(found, self.cols, keys, rows)
+        return validation.RowFacts(rows, found["non_binary_truth"] is None)
 
-
-def check_weight_totals_duckdb(groups: pl.DataFrame, cols: Columns) -> None:
-    """:func:`~polars_rankmetrics.validation.check_weight_totals` on rows of
-    :func:`check_samples_duckdb` (possibly one per bucket)."""
-    weights = groups.select("grp", weight="weight_sum")
-    weights = weights.unnest("grp") if cols.by else weights.rename({"grp": "__all"})
-    checks.check_weight_totals(weights, cols)
-
-
-def validate_duckdb(
-    con: duckdb.DuckDBPyConnection, cols: Columns, keys: Sequence[MetricKey]
-) -> None:
-    """The checks of :mod:`polars_rankmetrics.validation`, run by the SQL of ``06_checks.sql``."""
-    check_rows_duckdb(con, cols, keys)
-    groups = check_samples_duckdb(con, cols)
-    check_weight_totals_duckdb(groups, cols)
-    checks.check_label_count(groups, cols, keys)
-
-
-def _repeated_label(con: duckdb.DuckDBPyConnection, grp: object, sample: object) -> object:
-    found = con.execute(
-        "SELECT grp, label FROM rankmetrics_input WHERE sample = ? "
-        "GROUP BY grp, label HAVING count(*) > 1",
-        [sample],
-    ).fetchall()
-    return next(label for g, label in found if g == grp)
-
-
-@contextmanager
-def _reporting(
-    con: duckdb.DuckDBPyConnection, progress: Progress | None, stage: int, stages: int
-) -> Iterator[None]:
-    """While the block runs a query on ``con``, report its progress as ``stage + share`` of
-    ``stages`` (DuckDB's own progress estimate, polled twice a second)."""
-    if progress is None:
-        yield
-        return
-    stop = threading.Event()
-
-    def poll() -> None:
-        while not stop.wait(0.5):
-            percent = con.query_progress()
-            if percent >= 0:
-                progress(stage + percent / 100, stages)
-
-    watcher = threading.Thread(target=poll, daemon=True)
-    watcher.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        watcher.join()
-    progress(stage + 1, stages)
-
-
-def _result_frame(
-    raw: pl.DataFrame,
-    cols: Columns,
-    keys: Sequence[MetricKey],
-    *,
-    per_sample: bool,
-    log_base: float,
-) -> pl.DataFrame:
-    """Reshape the views' rows (one per group, [sample,] cut-off) to one column per metric key."""
-    frame = raw.unnest("grp") if cols.by else raw.drop("grp")
-    ids = [*cols.by, "sample"] if per_sample else list(cols.by)
-    dcg_scale = math.log(log_base) / math.log(2)  # 1/log_b(x) = ln(b) / ln(x)
-    first_k = frame["k"][0] if frame.height else None
-    parts = []
-    for key in keys:
-        value = pl.col(key.name) * dcg_scale if key.name == "dcg" else pl.col(key.name)
-        k = key.k if key.name in _GAIN_METRICS else first_k
-        parts.append(frame.filter(pl.col("k").eq_missing(k)).select(*ids, value.alias(str(key))))
-    if not ids:
-        return pl.concat(parts, how="horizontal")
-    result = parts[0]
-    for part in parts[1:]:
-        result = result.join(part, on=ids, how="left", nulls_equal=True)
-    result = result.sort(ids)
-    return result.rename({"sample": cols.sample}) if per_sample else result
-
-
-def _evaluate_in_buckets(
-    con: duckdb.DuckDBPyConnection,
-    cols: Columns,
-    keys: Sequence[MetricKey],
-    n: int,
-    *,
-    per_sample: bool,
-    progress: Progress | None,
-) -> pl.DataFrame:
-    """What the per-sample or summary view gives for the whole table, computed on ``n`` buckets
-    of whole samples one at a time. The row checks and the groups' label sets are taken from the
-    whole table first; each bucket adds its rows to ``rankmetrics_bucket_sums``, whose sums make
-    the summary."""
-    with _reporting(con, progress, 0, n + 1):
-        check_rows_duckdb(con, cols, keys)
-        con.execute(
-            "CREATE TEMP TABLE rankmetrics_whole_labels AS SELECT * FROM rankmetrics_group_labels"
+    def _first_row(self, condition: str, *, source: bool = False) -> dict[str, object] | None:
+        """An example row meeting ``condition`` (on ``rankmetrics_input``, or on the source)."""
+        if source:
+            q = quote_identifier
+            names = [*self.cols.by, self.cols.sample, self.cols.label]
+            columns = ", ".join(q(n) for n in dict.fromkeys(names))
+            found = self._frame(
+                f"SELECT {columns} FROM rankmetrics_source WHERE {condition} LIMIT 1"
+            )
+            return found.row(0, named=True) if found.height else None
+        found = self._frame(
+            f"SELECT grp, sample, label FROM rankmetrics_input WHERE {condition} LIMIT 1"
         )
-    con.execute(
-        "CREATE OR REPLACE VIEW rankmetrics_group_labels AS SELECT * FROM rankmetrics_whole_labels"
-    )
-    checks.check_label_count(con.sql("SELECT * FROM rankmetrics_group_labels").pl(), cols, keys)
-    con.execute("CREATE TEMP TABLE rankmetrics_bucket_sums AS FROM rankmetrics_sums LIMIT 0")
-    groups, parts = [], []
-    for i in range(n):
-        con.execute(_input_view(cols, bucket=(i, n)))
-        with _reporting(con, progress, i + 1, n + 1):
-            groups.append(check_samples_duckdb(con, cols))
-            if per_sample:
-                parts.append(con.sql("SELECT * FROM rankmetrics_per_sample").pl())
-            else:
-                con.execute("INSERT INTO rankmetrics_bucket_sums FROM rankmetrics_sums")
-    check_weight_totals_duckdb(pl.concat(groups), cols)
-    if per_sample:
-        return pl.concat(parts)
-    con.execute(
-        "CREATE OR REPLACE VIEW rankmetrics_sums AS SELECT grp, k, "
-        "sum(COLUMNS(* EXCLUDE (grp, k))) FROM rankmetrics_bucket_sums GROUP BY grp, k"
-    )
-    return con.sql("SELECT * FROM rankmetrics_summary").pl()
+        return _example(self.cols, found.row(0, named=True) if found.height else None)
+
+    def _grouped(self, sql: str) -> pl.DataFrame:
+        frame = sql_results.ungroup(self._frame(sql), self.cols)
+        return frame if self.cols.by else frame.with_columns(pl.lit(0).alias(validation.GROUP))
+
+    def group_labels(self) -> pl.DataFrame:
+        return self._grouped("SELECT grp, group_labels FROM rankmetrics_group_labels")
+
+    def sample_summary(self) -> pl.DataFrame:
+        return self._grouped("SELECT * FROM rankmetrics_sample_checks")
+
+    def repeated_label(self, where: Mapping[str, object]) -> object:
+        found = sql_results.ungroup(
+            self._frame(
+                "SELECT grp, label FROM rankmetrics_input WHERE sample = ? "
+                "GROUP BY grp, label HAVING count(*) > 1",
+                [where[self.cols.sample]],
+            ),
+            self.cols,
+        )
+        group = [pl.col(b).eq_missing(where[b]) for b in self.cols.by]
+        return (
+            found.filter(*group).sort("label")["label"][0]
+            if group
+            else found.sort("label")["label"][0]
+        )
+
+    def _run(
+        self, queries: list[sql_results.ViewQuery], keys: Sequence[MetricKey]
+    ) -> list[tuple[sql_results.ViewQuery, pl.DataFrame]]:
+        _set_cutoffs(self.con, keys)
+        return [(query, self._frame(query.sql)) for query in queries]
+
+    def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        results = self._run(sql_results.sums_queries(keys), keys)
+        return sql_results.sums_frame(results, self.cols, context)
+
+    def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        results = self._run(sql_results.per_sample_queries(keys), keys)
+        return sql_results.per_sample_frame(results, self.cols, context)
+
+    def bytes_per_row(self) -> float:
+        return BYTES_PER_INPUT_BYTE * row_bytes(self._schema, self.cols)
+
+    def split(self, n: int, directory: Path) -> list[list[Path]]:
+        """One ``COPY ... PARTITION_BY`` writes every bucket."""
+        q = quote_identifier
+        keys = ", ".join(q(c) for c in self.cols.sample_keys)
+        self.con.execute(
+            f"COPY (SELECT *, CAST(hash({keys}) % {int(n)} AS BIGINT) AS __bucket "
+            f"FROM rankmetrics_source) TO {quote_literal(str(directory))} "
+            "(FORMAT parquet, PARTITION_BY (__bucket))"
+        )
+        return [sorted(directory.glob(f"__bucket={i}/*.parquet")) for i in range(n)]
+
+    def query_progress(self) -> float | None:
+        share = self.con.query_progress()
+        return None if share < 0 else share / 100
 
 
-def evaluate_duckdb(
-    data: Source | duckdb.DuckDBPyRelation,
-    cols: Columns,
-    keys: Sequence[MetricKey],
-    *,
-    per_sample: bool = False,
-    log_base: float = 2,
-    memory_limit: str | None = None,
-    progress: Progress | None = None,
-) -> pl.DataFrame:
-    """Evaluate on DuckDB; see :func:`polars_rankmetrics.evaluate`.
+class DuckDBEngine:
+    """DuckDB relations, table or view names of a connection's, Polars frames, Parquet paths."""
 
-    With ``memory_limit`` (a budget for the whole process, e.g. ``"1GB"``) DuckDB keeps its share
-    of it and spills to a temporary directory, removed afterwards; a table too large for one
-    piece within the budget (``BYTES_PER_ROW``) is evaluated in buckets of whole samples.
-    """
-    spill = tempfile.mkdtemp(prefix="rankmetrics-") if memory_limit else None
-    try:
-        con = connect(memory_limit, spill)
-        cutoffs = [k.k for k in keys if k.name in _GAIN_METRICS] or [None]
-        _register(con, data, cols, cutoffs)
-        if progress is not None:
-            con.execute("SET enable_progress_bar = true")
-            con.execute("SET enable_progress_bar_print = false")
-        n = 1
-        if memory_limit is not None:
-            rows = con.execute("SELECT count(*) FROM rankmetrics_input").fetchall()[0][0]
-            n = bucket_count(rows, memory_limit, BYTES_PER_ROW)
-        if n > 1:
-            raw = _evaluate_in_buckets(con, cols, keys, n, per_sample=per_sample, progress=progress)
-        else:
-            with _reporting(con, progress, 0, 2):
-                validate_duckdb(con, cols, keys)
-            view = "rankmetrics_per_sample" if per_sample else "rankmetrics_summary"
-            with _reporting(con, progress, 1, 2):
-                raw = con.sql(f"SELECT * FROM {view}").pl()
-        con.close()
-        return _result_frame(raw, cols, keys, per_sample=per_sample, log_base=log_base)
-    finally:
-        if spill is not None:
-            shutil.rmtree(spill, ignore_errors=True)
+    name = "duckdb"
+
+    @contextmanager
+    def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:
+        con = connect(settings.memory_limit, settings.spill_dir)
+        try:
+            if settings.track_progress:
+                con.execute("SET enable_progress_bar = true")
+                con.execute("SET enable_progress_bar_print = false")
+            schema = _register(con, data, cols, [None])
+            yield DuckDBSession(con, cols, schema)
+        finally:
+            con.close()
+
+
+ENGINE = DuckDBEngine()

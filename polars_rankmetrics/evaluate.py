@@ -1,39 +1,31 @@
-"""``evaluate``: many metrics over a long table in one pass, on the Polars or the DuckDB engine."""
+"""``evaluate``: many metrics over a long table in one pass, on any registered engine."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.buckets import automatic_limit, evaluate_in_buckets
+from polars_rankmetrics import driver
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.keys import MetricKey, parse_keys
-from polars_rankmetrics.polars_engine import evaluate_polars
-from polars_rankmetrics.sources import Source, to_lazy
-from polars_rankmetrics.validation import validate
-
-ENGINES = ("polars", "duckdb")
+from polars_rankmetrics.engines import Progress, get_engine
+from polars_rankmetrics.metrics import parse_keys
 
 
-def plan(
-    data: pl.DataFrame | pl.LazyFrame,
-    keys: Sequence[MetricKey],
-    cols: Columns,
-    *,
-    per_sample: bool = False,
-    log_base: float = 2,
-) -> pl.LazyFrame:
-    """Validate ``data`` (eagerly: one scan) and return the lazy Polars plan for ``keys``."""
-    lf = to_lazy(data)
-    binary_truth = validate(lf, cols, keys)
-    return evaluate_polars(
-        lf, cols, keys, per_sample_output=per_sample, log_base=log_base, binary_truth=binary_truth
-    )
+def check_log_base(log_base: float) -> None:
+    """dcg's logarithm needs a base > 0 other than 1."""
+    if (
+        isinstance(log_base, bool)
+        or not isinstance(log_base, int | float)
+        or not (log_base > 0 and log_base != 1)
+    ):
+        raise ValueError(f"log_base must be a number > 0 other than 1, not {log_base!r}")
 
 
 def evaluate(
-    data: Source,
+    data: Any,
     metrics: str | Sequence[str] | None = None,
     *,
     by: str | Sequence[str] | None = None,
@@ -46,7 +38,8 @@ def evaluate(
     truth: str = "truth",
     log_base: float = 2,
     memory_limit: str | None = None,
-    progress: Callable[[float, float], None] | None = None,
+    temp_dir: str | PathLike[str] | None = None,
+    progress: Progress | None = None,
 ) -> pl.DataFrame:
     """Compute several ranking metrics over a long table in one pass.
 
@@ -54,7 +47,8 @@ def evaluate(
     ----------
     data
         A DataFrame or LazyFrame with one row per (sample, label), or the path of a Parquet file,
-        a glob, or a list of paths.
+        a glob, or a list of paths. On DuckDB also a relation or a table name; a LazyFrame
+        given to DuckDB is collected first.
     metrics
         Metric keys: ``coverage_error``, ``lrap``, ``ranking_loss``, ``lwlrap``, ``dcg``,
         ``ndcg``, and ``dcg@K`` / ``ndcg@K`` for any K >= 1. Default: the six ranking metrics.
@@ -66,21 +60,28 @@ def evaluate(
     weight
         Column of sample weights, constant within a sample. The mean over samples is weighted.
     engine
-        ``"polars"`` or ``"duckdb"``; both return the same frame.
+        A registered engine: ``"polars"`` or ``"duckdb"``; all return the same frame.
     sample, label, score, truth
         Column names. ``truth`` is 0/1 (bool or numeric); graded non-negative gains are allowed
         when only dcg/ndcg are asked for.
     log_base
-        Base of dcg's logarithmic discount (ndcg does not depend on it).
+        Base of dcg's logarithmic discount, > 0 and not 1 (ndcg does not depend on it).
     memory_limit
-        A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory.
-        DuckDB takes its share of it and spills to a temporary directory (removed afterwards);
-        Polars evaluates the samples in hash buckets sized to fit, one at a time. Without it,
-        a Parquet source too large to rank in the memory available is evaluated in buckets
-        anyway (within three quarters of the available memory) instead of exhausting it.
+        A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory,
+        on every engine: a table whose rows need more than the engine's share of it (an
+        estimate per row from the column types) is split once into hash buckets of whole
+        samples, evaluated one at a time; DuckDB also keeps its buffers within its share and
+        spills beyond it. A budget too small for one sample's rows, or that would need more
+        than 1,024 buckets, is refused. Without it, a source not yet in memory (a path, a
+        LazyFrame) that is too large for the memory available is evaluated in buckets anyway,
+        within three quarters of the available memory.
+    temp_dir
+        Where the run's spill and bucket files go (in a directory of its own, removed
+        afterwards); default: the system's temporary directory.
     progress
-        Called as ``progress(done, total)`` while a long evaluation runs (buckets on Polars with
-        a memory limit, DuckDB's progress estimate on DuckDB).
+        Called as ``progress(done, total)`` after the whole-table checks and after each bucket
+        (``total`` = buckets + 1), and in between from the engine's own estimate where it has
+        one (DuckDB).
 
     Returns
     -------
@@ -93,24 +94,19 @@ def evaluate(
         For input that the metrics are not defined on: a missing column, a non-numeric score,
         null or NaN in score or truth, truth outside {0, 1} for the binary metrics, negative truth,
         a label repeated within a sample, samples with different label sets, an empty table,
-        sample weights that are not constant within a sample or sum to 0.
+        sample weights that are not constant within a sample or sum to 0, an integer or
+        decimal score that a 64-bit float cannot hold exactly (every engine ranks as Float64),
+        a bad ``log_base`` or memory limit.
+
+    Notes
+    -----
+    The means are sums over samples in parallel, so they may differ from scikit-learn's (and
+    from run to run) in the last bits: equal to about 1e-12 relative, not bit for bit.
     """
     keys = parse_keys(metrics)
+    check_log_base(log_base)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
-    if engine == "polars":
-        if memory_limit is None and not isinstance(data, pl.DataFrame | pl.LazyFrame):
-            memory_limit = automatic_limit(to_lazy(data).select(pl.len()).collect().item())
-        if memory_limit is None:
-            return plan(data, keys, cols, per_sample=per_sample, log_base=log_base).collect()
-        return evaluate_in_buckets(
-            to_lazy(data), cols, keys, memory_limit=memory_limit, per_sample_output=per_sample,
-            log_base=log_base, progress=progress,
-        )  # fmt: skip
-    if engine == "duckdb":
-        from polars_rankmetrics.duckdb_engine import evaluate_duckdb
-
-        return evaluate_duckdb(
-            data, cols, keys, per_sample=per_sample, log_base=log_base,
-            memory_limit=memory_limit, progress=progress,
-        )  # fmt: skip
-    raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    return driver.run(
+        get_engine(engine), data, cols, keys, per_sample=per_sample, log_base=log_base,
+        memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+    )  # fmt: skip

@@ -3,7 +3,9 @@ out), so they chain with ``.pipe()``.
 
 Each returns one row with the metric; one row per group with ``by=``; or one row per sample (with
 the ``by`` and sample columns) with ``per_sample=True``. The value column is named by the metric key
-(``lrap``, ``ndcg@5``, ...). The input is validated first; for a LazyFrame that is one eager scan.
+(``lrap``, ``ndcg@5``, ...). The input is validated first, eagerly: for a LazyFrame that runs
+three queries over it (the row checks, the label sets, the per-sample checks) before the lazy
+result is returned.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.evaluate import plan
-from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.driver import check_all
+from polars_rankmetrics.evaluate import check_log_base
+from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.polars_engine import PolarsSession, lazy_result
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -35,8 +39,12 @@ def _frame_metric(
 ) -> Frame:
     if not isinstance(data, pl.DataFrame | pl.LazyFrame):
         raise TypeError(f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}")
+    check_log_base(log_base)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
-    lazy = plan(data, [key], cols, per_sample=per_sample, log_base=log_base)
+    lf = data.lazy()
+    checked = check_all(PolarsSession(lf, cols), cols, [key])
+    context = Context(truth, log_base, checked.binary_truth)
+    lazy = lazy_result(lf, cols, [key], context, per_sample_output=per_sample)
     return lazy.collect() if isinstance(data, pl.DataFrame) else lazy
 
 

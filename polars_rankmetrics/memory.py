@@ -11,6 +11,10 @@ from __future__ import annotations
 import math
 import re
 
+import polars as pl
+
+from polars_rankmetrics.columns import Columns
+
 ENGINE_SHARE = 0.6
 
 _UNITS = {
@@ -33,16 +37,61 @@ def parse_size(text: str) -> int:
     return size
 
 
+# Below this no engine can open a query at all (DuckDB's share would not hold its catalog).
+MIN_BUDGET = 64 * 10**6
+
+
+def check_budget(budget: str) -> None:
+    """Refuse a budget that cannot be parsed, or that is below ``MIN_BUDGET``."""
+    if parse_size(budget) < MIN_BUDGET:
+        raise ValueError(
+            f"memory limit {budget!r} is too small for any evaluation: give at least "
+            f"{MIN_BUDGET // 10**6}MB"
+        )
+
+
 def engine_limit(budget: str) -> str:
     """The DuckDB ``memory_limit`` setting for a process budget, in bytes (``"600000000B"``)."""
     return f"{int(parse_size(budget) * ENGINE_SHARE)}B"
 
 
-def bucket_count(rows: int, budget: str, bytes_per_row: float) -> int:
+MAX_BUCKETS = 1024
+
+_WIDTHS = {
+    pl.Boolean: 1, pl.Int8: 1, pl.UInt8: 1, pl.Int16: 2, pl.UInt16: 2,
+    pl.Int32: 4, pl.UInt32: 4, pl.Float32: 4, pl.Date: 4,
+    pl.Int64: 8, pl.UInt64: 8, pl.Float64: 8, pl.Datetime: 8, pl.Duration: 8,
+}  # fmt: skip
+# Strings, categoricals, decimals, structs: a view or offset plus a short payload.
+_OTHER_WIDTH = 24
+
+
+def row_bytes(schema: pl.Schema, cols: Columns) -> int:
+    """Bytes one row of the long table takes in memory, from the types of the columns read."""
+    return sum(_WIDTHS.get(schema[name].base_type(), _OTHER_WIDTH) for name in cols.required)
+
+
+def bucket_count(
+    rows: int, budget: str, bytes_per_row: float, sample_rows: int | None = None
+) -> int:
     """How many buckets of whole samples keep one bucket's work within the engine's share of
-    ``budget``, for an engine that needs ``bytes_per_row`` of it per row of a bucket."""
+    ``budget``, for an engine that needs ``bytes_per_row`` of it per row of a bucket.
+
+    A budget that would need more than ``MAX_BUCKETS`` passes, or (given ``sample_rows``, the
+    largest sample's row count) cannot hold one sample in a bucket, is refused with the budget
+    that would do.
+    """
     per_bucket = parse_size(budget) * ENGINE_SHARE / bytes_per_row
-    return max(1, math.ceil(rows / per_bucket))
+    n = max(1, math.ceil(rows / per_bucket))
+    if n > MAX_BUCKETS or (sample_rows is not None and per_bucket < sample_rows):
+        rows_needed = max(sample_rows or 0, rows / MAX_BUCKETS)
+        least = math.ceil(rows_needed * bytes_per_row / ENGINE_SHARE / 10**6)
+        samples = "" if sample_rows is None else f", up to {sample_rows:,} a sample"
+        raise ValueError(
+            f"memory limit {budget!r} is too small for this table ({rows:,} rows{samples}): "
+            f"give at least {least:,}MB"
+        )
+    return n
 
 
 def available_memory() -> int | None:
@@ -55,3 +104,13 @@ def available_memory() -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return None
+
+
+def automatic_limit(rows: int, bytes_per_row: float) -> str | None:
+    """A budget for a source not yet in memory that is too large to evaluate in one piece in
+    the memory available now (three quarters of it), or None when it fits or the available
+    memory is unknown."""
+    available = available_memory()
+    if available is None or rows * bytes_per_row <= 0.75 * available * ENGINE_SHARE:
+        return None
+    return str(int(0.75 * available))

@@ -8,11 +8,12 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.driver import check_all
 from polars_rankmetrics.expressions import label_precision
-from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.metrics import MetricKey
+from polars_rankmetrics.polars_engine import PolarsSession
 from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.sources import to_lazy
-from polars_rankmetrics.validation import validate
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -32,12 +33,13 @@ def lwlrap_per_class(
     For label c, ``lwlrap`` is the (sample-weighted) mean LRAP precision of its positive cells and
     ``weight`` is its share of all positives (weighted), so ``sum(weight * lwlrap)`` over the labels
     is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive (or only in
-    samples of weight 0) has a null ``lwlrap`` and weight 0. One row per label (per ``by``
-    group), sorted.
+    samples of weight 0) has a null ``lwlrap`` and weight 0; in a group without any positive
+    (weighted) every label's weight is NaN (0 / 0) and every ``lwlrap`` null. One row per label
+    (per ``by`` group), sorted.
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     lf = to_lazy(data)
-    validate(lf, cols, [MetricKey("lwlrap")])
+    check_all(PolarsSession(lf, cols), cols, [MetricKey("lwlrap")])
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
     label_keys = [*cols.by, label]
     per_label = (

@@ -1,65 +1,50 @@
-"""The Polars engine: per-sample metric values, then their weighted means, in one lazy plan."""
+"""The Polars engine: per-sample metric values over the rank table, in lazy Polars plans.
+
+A session holds a LazyFrame over the source (a frame, or a scan of Parquet files); each query
+of the :class:`~polars_rankmetrics.engines.Session` interface is one plan over it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from polars_rankmetrics import expressions as rx
+from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.engines import Settings
+from polars_rankmetrics.memory import row_bytes
+from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.ranks import rank_table
+from polars_rankmetrics.sources import to_lazy
+from polars_rankmetrics.sums import means, weight_column
 
 _WEIGHT = "__weight"
 _N_POS = "__n_positives"
 
-
-def metric_expression(
-    key: MetricKey, cols: Columns, *, log_base: float = 2, binary_truth: bool = False
-) -> pl.Expr:
-    """The per-sample expression for one metric key, named by the key."""
-    t = cols.truth
-    match key.name:
-        case "coverage_error":
-            expression = rx.coverage_error(t)
-        case "lrap":
-            expression = rx.lrap(t)
-        case "ranking_loss":
-            expression = rx.ranking_loss(t)
-        case "lwlrap":
-            expression = rx.lwlrap(t)
-        case "dcg":
-            expression = rx.dcg(t, k=key.k, log_base=log_base)
-        case "ndcg":
-            expression = rx.ndcg(t, k=key.k, binary_truth=binary_truth)
-        case _:
-            raise ValueError(f"unknown metric {key}")
-    return expression.alias(str(key))
+# Peak bytes per row while a bucket is ranked: the sort's copy of the input columns, the rank
+# table's eleven 8-byte columns and the temporaries of the per-sample aggregation. Calibrated on
+# the benchmark table (17 input bytes a row, 240 B/row measured with margin in benchmarks/).
+OVERHEAD_BYTES_PER_ROW = 172
+INPUT_COPIES = 4
 
 
 def per_sample(
-    lf: pl.LazyFrame,
-    cols: Columns,
-    keys: Sequence[MetricKey],
-    *,
-    log_base: float = 2,
-    binary_truth: bool = False,
+    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
 ) -> pl.LazyFrame:
-    """One row per sample: the ``by`` columns, the sample id, its weight and one column per key.
-
-    The weight column (``__weight``) and lwlrap's positive count (``__n_positives``) are kept for
-    :func:`weighted_sums`; :func:`evaluate_polars` drops them from per-sample output.
-    """
+    """One row per sample: the ``by`` columns, the sample id, its weight (``__weight``), its
+    positive count (``__n_positives``) and one column per key."""
     weight = pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0)
-    ranked = rank_table(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
-    return ranked.group_by(cols.sample_keys).agg(
+    if any(key.metric.needs_rank_table for key in keys):
+        lf = rank_table(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+    return lf.group_by(cols.sample_keys).agg(
         weight.alias(_WEIGHT),
         rx.n_positives(cols.truth).alias(_N_POS),
-        *(
-            metric_expression(key, cols, log_base=log_base, binary_truth=binary_truth)
-            for key in keys
-        ),
+        *(key.expression(context) for key in keys),
     )
 
 
@@ -69,52 +54,92 @@ def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
 
 
 def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
-    """Per ``by`` group and key: ``sum(weight * value)`` (column ``key``) and ``sum(weight)``
-    (column ``key/w``). Sums of parts of the table add up to the sums of the whole.
-
-    lwlrap weighs each sample by its number of positives (times its weight); samples without
-    positives (a null value) add nothing.
-    """
-    w = pl.col(_WEIGHT)
+    """The sums rows of :mod:`polars_rankmetrics.sums` from :func:`per_sample` rows. A null
+    value (lwlrap of a sample without positives) adds nothing."""
     sums = []
     for key in keys:
-        name = str(key)
-        sample_weight = w * pl.col(_N_POS) if key.name == "lwlrap" else w
+        weight = pl.col(_WEIGHT)
+        if key.metric.weighting == "positives":
+            weight = weight * pl.col(_N_POS)
         sums += [
-            (pl.col(name) * sample_weight).sum().alias(name),
-            sample_weight.sum().alias(f"{name}/w"),
+            (pl.col(str(key)) * weight).sum().alias(str(key)),
+            weight.sum().alias(weight_column(key)),
         ]
-    if cols.by:
-        return samples.group_by(list(cols.by)).agg(sums)
-    return samples.select(sums)
+    return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)
 
 
-def means(sums: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
-    """Weighted means from :func:`weighted_sums`: one row, or one per ``by`` group, sorted.
-
-    A group without any positive label has no lwlrap (0 / 0 = NaN).
-    """
-    by = list(cols.by)
-    if by:
-        sums = sums.group_by(by).agg(pl.exclude(by).sum())
-    else:
-        sums = sums.select(pl.all().sum())
-    values = [(pl.col(str(k)) / pl.col(f"{k}/w")).alias(str(k)) for k in keys]
-    result = sums.select(*by, *values)
-    return result.sort(by) if by else result
-
-
-def evaluate_polars(
+def lazy_result(
     lf: pl.LazyFrame,
     cols: Columns,
     keys: Sequence[MetricKey],
+    context: Context,
     *,
     per_sample_output: bool = False,
-    log_base: float = 2,
-    binary_truth: bool = False,
 ) -> pl.LazyFrame:
-    """The lazy plan for validated input; see :func:`polars_rankmetrics.evaluate`."""
-    samples = per_sample(lf, cols, keys, log_base=log_base, binary_truth=binary_truth)
+    """The whole evaluation of checked input as one lazy plan (for the frame functions, which
+    return a LazyFrame for a LazyFrame)."""
+    samples = per_sample(lf, cols, keys, context)
     if per_sample_output:
         return per_sample_result(samples, cols)
     return means(weighted_sums(samples, cols, keys), cols, keys)
+
+
+class PolarsSession:
+    """A :class:`~polars_rankmetrics.engines.Session` over a LazyFrame."""
+
+    def __init__(self, lf: pl.LazyFrame, cols: Columns) -> None:
+        self.lf, self.cols = lf, cols
+
+    def schema(self) -> pl.Schema:
+        return self.lf.collect_schema()
+
+    def count_rows(self) -> int:
+        return int(self.lf.select(pl.len()).collect().item())
+
+    def check_rows(self, keys: Sequence[MetricKey]) -> validation.RowFacts:
+        return validation.check_rows(self.lf, self.cols, keys)
+
+    def group_labels(self) -> pl.DataFrame:
+        return validation.group_labels(self.lf, self.cols)
+
+    def sample_summary(self) -> pl.DataFrame:
+        return validation.sample_summary(self.lf, self.cols)
+
+    def repeated_label(self, where: Mapping[str, object]) -> object:
+        return validation.repeated_label(self.lf, self.cols, where)
+
+    def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        return weighted_sums(
+            per_sample(self.lf, self.cols, keys, context), self.cols, keys
+        ).collect()
+
+    def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        samples = per_sample(self.lf, self.cols, keys, context)
+        return per_sample_result(samples, self.cols).collect()
+
+    def bytes_per_row(self) -> float:
+        return OVERHEAD_BYTES_PER_ROW + INPUT_COPIES * row_bytes(self.schema(), self.cols)
+
+    def split(self, n: int, directory: Path) -> list[list[Path]]:
+        """One streaming pass writes every bucket (Polars' ``PartitionBy`` sink)."""
+        bucket = (pl.struct(self.cols.sample_keys).hash(seed=0) % n).alias("__bucket")
+        self.lf.with_columns(bucket).sink_parquet(
+            pl.PartitionBy(directory, key="__bucket", include_key=False), mkdir=True
+        )
+        return [sorted(directory.glob(f"__bucket={i}/*.parquet")) for i in range(n)]
+
+    def query_progress(self) -> float | None:
+        return None
+
+
+class PolarsEngine:
+    """Polars frames, LazyFrames, and Parquet paths or globs (scanned, not read)."""
+
+    name = "polars"
+
+    @contextmanager
+    def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:
+        yield PolarsSession(to_lazy(data), cols)
+
+
+ENGINE = PolarsEngine()

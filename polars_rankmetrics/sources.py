@@ -37,4 +37,5 @@ def to_lazy(data: Source) -> pl.LazyFrame:
         return data
     if isinstance(data, pl.DataFrame):
         return data.lazy()
-    return pl.scan_parquet(parquet_paths(data))
+    # The paths are expanded already: a '[' in a file name is not a glob pattern again.
+    return pl.scan_parquet(parquet_paths(data), glob=False)

@@ -1,18 +1,28 @@
 """Checks on the long table, run once at the edge, before any metric is computed.
 
 Every failure is a ``ValueError`` that names the column, the problem, and one offending sample,
-so that a user can find the row. Nothing is dropped or coerced silently. The messages are shared
-by both engines: the Polars checks live here, the DuckDB ones in ``sql/06_checks.sql``.
+so that a user can find the row. Nothing is dropped or coerced silently.
+
+The checks run in three steps, each a query an engine answers (:mod:`polars_rankmetrics.engines`)
+and this module judges, so that every engine raises the same errors:
+
+1. row checks, over the whole table: one example row per problem id of :func:`row_problems`;
+2. the group labels, over the whole table: how many distinct labels each ``by`` group has;
+3. the sample summary, per bucket of whole samples: per group, the summed sample weights, the
+   fewest labels a sample has, and an example sample with a repeated label or a varying weight.
+   :func:`check_samples` compares it with step 2; :func:`check_weight_totals` adds the buckets'
+   weights up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.keys import MetricKey
+from polars_rankmetrics.metrics import MetricKey, min_labels
 
 
 def check_schema(schema: pl.Schema, cols: Columns) -> None:
@@ -41,6 +51,11 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
         "null_label": f"column {cols.label!r} has a null",
         "null_score": f"column {cols.score!r} (score) has a null",
         "nan_score": f"column {cols.score!r} (score) has a NaN",
+        "inexact_score": (
+            f"column {cols.score!r} (score) has a value that a 64-bit float cannot hold exactly, "
+            "so it could tie with a neighbour on some engines; cast the column to Float64 first "
+            "if that is intended"
+        ),
         "null_truth": f"column {cols.truth!r} (truth) has a null",
         "nan_truth": f"column {cols.truth!r} (truth) has a NaN or infinite value",
     }
@@ -99,10 +114,31 @@ def raise_zero_weight(cols: Columns, group: Mapping[str, object]) -> None:
     raise ValueError(f"column {cols.weight!r} (weight): the sample weights of {where} sum to 0")
 
 
-def raise_single_label(cols: Columns) -> None:
+def raise_too_few_labels(cols: Columns, metric: str, needed: int) -> None:
     raise ValueError(
-        f"ndcg needs at least two labels per sample; column {cols.label!r} has only one"
+        f"{metric} needs at least {needed} labels per sample; column {cols.label!r} has fewer"
     )
+
+
+GROUP = "__group"  # the one group of a table evaluated without by=
+
+
+def group_keys(cols: Columns) -> list[str]:
+    """The columns of a per-group frame: the ``by`` columns, or ``__group`` without ``by``."""
+    return list(cols.by) or [GROUP]
+
+
+def _group_exprs(cols: Columns) -> list[pl.Expr]:
+    return [pl.col(b) for b in cols.by] or [pl.lit(0).alias(GROUP)]
+
+
+def _is_exact_in_float64(score: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """Whether an integer or decimal score survives the round trip through Float64, which every
+    engine ranks by; a value that does not could tie with a neighbour on one engine only.
+    (Distinct values that all survive stay distinct and in order as floats.)"""
+    if dtype.is_float() or dtype == pl.Boolean:
+        return pl.lit(True)
+    return score.cast(pl.Float64).cast(dtype, strict=False).eq_missing(score)
 
 
 def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
@@ -114,6 +150,7 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
         "null_label": pl.col(cols.label).is_null(),
         "null_score": score.is_null(),
         "nan_score": score.is_nan() if schema[cols.score].is_float() else pl.lit(False),
+        "inexact_score": score.is_not_null() & ~_is_exact_in_float64(score, schema[cols.score]),
         "null_truth": truth.is_null(),
         "nan_truth": ~truth.is_finite(),
         "non_binary_truth": ~truth.is_in([0.0, 1.0]),
@@ -123,103 +160,121 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
     }
 
 
-def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> bool:
-    """Nulls, NaNs and out-of-range values, in one pass over the table.
+@dataclass(frozen=True)
+class RowFacts:
+    """What the row checks learn about a table: its row count, and whether every truth value
+    is 0 or 1 (dcg/ndcg accept graded truth)."""
 
-    Returns whether every truth value is 0 or 1 (dcg/ndcg accept graded truth).
+    rows: int
+    binary_truth: bool
+
+
+def judge_rows(
+    found: Mapping[str, object], cols: Columns, keys: Sequence[MetricKey], rows: int
+) -> None:
+    """Raise the first problem of :func:`row_problems` that ``found`` holds an example of.
+
+    ``found`` must answer every problem id (a missing id is an engine bug, not a pass).
     """
+    if rows == 0:
+        raise_empty()
+    for pid, message in row_problems(cols, keys).items():
+        example = found[pid]
+        if example is not None:
+            raise_row_problem(message, example)  # type: ignore[arg-type]
+
+
+def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> RowFacts:
+    """Nulls, NaNs and out-of-range values, in one pass over the table."""
     conditions = _row_conditions(lf.collect_schema(), cols)
-    problems = row_problems(cols, keys)
     where = pl.struct(list(dict.fromkeys([*cols.sample_keys, cols.label])))
     found = lf.select(
         pl.len().alias("__rows"),
         conditions["non_binary_truth"].any().alias("__graded"),
-        *(where.filter(conditions[pid]).first().alias(pid) for pid in problems),
+        *(where.filter(condition).first().alias(pid) for pid, condition in conditions.items()),
     ).collect()
-    if found["__rows"][0] == 0:
-        raise_empty()
-    for pid, value in found.drop("__rows", "__graded").row(0, named=True).items():
-        if value is not None:
-            raise_row_problem(problems[pid], value)
-    return not found["__graded"][0]
+    rows = found["__rows"][0]
+    judge_rows(found.row(0, named=True), cols, keys, rows)
+    return RowFacts(rows, not found["__graded"][0])
 
 
 def group_labels(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
-    """How many distinct labels each ``by`` group has (one row, ``__all``, without ``by``)."""
-    group_keys = list(cols.by) or [pl.lit(0).alias("__all")]
-    return lf.group_by(group_keys).agg(group_labels=pl.col(cols.label).n_unique()).collect()
+    """How many distinct labels each group has (``group_keys`` and ``group_labels``)."""
+    return lf.group_by(_group_exprs(cols)).agg(group_labels=pl.col(cols.label).n_unique()).collect()
 
 
-def check_sample_labels(lf: pl.LazyFrame, cols: Columns, labels: pl.DataFrame) -> pl.DataFrame:
-    """Each sample carries its group's full label set once and one weight.
+def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
+    """Every group has as many labels as the metrics need (``labels`` from
+    :func:`group_labels`; ndcg needs two)."""
+    needed, metric = min_labels(keys)
+    if labels.height and labels["group_labels"].min() < needed:  # type: ignore[operator]
+        raise_too_few_labels(cols, metric, needed)
 
-    ``labels`` is :func:`group_labels` of the whole table (``lf`` may be a part of it holding
-    whole samples). Returns the summed sample weights per group, for
-    :func:`check_weight_totals`.
-    """
-    per_sample = lf.group_by(cols.sample_keys).agg(
+
+def sample_summary(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
+    """Per group: ``weight`` (the summed sample weights), ``min_labels`` (the fewest distinct
+    labels a sample has) and ``short_sample`` (one such sample), ``repeated_sample`` (a sample
+    with a repeated label) and ``varying_weight_sample`` (a sample whose weight varies), null
+    when there is none. Examples are the smallest such sample id, as in the SQL."""
+    sample = pl.col(cols.sample)
+    per_sample = lf.group_by([*_group_exprs(cols), sample]).agg(
         rows=pl.len(),
         labels=pl.col(cols.label).n_unique(),
         weights=pl.col(cols.weight).n_unique() if cols.weight else pl.lit(1, pl.UInt32),
         weight=pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0),
     )
-    if cols.by:
-        joined = per_sample.join(labels.lazy(), on=list(cols.by), nulls_equal=True)
-    else:
-        joined = per_sample.join(labels.lazy().drop("__all"), how="cross")
-    bad_sample = (
-        (pl.col("rows") != pl.col("labels"))
-        | (pl.col("labels") != pl.col("group_labels"))
-        | (pl.col("weights") > 1)
+    labels = pl.col("labels")
+    return (
+        per_sample.group_by(group_keys(cols))
+        .agg(
+            weight=pl.col("weight").sum(),
+            min_labels=labels.min(),
+            short_sample=sample.filter(labels == labels.min()).min(),
+            repeated_sample=sample.filter(pl.col("rows") > labels).min(),
+            varying_weight_sample=sample.filter(pl.col("weights") > 1).min(),
+        )
+        .collect()
     )
-    group_keys = list(cols.by) or [pl.lit(0).alias("__all")]
-    samples, weights = pl.collect_all(
-        [joined.filter(bad_sample).head(1), joined.group_by(group_keys).agg(pl.col("weight").sum())]
-    )
-    if samples.height:
-        bad = samples.row(0, named=True)
-        where = {k: bad[k] for k in cols.sample_keys}
-        if bad["rows"] != bad["labels"]:
-            raise_repeated_label(cols, _repeated_label(lf, cols, where), where)
-        if bad["labels"] != bad["group_labels"]:
-            raise_label_sets(cols, where, bad["labels"], bad["group_labels"])
-        raise_varying_weight(cols, where)
-    return weights
 
 
-def check_weight_totals(weights: pl.DataFrame, cols: Columns) -> None:
-    """The sample weights of each group (from :func:`check_sample_labels`) add up to more than 0."""
-    totals = weights.group_by(list(cols.by) or ["__all"]).agg(pl.col("weight").sum())
+def check_samples(
+    summary: pl.DataFrame,
+    labels: pl.DataFrame,
+    cols: Columns,
+    repeated_label: Callable[[Mapping[str, object]], object],
+) -> None:
+    """Each sample carries its group's whole label set once, and one weight.
+
+    ``summary`` is a :func:`sample_summary` (of the whole table or of a bucket of whole samples),
+    ``labels`` the :func:`group_labels` of the whole table; ``repeated_label(where)`` finds the
+    label that a sample repeats, for the message.
+    """
+    keys = group_keys(cols)
+    joined = summary.join(labels, on=keys, how="left", nulls_equal=True).sort(keys)
+    for row in joined.iter_rows(named=True):
+        group = {b: row[b] for b in cols.by}
+        if row["repeated_sample"] is not None:
+            where = group | {cols.sample: row["repeated_sample"]}
+            raise_repeated_label(cols, repeated_label(where), where)
+        if row["min_labels"] != row["group_labels"]:
+            where = group | {cols.sample: row["short_sample"]}
+            raise_label_sets(cols, where, row["min_labels"], row["group_labels"])
+        if row["varying_weight_sample"] is not None:
+            raise_varying_weight(cols, group | {cols.sample: row["varying_weight_sample"]})
+
+
+def check_weight_totals(summaries: pl.DataFrame, cols: Columns) -> None:
+    """The sample weights of each group (the ``weight`` of :func:`sample_summary`, maybe one
+    row per bucket) add up to more than 0."""
+    keys = group_keys(cols)
+    totals = summaries.group_by(keys).agg(pl.col("weight").sum()).sort(keys)
     zero = totals.filter(pl.col("weight") <= 0)
     if zero.height:
         raise_zero_weight(cols, {k: zero[k][0] for k in cols.by})
 
 
-def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
-    """ndcg needs two labels or more (``labels`` from :func:`group_labels`)."""
-    if any(k.name == "ndcg" for k in keys) and labels["group_labels"].min() < 2:
-        raise_single_label(cols)
-
-
-def check_samples(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
-    """The per-sample and per-group checks over the whole table at once."""
-    labels = group_labels(lf, cols)
-    check_weight_totals(check_sample_labels(lf, cols, labels), cols)
-    check_label_count(labels, cols, keys)
-
-
-def _repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]) -> object:
+def repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]) -> object:
+    """A label that the sample ``where`` (its ``by`` values and id) carries more than once."""
     match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
     repeated = lf.filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
-    return repeated.head(1).collect()[cols.label][0]
-
-
-def validate(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> bool:
-    """Run every check; raise ``ValueError`` at the first problem found.
-
-    Returns whether the truth is binary (every value 0 or 1).
-    """
-    check_schema(lf.collect_schema(), cols)
-    binary_truth = check_rows(lf, cols, keys)
-    check_samples(lf, cols, keys)
-    return binary_truth
+    return repeated.sort(cols.label).head(1).collect()[cols.label][0]

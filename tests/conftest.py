@@ -1,43 +1,51 @@
 import os
 import sys
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
 import polars_rankmetrics as rm  # noqa: E402
-from polars_rankmetrics import duckdb_engine  # noqa: E402
+from polars_rankmetrics.duckdb_engine import DuckDBSession  # noqa: E402
+from polars_rankmetrics.memory import ENGINE_SHARE, parse_size  # noqa: E402
+from polars_rankmetrics.polars_engine import PolarsSession  # noqa: E402
+
+
+BUDGET = "256MB"
+
+
+@contextmanager
+def rows_per_bucket(rows: int):
+    """Every engine's row estimate raised so that a bucket under ``BUDGET`` holds ``rows`` rows:
+    tiny tables then split into several buckets too."""
+    per_row = ENGINE_SHARE * parse_size(BUDGET) / rows
+    with pytest.MonkeyPatch.context() as patch:
+        for session in (PolarsSession, DuckDBSession):
+            patch.setattr(session, "bytes_per_row", lambda self: per_row)
+        yield
 
 
 @dataclass(frozen=True)
 class Engine:
-    """One way of running evaluate(): an engine and the options that select its code path."""
+    """One way of running evaluate(): an engine, and buckets of ``bucket_rows`` rows or none."""
 
     name: str
-    options: dict = field(default_factory=dict)
-    # DuckDB's bytes per bucket row, raised so that a 256MB budget splits tiny tables too.
-    duckdb_bytes_per_row: int | None = None
+    bucket_rows: int | None = None
 
     def evaluate(self, data, metrics=None, **options):
-        if self.duckdb_bytes_per_row is None:
-            return rm.evaluate(data, metrics, engine=self.name, **self.options, **options)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(duckdb_engine, "BYTES_PER_ROW", self.duckdb_bytes_per_row)
-            return rm.evaluate(data, metrics, engine=self.name, **self.options, **options)
+        if self.bucket_rows is None:
+            return rm.evaluate(data, metrics, engine=self.name, **options)
+        with rows_per_bucket(self.bucket_rows):
+            return rm.evaluate(data, metrics, engine=self.name, memory_limit=BUDGET, **options)
 
     def __str__(self) -> str:
-        return self.name + ("-buckets" if self.options else "")
+        return self.name + ("-buckets" if self.bucket_rows else "")
 
 
-ENGINES = [
-    Engine("polars"),
-    # A 2KB budget forces several hash buckets even for tiny tables.
-    Engine("polars", {"memory_limit": "2KB"}),
-    Engine("duckdb"),
-    # 0.6 * 256MB / 10**7 bytes per row: buckets of 15 rows.
-    Engine("duckdb", {"memory_limit": "256MB"}, duckdb_bytes_per_row=10**7),
-]
+# Buckets of 15 rows: up to 8 labels a sample, so tables of several samples split.
+ENGINES = [Engine("polars"), Engine("polars", 15), Engine("duckdb"), Engine("duckdb", 15)]
 
 
 @pytest.fixture(params=ENGINES, ids=str)

@@ -1,5 +1,6 @@
 """The DuckDB engine and the SQL views: parity with Polars, quoting, SQL alone, spilling."""
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -9,9 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from conftest import BUDGET, rows_per_bucket
 from strategies import long_tables
 
 import polars_rankmetrics as rm
+from polars_rankmetrics import driver
 from polars_rankmetrics.duckdb_engine import register_views, sql_directory, sql_files
 from polars_rankmetrics.memory import engine_limit
 
@@ -128,9 +131,8 @@ def test_the_package_carries_the_sql_files():
     assert [f.name for f in files] == sorted(p.name for p in REPO_SQL.glob("*.sql"))
     for path in files:
         assert path.read_text() == (REPO_SQL / path.name).read_text()
-    if not packaged.is_dir():
-        pytest.skip("editable install: the views are read from the checkout's sql/ (checked above)")
-    assert sql_directory() == packaged
+    # An editable install reads the checkout's sql/; an installed package its own copy.
+    assert sql_directory() == (packaged if packaged.is_dir() else REPO_SQL)
 
 
 def big_table(n_samples: int, n_labels: int, seed: int = 0) -> pl.DataFrame:
@@ -202,40 +204,51 @@ def test_cli_prints_the_sql_views_in_order():
     assert lrap == pytest.approx(expected, rel=1e-12)
 
 
-def _forced_buckets(monkeypatch, rows_per_bucket: int) -> list[int]:
-    """Make a 100MB budget hold ``rows_per_bucket`` rows per DuckDB bucket; returns the list the
-    bucket counts used are appended to."""
-    from polars_rankmetrics import duckdb_engine
-
-    monkeypatch.setattr(duckdb_engine, "BYTES_PER_ROW", 0.6 * 100e6 / rows_per_bucket)
+@contextmanager
+def counted_buckets(rows: int):
+    """Buckets of ``rows`` rows under conftest's BUDGET; yields the list of bucket counts used."""
     used = []
-    real = duckdb_engine.bucket_count
+    real = driver.bucket_count
 
-    def counting(rows, budget, bytes_per_row):
-        used.append(real(rows, budget, bytes_per_row))
+    def counting(*args):
+        used.append(real(*args))
         return used[-1]
 
-    monkeypatch.setattr(duckdb_engine, "bucket_count", counting)
-    return used
+    with rows_per_bucket(rows), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(driver, "bucket_count", counting)
+        yield used
 
 
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
 @pytest.mark.parametrize("per_sample", [False, True])
-def test_duckdb_buckets_give_the_one_piece_result(monkeypatch, per_sample):
-    whole = rm.evaluate(EXAMPLE, ALL_KEYS, by="model", engine="duckdb", per_sample=per_sample)
-    used = _forced_buckets(monkeypatch, rows_per_bucket=20_000)
-    parts = rm.evaluate(
-        EXAMPLE, ALL_KEYS, by="model", engine="duckdb", per_sample=per_sample, memory_limit="100MB"
-    )
-    assert used == [8]  # 160,000 rows
+def test_buckets_give_the_one_piece_result(engine, per_sample):
+    options = {"by": "model", "engine": engine, "per_sample": per_sample}
+    whole = rm.evaluate(EXAMPLE, ALL_KEYS, **options)
+    with counted_buckets(20_000) as used:
+        parts = rm.evaluate(EXAMPLE, ALL_KEYS, memory_limit=BUDGET, **options)
+    assert used[-1] == 8  # 160,000 rows
     assert_frame_equal(parts, whole, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def test_duckdb_buckets_check_label_sets_against_the_whole_table(monkeypatch):
-    # Alone in its bucket, the odd sample looks complete; against the whole table it is not.
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_buckets_check_label_sets_against_the_whole_table(engine):
+    # Alone in its bucket, a sample looks complete; against the whole table it is not.
     rows = [(s, label, 0.5, 1) for s in range(30) for label in ("a", "b")]
     rows += [(99, "a", 0.5, 1), (99, "c", 0.5, 0)]
     df = pl.DataFrame(rows, schema=["sample", "label", "score", "truth"], orient="row")
-    used = _forced_buckets(monkeypatch, rows_per_bucket=1)
-    with pytest.raises(ValueError, match="different label sets"):
-        rm.evaluate(df, engine="duckdb", memory_limit="100MB")
-    assert used[0] == df.height
+    with counted_buckets(3) as used, pytest.raises(ValueError, match="different label sets"):
+        rm.evaluate(df, engine=engine, memory_limit=BUDGET)
+    assert used[-1] == 21
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_a_budget_too_small_for_one_sample_is_refused(engine):
+    with pytest.raises(ValueError, match=r"memory limit '2KB' is too small.*give at least 64MB"):
+        rm.evaluate(EXAMPLE, engine=engine, memory_limit="2KB")
+    # 20 rows a bucket cannot hold a sample of 40 labels
+    few = pl.read_parquet(EXAMPLE).filter(model="baseline").sort("sample").head(200)
+    with rows_per_bucket(20), pytest.raises(ValueError, match=r"up to 40 a sample.*at least"):
+        rm.evaluate(few, engine=engine, memory_limit=BUDGET)
+    # ... nor does a budget that would take more than 1,024 passes over the buckets
+    with rows_per_bucket(100), pytest.raises(ValueError, match=r"160,000 rows\): give at least"):
+        rm.evaluate(EXAMPLE, engine=engine, memory_limit=BUDGET)

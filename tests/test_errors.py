@@ -91,7 +91,7 @@ CASES = [
         "one label for ndcg",
         table(label=["a"] * 4, sample=[1, 2, 3, 4]),
         {"metrics": ["ndcg"]},
-        r"ndcg needs at least two labels",
+        r"ndcg needs at least 2 labels",
     ),
     ("missing by column", table(), {"by": "model"}, r"column 'model' not found"),
     ("unknown metric", table(), {"metrics": ["auc"]}, r"unknown metric 'auc'"),

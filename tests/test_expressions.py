@@ -8,7 +8,7 @@ from strategies import long_tables
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import expressions as rx
-from polars_rankmetrics.keys import parse_key
+from polars_rankmetrics.metrics import parse_key
 
 
 @settings(max_examples=60, deadline=None)

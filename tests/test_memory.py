@@ -34,19 +34,19 @@ def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypat
     from polars.testing import assert_frame_equal
 
     import polars_rankmetrics as rm
-    from polars_rankmetrics import buckets
+    from polars_rankmetrics import driver, memory
 
     example = Path(__file__).parent.parent / "data" / "example.parquet"
     in_memory = rm.evaluate(example, by="model")
     used = []
-    real = buckets.bucket_count
+    real = driver.bucket_count
 
-    def counting(rows, memory_limit, bytes_per_row):
-        used.append(real(rows, memory_limit, bytes_per_row))
+    def counting(*args):
+        used.append(real(*args))
         return used[-1]
 
-    monkeypatch.setattr(buckets, "available_memory", lambda: 10_000_000)  # 10 MB left
-    monkeypatch.setattr(buckets, "bucket_count", counting)
+    monkeypatch.setattr(memory, "available_memory", lambda: 50_000_000)  # 50 MB left
+    monkeypatch.setattr(driver, "bucket_count", counting)
     assert_frame_equal(rm.evaluate(example, by="model"), in_memory, check_exact=False)
     assert used and used[0] > 1
     # a frame the caller already holds in memory is evaluated in one piece

@@ -7,13 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import BUDGET, rows_per_bucket
 
 import polars_rankmetrics as rm
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
 
 
-@pytest.mark.parametrize("engine, options", [("polars", {"memory_limit": "20MB"}), ("duckdb", {})])
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("options", [{}, {"memory_limit": "64MB"}])
 def test_progress_callback_reaches_the_end(engine, options):
     calls = []
     rm.evaluate(
@@ -53,7 +55,7 @@ def run_on_a_terminal(*args):
 
 
 def test_cli_shows_progress_on_a_terminal_and_not_with_quiet():
-    args = ["evaluate", str(EXAMPLE), "--by", "model", "--memory-limit", "20MB"]
+    args = ["evaluate", str(EXAMPLE), "--by", "model", "--memory-limit", "64MB"]
     code, stdout, terminal = run_on_a_terminal(*args)
     assert code == 0 and "candidate" in stdout
     assert "100% done" in terminal
@@ -80,18 +82,17 @@ def test_cli_shows_no_progress_when_stderr_is_not_a_terminal():
     assert done.returncode == 0 and done.stderr == ""
 
 
-def test_duckdb_buckets_report_each_bucket(monkeypatch):
-    from polars_rankmetrics import duckdb_engine
-
-    monkeypatch.setattr(duckdb_engine, "BYTES_PER_ROW", 0.6 * 100e6 / 40_000)  # 4 buckets
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_buckets_report_each_bucket(engine):
     calls = []
-    rm.evaluate(
-        EXAMPLE,
-        by="model",
-        engine="duckdb",
-        memory_limit="100MB",
-        progress=lambda done, total: calls.append((done, total)),
-    )
+    with rows_per_bucket(40_000):  # 4 buckets of the example's 160,000 rows
+        rm.evaluate(
+            EXAMPLE,
+            by="model",
+            engine=engine,
+            memory_limit=BUDGET,
+            progress=lambda done, total: calls.append((done, total)),
+        )
     assert {total for _, total in calls} == {5}  # the whole-table checks, then 4 buckets
     assert {1, 2, 3, 4, 5} <= {done for done, _ in calls}
     assert [done for done, _ in calls] == sorted(done for done, _ in calls)

@@ -25,24 +25,32 @@ SELECT grp, count(DISTINCT label) AS group_labels
 FROM rankmetrics_input
 GROUP BY grp;
 
--- rankmetrics_group_checks: one row per grp; problems visible per sample, and the sum of the
--- sample weights (which must be positive).
-CREATE OR REPLACE VIEW rankmetrics_group_checks AS
+-- rankmetrics_sample_checks: one row per grp; problems visible per sample. A sample must carry
+-- its group's whole label set (the group's count of the whole table, which for a bucket of the
+-- table is known only to the caller: compare min_labels with it), once, and one weight.
+--   weight                 the sum of the sample weights (must be positive over the whole table)
+--   min_labels             the fewest distinct labels a sample has; short_sample one such sample
+--   repeated_sample        a sample with a label on more than one row
+--   varying_weight_sample  a sample whose weight is not constant
+-- Examples are the smallest such sample id.
+CREATE OR REPLACE VIEW rankmetrics_sample_checks AS
 WITH samples AS (
     SELECT
         grp, sample, count(*) AS n_rows, count(DISTINCT label) AS n_labels,
         count(DISTINCT weight) AS n_weights, max(weight) AS weight
     FROM rankmetrics_input
     GROUP BY grp, sample
+),
+fewest AS (
+    SELECT *, min(n_labels) OVER (PARTITION BY grp) AS min_labels
+    FROM samples
 )
 SELECT
-    g.grp,
-    any_value(g.group_labels) AS group_labels,
-    sum(s.weight) AS weight_sum,
-    any_value(s.sample) FILTER (WHERE s.n_rows > s.n_labels) AS repeated_label_sample,
-    any_value(struct_pack(s.sample, s.n_labels)) FILTER (WHERE s.n_labels <> g.group_labels)
-        AS label_set_sample,
-    any_value(s.sample) FILTER (WHERE s.n_weights > 1) AS varying_weight_sample
-FROM samples AS s
-JOIN rankmetrics_group_labels AS g ON s.grp IS NOT DISTINCT FROM g.grp
-GROUP BY g.grp;
+    grp,
+    sum(weight) AS weight,
+    min(min_labels) AS min_labels,
+    min(CASE WHEN n_labels = min_labels THEN sample END) AS short_sample,
+    min(CASE WHEN n_rows > n_labels THEN sample END) AS repeated_sample,
+    min(CASE WHEN n_weights > 1 THEN sample END) AS varying_weight_sample
+FROM fewest
+GROUP BY grp;

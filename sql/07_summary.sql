@@ -1,6 +1,6 @@
 -- rankmetrics_sums: one row per (grp, k): the weighted sums behind the means of rankmetrics_summary.
--- Sums over disjoint sets of samples add up: a table evaluated in parts (as the Python engine does
--- under a small memory limit) sums its parts' rows per (grp, k).
+-- Sums over disjoint sets of samples add up: a table evaluated in parts sums its parts' rows per
+-- (grp, k).
 -- lwlrap weighs each sample by weight * n_positives (positive_weight); a sample without positives
 -- adds nothing to it.
 CREATE OR REPLACE VIEW rankmetrics_sums AS

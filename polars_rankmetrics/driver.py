@@ -1,0 +1,194 @@
+"""The bucket driver: one evaluation, the same steps on every engine.
+
+1. The whole-table checks, once: the row checks, each group's label set, the label counts the
+   metrics need.
+2. The split: a table too large for the memory budget is written once, by the engine, as buckets
+   of whole samples (a hash of the ``by`` columns and the sample id) to a directory the library
+   manages. Every metric is computed within a sample, so each bucket is evaluated alone. A table
+   that fits is one bucket, read where it is.
+3. Per bucket: the per-sample checks against the whole table's label sets, then additive sums
+   (:mod:`polars_rankmetrics.sums`) or per-sample rows.
+4. The weight totals over all buckets, and the means.
+
+Progress is reported per step (``progress(done, total)``, ``total`` = buckets + 1), and within a
+step from the engine's own estimate where it has one. Spill and bucket files live in
+``rankmetrics-<pid>-*`` under ``temp_dir`` (the system's temporary directory by default), removed
+when the run ends however it ends; one left by a process that no longer runs (killed) is removed
+when the next run starts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics import validation
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.engines import Engine, Progress, Session, Settings
+from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
+from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.sums import means
+
+_OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(parent: Path) -> None:
+    """Remove the directories of ``parent`` that runs of processes no longer alive left."""
+    for entry in parent.iterdir():
+        owner = _OWNED.match(entry.name)
+        if owner and entry.is_dir() and not _running(int(owner.group(1))):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+@contextmanager
+def managed_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Path]:
+    """A new directory for this run's spill and bucket files, removed when the block ends."""
+    parent = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
+    if not parent.is_dir():
+        raise ValueError(f"temp_dir {str(parent)!r} is not a directory")
+    remove_stale(parent)
+    path = Path(tempfile.mkdtemp(prefix=f"rankmetrics-{os.getpid()}-", dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class Reporter:
+    """Reports ``progress(done, total)`` after each step, and within a step from the session's
+    ``query_progress()`` (polled twice a second) where the engine can tell."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total = progress, total
+
+    @contextmanager
+    def step(self, index: int, session: Session) -> Iterator[None]:
+        if self.progress is None:
+            yield
+            return
+        report, stop = self.progress, threading.Event()
+
+        def poll() -> None:
+            while not stop.wait(0.5):
+                share = session.query_progress()
+                if share is not None:
+                    report(index + min(max(share, 0.0), 1.0), self.total)
+
+        watcher = threading.Thread(target=poll, daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
+        report(index + 1, self.total)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the whole-table checks found: the row facts and each group's label count."""
+
+    facts: validation.RowFacts
+    labels: pl.DataFrame
+
+
+def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Checked:
+    """Step 1: the checks that need the whole table."""
+    facts = session.check_rows(keys)
+    labels = session.group_labels()
+    validation.check_label_count(labels, cols, keys)
+    return Checked(facts, labels)
+
+
+def check_piece(session: Session, cols: Columns, checked: Checked) -> pl.DataFrame:
+    """Step 3's checks on a bucket of whole samples; returns its sample summary (weights)."""
+    summary = session.sample_summary()
+    validation.check_samples(summary, checked.labels, cols, session.repeated_label)
+    return summary
+
+
+def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Context:
+    """Every check on a source evaluated in one piece; the context its metrics need."""
+    validation.check_schema(session.schema(), cols)
+    checked = check_table(session, cols, keys)
+    validation.check_weight_totals(check_piece(session, cols, checked), cols)
+    return Context(cols.truth, binary_truth=checked.facts.binary_truth)
+
+
+def _in_memory(data: Any) -> bool:
+    return isinstance(data, pl.DataFrame)
+
+
+def run(
+    engine: Engine,
+    data: Any,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    per_sample: bool = False,
+    log_base: float = 2,
+    memory_limit: str | None = None,
+    temp_dir: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> pl.DataFrame:
+    """Evaluate ``keys`` over ``data`` on ``engine``; see :func:`polars_rankmetrics.evaluate`."""
+    if memory_limit is not None:
+        check_budget(memory_limit)
+    with managed_directory(temp_dir) as directory:
+        settings = Settings(memory_limit, directory, track_progress=progress is not None)
+        with engine.open(data, cols, settings) as whole:
+            validation.check_schema(whole.schema(), cols)
+            bytes_per_row = whole.bytes_per_row()
+            rows = whole.count_rows()
+            budget = memory_limit
+            if budget is None and not _in_memory(data):
+                budget = automatic_limit(rows, bytes_per_row)
+            n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
+            reporter = Reporter(progress, n + 1)
+            with reporter.step(0, whole):
+                checked = check_table(whole, cols, keys)
+                if budget is not None:
+                    sample_rows = int(checked.labels["group_labels"].max())  # type: ignore[arg-type]
+                    n = bucket_count(rows, budget, bytes_per_row, sample_rows)
+                pieces = whole.split(n, directory / "buckets") if n > 1 else None
+            context = Context(cols.truth, log_base, checked.facts.binary_truth)
+            summaries, parts = [], []
+            for i in range(n):
+                if pieces is not None and not pieces[i]:
+                    continue  # no sample hashed to this bucket
+                opened = _reuse(whole) if pieces is None else engine.open(pieces[i], cols, settings)
+                with opened as session, reporter.step(i + 1, session):
+                    summaries.append(check_piece(session, cols, checked))
+                    if per_sample:
+                        parts.append(session.per_sample(keys, context))
+                    else:
+                        parts.append(session.sums(keys, context))
+    validation.check_weight_totals(pl.concat(summaries), cols)
+    if per_sample:
+        return pl.concat(parts).sort(cols.sample_keys)
+    return means(pl.concat(parts), cols, keys)
+
+
+@contextmanager
+def _reuse(session: Session) -> Iterator[Session]:
+    yield session

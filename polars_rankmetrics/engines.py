@@ -1,0 +1,126 @@
+"""The engine interface, and the registry that :func:`~polars_rankmetrics.evaluate` picks from.
+
+An engine is one module with a class implementing :class:`Engine`, registered by name. It opens
+a :class:`Session` over a source; the session answers the queries the evaluation needs, and the
+bucket driver (:mod:`polars_rankmetrics.driver`) does everything else the same way for every
+engine: the order of the checks, the split into buckets, progress, combining the sums.
+
+Every frame a session returns is a Polars DataFrame: per-group frames carry the ``by`` columns
+(or ``__group`` without ``by``, see :func:`~polars_rankmetrics.validation.group_keys`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.validation import RowFacts
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a session should run: the process's memory budget (``"1GB"``, or None), the
+    directory the library manages for this run's spill files, and whether the caller wants
+    progress (an engine may need to switch its progress tracking on)."""
+
+    memory_limit: str | None = None
+    spill_dir: Path | None = None
+    track_progress: bool = False
+
+
+class Session(Protocol):
+    """One open evaluation over one source (the whole table, or one bucket of whole samples)."""
+
+    def schema(self) -> pl.Schema:
+        """The source's columns and their Polars types."""
+        ...
+
+    def count_rows(self) -> int:
+        """The number of rows (cheap on Parquet: the files' metadata)."""
+        ...
+
+    def check_rows(self, keys: Sequence[MetricKey]) -> RowFacts:
+        """The row checks over the whole source (raise on the first problem)."""
+        ...
+
+    def group_labels(self) -> pl.DataFrame:
+        """:func:`~polars_rankmetrics.validation.group_labels` of the source."""
+        ...
+
+    def sample_summary(self) -> pl.DataFrame:
+        """:func:`~polars_rankmetrics.validation.sample_summary` of the source."""
+        ...
+
+    def repeated_label(self, where: Mapping[str, object]) -> object:
+        """A label repeated within the sample ``where``."""
+        ...
+
+    def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        """Per group and key, ``key`` = sum of weight x value and ``key/w`` = sum of weight
+        (the weighting of the metric's record); sums of disjoint sets of samples add up."""
+        ...
+
+    def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        """One row per sample: the ``by`` columns, the sample id and one column per key."""
+        ...
+
+    def bytes_per_row(self) -> float:
+        """Bytes of the engine's share of the budget that one row of a bucket needs."""
+        ...
+
+    def split(self, n: int, directory: Path) -> list[list[Path]]:
+        """Write the source to ``directory`` as ``n`` buckets of whole samples (by a hash of the
+        ``by`` columns and the sample id); the Parquet files of each bucket."""
+        ...
+
+    def query_progress(self) -> float | None:
+        """The running query's progress in [0, 1], or None where the engine cannot tell."""
+        ...
+
+
+class Engine(Protocol):
+    """An engine: a name, and sessions over the sources it accepts."""
+
+    name: str
+
+    def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
+        """A session over ``data``; closing it releases everything it holds."""
+        ...
+
+
+# name -> module that defines it; modules are imported on first use (DuckDB, Spark).
+_ENGINES: dict[str, str] = {
+    "polars": "polars_rankmetrics.polars_engine",
+    "duckdb": "polars_rankmetrics.duckdb_engine",
+}
+_LOADED: dict[str, Engine] = {}
+
+
+def register_engine(name: str, module: str) -> None:
+    """Make ``engine=name`` load ``module``, whose ``ENGINE`` attribute is the engine."""
+    _ENGINES[name] = module
+    _LOADED.pop(name, None)
+
+
+def engine_names() -> tuple[str, ...]:
+    return tuple(_ENGINES)
+
+
+def get_engine(name: str) -> Engine:
+    """The engine registered as ``name``; ``ValueError`` naming the choices otherwise."""
+    if name not in _ENGINES:
+        raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(_ENGINES)}")
+    if name not in _LOADED:
+        _LOADED[name] = importlib.import_module(_ENGINES[name]).ENGINE
+    return _LOADED[name]
+
+
+Progress = Callable[[float, float], None]

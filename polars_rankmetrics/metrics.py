@@ -1,0 +1,184 @@
+"""The metric registry: one record per metric, the single place every other part reads from.
+
+Parsing (``"ndcg@5"``), validation (binary or graded truth, a minimum label count), the CLI's
+list, the Polars expressions and the SQL an engine selects all come from a :class:`Metric`
+record. Adding a metric is adding a record with :func:`register`; no engine has a branch per
+metric.
+
+A record says how one sample's value is computed on each engine:
+
+- ``polars``: a function of the key and the :class:`Context` giving a Polars expression over one
+  sample's rank-table rows (:mod:`polars_rankmetrics.expressions`);
+- ``sql_view`` and ``sql_value``: the per-sample view of ``sql/`` it reads, and a SQL expression
+  over that view's columns (the view's own column for the built-in metrics). A view whose rows
+  carry a cut-off ``k`` is read at the key's ``k``.
+
+and how the per-sample values reduce to one number per group: their mean weighted by the sample
+weight (``weighting="sample"``), or by the sample weight times the sample's positive count
+(``weighting="positives"``: lwlrap, where samples without positives have no value and no weight).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from polars_rankmetrics import expressions as rx
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a metric's expression may depend on besides its key.
+
+    ``truth`` is the truth column; ``log_base`` dcg's logarithm base; ``binary_truth`` whether
+    every truth value of the table is 0 or 1 (found by the row checks).
+    """
+
+    truth: str = "truth"
+    log_base: float = 2
+    binary_truth: bool = False
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric family: ``ndcg`` stands for ``ndcg`` and every ``ndcg@K``."""
+
+    name: str
+    description: str
+    better: Literal["higher", "lower"]
+    polars: Callable[[MetricKey, Context], pl.Expr]
+    sql_view: str
+    sql_value: str
+    family: str = "ranking"
+    takes_k: bool = False
+    binary_truth: bool = True
+    weighting: Literal["sample", "positives"] = "sample"
+    min_labels: int = 1
+    scales_with_log_base: bool = False
+    needs_rank_table: bool = True
+
+
+REGISTRY: dict[str, Metric] = {}
+
+RANKING_VIEW = "rankmetrics_ranking_per_sample"
+GAIN_VIEW = "rankmetrics_gain_per_sample"
+VIEWS_WITH_K = frozenset({GAIN_VIEW})
+
+
+def register(metric: Metric) -> Metric:
+    """Add ``metric`` to the registry (replacing one of the same name) and return it."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", metric.name):
+        raise ValueError(f"metric name {metric.name!r} must be lowercase letters, digits and _")
+    REGISTRY[metric.name] = metric
+    return metric
+
+
+def unregister(name: str) -> None:
+    """Remove a metric added by :func:`register`."""
+    del REGISTRY[name]
+
+
+@dataclass(frozen=True)
+class MetricKey:
+    """One requested metric: its name, and the cut-off ``k`` of a metric that takes one.
+
+    ``k=None`` means the whole ranking. ``str(key)`` is the result column name.
+    """
+
+    name: str
+    k: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.name not in REGISTRY:
+            raise ValueError(f"unknown metric {self.name!r}; valid metrics are {_valid()}")
+        if self.k is not None:
+            if not self.metric.takes_k:
+                raise ValueError(f"metric {self.name!r} takes no cut-off @K")
+            if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+                raise ValueError(f"k must be a positive integer, not {self.k!r}")
+
+    def __str__(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
+    @property
+    def metric(self) -> Metric:
+        return REGISTRY[self.name]
+
+    @property
+    def is_binary(self) -> bool:
+        """Whether the metric needs truth in {0, 1} (dcg/ndcg accept graded gains)."""
+        return self.metric.binary_truth
+
+    def expression(self, context: Context) -> pl.Expr:
+        """The per-sample Polars expression, named by the key."""
+        return self.metric.polars(self, context).alias(str(self))
+
+
+def _valid() -> str:
+    names = [f"{m.name}, {m.name}@K" if m.takes_k else m.name for m in REGISTRY.values()]
+    return ", ".join(names)
+
+
+_KEY = re.compile(r"^([a-z][a-z0-9_]*)(?:@([0-9]+))?$")
+
+
+def parse_key(text: str) -> MetricKey:
+    """Parse ``"lrap"`` or ``"ndcg@5"``; raise ``ValueError`` naming the valid keys otherwise."""
+    match = _KEY.match(text)
+    if match is None or match.group(1) not in REGISTRY:
+        raise ValueError(f"unknown metric {text!r}; valid metrics are {_valid()}")
+    k = match.group(2)
+    return MetricKey(match.group(1), None if k is None else int(k))
+
+
+def parse_keys(metrics: str | Iterable[str] | None) -> list[MetricKey]:
+    """Parse a list of keys (or one key, or ``None`` for the default ranking set), each once."""
+    if metrics is None:
+        metrics = DEFAULT_METRICS
+    elif isinstance(metrics, str):
+        metrics = [metrics]
+    keys = [parse_key(m) for m in metrics]
+    if not keys:
+        raise ValueError("metrics is empty; ask for at least one metric")
+    return list(dict.fromkeys(keys))
+
+
+def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
+    """The largest minimum label count of ``keys`` and the metric that needs it."""
+    needed = max(keys, key=lambda key: key.metric.min_labels)
+    return needed.metric.min_labels, needed.name
+
+
+register(Metric(
+    "coverage_error", "largest rank of a positive label", "lower",
+    lambda key, c: rx.coverage_error(c.truth), RANKING_VIEW, "coverage_error",
+))  # fmt: skip
+register(Metric(
+    "lrap", "label ranking average precision", "higher",
+    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap",
+))  # fmt: skip
+register(Metric(
+    "ranking_loss", "share of (positive, negative) pairs ordered wrongly; a tie is wrong", "lower",
+    lambda key, c: rx.ranking_loss(c.truth), RANKING_VIEW, "ranking_loss",
+))  # fmt: skip
+register(Metric(
+    "lwlrap", "label-weighted LRAP: LRAP weighted by each sample's positives", "higher",
+    lambda key, c: rx.lwlrap(c.truth), RANKING_VIEW, "lwlrap", weighting="positives",
+))  # fmt: skip
+register(Metric(
+    "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
+    lambda key, c: rx.dcg(c.truth, k=key.k, log_base=c.log_base), GAIN_VIEW, "dcg",
+    takes_k=True, binary_truth=False, scales_with_log_base=True,
+))  # fmt: skip
+register(Metric(
+    "ndcg", "dcg over the ideal dcg", "higher",
+    lambda key, c: rx.ndcg(c.truth, k=key.k, binary_truth=c.binary_truth), GAIN_VIEW, "ndcg",
+    takes_k=True, binary_truth=False, min_labels=2,
+))  # fmt: skip
+
+RANKING_METRICS = tuple(REGISTRY)
+DEFAULT_METRICS = RANKING_METRICS

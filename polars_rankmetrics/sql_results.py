@@ -1,0 +1,132 @@
+"""What every SQL engine shares: the queries over the per-sample views of ``sql/`` that the
+requested metrics need, and turning their rows into the engines' common frames.
+
+The queries are built from the metric registry, never from user input: a metric's record names
+its per-sample view and a SQL expression over that view's columns; each view is read only when a
+requested metric needs it, and only for those metrics. Group keys come back as the struct
+``grp`` (a constant without ``by``) and are unnested here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.metrics import VIEWS_WITH_K, Context, MetricKey
+from polars_rankmetrics.sums import weight_column
+
+
+@dataclass(frozen=True)
+class ViewQuery:
+    """One query over one per-sample view; its columns ``v0, w0, v1, w1, ...`` belong to
+    ``keys`` in order (``w`` in sums queries only)."""
+
+    keys: tuple[MetricKey, ...]
+    sql: str
+
+    @property
+    def has_k(self) -> bool:
+        return self.keys[0].metric.sql_view in VIEWS_WITH_K
+
+
+def _by_view(keys: Sequence[MetricKey]) -> dict[str, list[MetricKey]]:
+    views: dict[str, list[MetricKey]] = {}
+    for key in keys:
+        views.setdefault(key.metric.sql_view, []).append(key)
+    return views
+
+
+def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
+    """The rows of ``rankmetrics_cutoffs``: the cut-offs of the keys that take one."""
+    return list(dict.fromkeys(key.k for key in keys if key.metric.takes_k)) or [None]
+
+
+def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
+    """Per view: ``sum(weight * value)`` and ``sum(weight)`` for each of its keys, per group
+    (and cut-off)."""
+    queries = []
+    for view, view_keys in _by_view(keys).items():
+        group = "grp, k" if view in VIEWS_WITH_K else "grp"
+        columns = []
+        for i, key in enumerate(view_keys):
+            weight = "weight * n_positives" if key.metric.weighting == "positives" else "weight"
+            columns += [
+                f"sum({weight} * ({key.metric.sql_value})) AS v{i}",
+                f"sum({weight}) AS w{i}",
+            ]
+        sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
+        queries.append(ViewQuery(tuple(view_keys), sql))
+    return queries
+
+
+def per_sample_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
+    """Per view: each of its keys' per-sample value."""
+    queries = []
+    for view, view_keys in _by_view(keys).items():
+        group = "grp, sample, k" if view in VIEWS_WITH_K else "grp, sample"
+        columns = [f"{key.metric.sql_value} AS v{i}" for i, key in enumerate(view_keys)]
+        queries.append(
+            ViewQuery(tuple(view_keys), f"SELECT {group}, {', '.join(columns)} FROM {view}")
+        )
+    return queries
+
+
+def ungroup(frame: pl.DataFrame, cols: Columns) -> pl.DataFrame:
+    """The ``grp`` struct of a view's rows as the ``by`` columns (dropped without ``by``)."""
+    return frame.unnest("grp") if cols.by else frame.drop("grp")
+
+
+def _scale(key: MetricKey, context: Context) -> float:
+    # The SQL computes dcg in base 2; 1 / log_b(x) = ln(b) / ln(x) = (ln(b) / ln(2)) / log2(x).
+    if key.metric.scales_with_log_base:
+        return math.log(context.log_base) / math.log(2)
+    return 1.0
+
+
+def _columns(
+    results: Sequence[tuple[ViewQuery, pl.DataFrame]],
+    ids: list[str],
+    context: Context,
+    *,
+    with_weights: bool,
+) -> list[pl.DataFrame]:
+    parts = []
+    for query, frame in results:
+        for i, key in enumerate(query.keys):
+            rows = frame.filter(pl.col("k").eq_missing(key.k)) if query.has_k else frame
+            columns = [(pl.col(f"v{i}") * _scale(key, context)).alias(str(key))]
+            if with_weights:
+                columns.append(pl.col(f"w{i}").alias(weight_column(key)))
+            parts.append(rows.select(*ids, *columns))
+    return parts
+
+
+def _joined(parts: list[pl.DataFrame], ids: list[str]) -> pl.DataFrame:
+    if not ids:
+        return pl.concat(parts, how="horizontal")
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.join(part, on=ids, how="left", nulls_equal=True)
+    return result
+
+
+def sums_frame(
+    results: Sequence[tuple[ViewQuery, pl.DataFrame]], cols: Columns, context: Context
+) -> pl.DataFrame:
+    """The sums rows of :mod:`polars_rankmetrics.sums` from the :func:`sums_queries` results."""
+    ungrouped = [(query, ungroup(frame, cols)) for query, frame in results]
+    return _joined(_columns(ungrouped, list(cols.by), context, with_weights=True), list(cols.by))
+
+
+def per_sample_frame(
+    results: Sequence[tuple[ViewQuery, pl.DataFrame]], cols: Columns, context: Context
+) -> pl.DataFrame:
+    """Per-sample output from the :func:`per_sample_queries` results, sample column renamed."""
+    ids = [*cols.by, "sample"]
+    ungrouped = [(query, ungroup(frame, cols)) for query, frame in results]
+    result = _joined(_columns(ungrouped, ids, context, with_weights=False), ids)
+    return result.rename({"sample": cols.sample})

@@ -1,0 +1,37 @@
+-- rankmetrics_gain_per_sample: one row per (grp, sample, k) for every cut-off k in
+-- rankmetrics_cutoffs(k) (NULL = no cut): dcg (base 2) and ndcg.
+-- dcg gives a tied block its mean gain times the discounts of the positions it spans
+-- (D(rank) - D(block_start - 1)), also when the block straddles k: each row adds its gain times
+-- that span over the block's size. ndcg is 0 when the ideal dcg is 0 (no positive gain).
+CREATE OR REPLACE VIEW rankmetrics_gain_per_sample AS
+WITH ranked AS (
+    SELECT
+        t.grp, t.sample, c.k,
+        max(t.weight) AS weight,
+        count(*) AS n_labels,
+        count(CASE WHEN t.truth > 0 THEN 1 END) AS n_positives,
+        sum(t.truth * (hi.cumulative - lo.cumulative) / (t.rank - t.block_start + 1)) AS dcg
+    FROM rankmetrics_rank_table AS t
+    CROSS JOIN rankmetrics_cutoffs AS c
+    JOIN rankmetrics_discounts AS hi ON hi.position = least(t.rank, coalesce(c.k, t.rank))
+    JOIN rankmetrics_discounts AS lo ON lo.position = least(t.block_start - 1, coalesce(c.k, t.rank))
+    GROUP BY t.grp, t.sample, c.k
+),
+ideal AS (
+    SELECT
+        t.grp, t.sample, c.k,
+        sum(t.truth * (hi.cumulative - lo.cumulative)) AS ideal_dcg
+    FROM rankmetrics_ideal_table AS t
+    CROSS JOIN rankmetrics_cutoffs AS c
+    JOIN rankmetrics_discounts AS hi ON hi.position = least(t.truth_rank, coalesce(c.k, t.truth_rank))
+    JOIN rankmetrics_discounts AS lo
+        ON lo.position = least(t.truth_rank - t.n, coalesce(c.k, t.truth_rank))
+    GROUP BY t.grp, t.sample, c.k
+)
+SELECT
+    r.grp, r.sample, r.k, r.weight, r.n_labels, r.n_positives,
+    r.dcg,
+    CASE WHEN i.ideal_dcg > 0 THEN r.dcg / i.ideal_dcg ELSE 0.0 END AS ndcg
+FROM ranked AS r
+JOIN ideal AS i
+    ON r.grp IS NOT DISTINCT FROM i.grp AND r.sample = i.sample AND r.k IS NOT DISTINCT FROM i.k;
