@@ -9,11 +9,10 @@ import signal
 import sys
 from types import FrameType
 
-import duckdb
 import polars as pl
 
 from polars_rankmetrics.duckdb_engine import sql_files
-from polars_rankmetrics.engines import engine_names
+from polars_rankmetrics.engines import engine_names, get_engine
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.metrics import DEFAULT_METRICS, REGISTRY
 
@@ -77,31 +76,39 @@ def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 on success, 1 on bad input, 130 on Ctrl-C,
-    143 on SIGTERM). An interrupted run removes its temporary files first."""
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    """Entry point; returns the exit status: 0 on success, 1 on bad input, 128 + the signal on
+    Ctrl-C (130) or SIGTERM (143), after the run has removed its temporary files."""
+    received: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        if not received:  # a second signal must not cut the clean-up short
+            received.append(signum)
+            raise Interrupted(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return _run(_parser().parse_args(argv))
+        status = _run(_parser().parse_args(argv))
     except BrokenPipeError:  # e.g. `rankmetrics sql | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except KeyboardInterrupt:
-        print("\nrankmetrics: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("rankmetrics: terminated", file=sys.stderr)
-        return 143
+    except BaseException:
+        # An engine may turn the signal into an error of its own (DuckDB: "Query interrupted").
+        if not received:
+            raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if received:
+        name = "interrupted" if received[0] == signal.SIGINT else "terminated"
+        print(f"\rrankmetrics: {name}\033[K" if sys.stderr.isatty() else f"rankmetrics: {name}",
+              file=sys.stderr)  # fmt: skip
+        return 128 + received[0]
+    return status
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised like KeyboardInterrupt so that every ``finally`` runs (temporary files,
-    connections)."""
-
-
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+class Interrupted(BaseException):
+    """A signal, raised like KeyboardInterrupt so that every ``finally`` runs (temporary files,
+    connections) on the way out."""
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -123,7 +130,14 @@ def _run(args: argparse.Namespace) -> int:
             temp_dir=args.temp_dir,
             progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
         )
-    except (ValueError, OSError, pl.exceptions.PolarsError, duckdb.Error) as error:
+    except (
+        ValueError,
+        OSError,
+        pl.exceptions.PolarsError,
+        *get_engine(args.engine).errors,
+    ) as error:
+        if isinstance(error.__context__, Interrupted):
+            raise
         _clear_progress(args)
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"rankmetrics: error: {message}", file=sys.stderr)

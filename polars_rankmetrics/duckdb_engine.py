@@ -103,16 +103,26 @@ def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(found[0][0] > 0)
 
 
-def _relation(con: duckdb.DuckDBPyConnection, source: Any) -> duckdb.DuckDBPyRelation:
+def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
+    """A SELECT over ``source``; names quoted, paths quoted as string literals, frames
+    registered on the connection (temporary, like every view here)."""
     if isinstance(source, duckdb.DuckDBPyRelation):
-        return source
+        return source.sql_query()
     if isinstance(source, pl.LazyFrame):
         source = source.collect()
     if isinstance(source, pl.DataFrame):
-        return con.from_arrow(source.to_arrow())
+        con.register("rankmetrics_frame", source.to_arrow())
+        return "SELECT * FROM rankmetrics_frame"
     if isinstance(source, str) and _is_table(con, source):
-        return con.sql(f"SELECT * FROM {quote_identifier(source)}")
-    return con.read_parquet(parquet_paths(source))
+        return f"SELECT * FROM {quote_identifier(source)}"
+    paths = ", ".join(quote_literal(_literal_glob(path)) for path in parquet_paths(source))
+    return f"SELECT * FROM read_parquet([{paths}])"
+
+
+def _literal_glob(path: str) -> str:
+    """A file path (already expanded) as a DuckDB glob matching only itself: ``[``, ``*`` and
+    ``?`` in a real file name bracketed."""
+    return "".join(f"[{c}]" if c in "[*?" else c for c in path)
 
 
 def _input_view(cols: Columns) -> str:
@@ -158,12 +168,13 @@ def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
     for view in (*_SQL_VIEWS, *_INPUT_VIEWS):
         con.execute(f"DROP VIEW IF EXISTS {view}")
     con.execute("DROP TABLE IF EXISTS rankmetrics_cutoffs")
+    con.unregister("rankmetrics_frame")
 
 
 def _register(
     con: duckdb.DuckDBPyConnection, source: Any, cols: Columns, cutoffs: Iterable[int | None]
 ) -> pl.Schema:
-    _relation(con, source).create_view("rankmetrics_source", replace=True)  # a temporary view
+    con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {_source_query(con, source)}")
     schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
     validation.check_schema(schema, cols)
     con.execute(_input_view(cols))
@@ -220,7 +231,7 @@ class DuckDBSession:
         score_type = self._schema[self.cols.score]
         if not (score_type.is_float() or score_type == pl.Boolean):
             source_type = self.con.execute(
-                "SELECT data_type FROM (DESCRIBE rankmetrics_source) WHERE column_name = ?",
+                "SELECT column_type FROM (DESCRIBE rankmetrics_source) WHERE column_name = ?",
                 [self.cols.score],
             ).fetchall()[0][0]
             score = q(self.cols.score)
@@ -309,6 +320,7 @@ class DuckDBEngine:
     """DuckDB relations, table or view names of a connection's, Polars frames, Parquet paths."""
 
     name = "duckdb"
+    errors: tuple[type[Exception], ...] = (duckdb.Error,)
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:

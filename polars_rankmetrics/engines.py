@@ -87,9 +87,11 @@ class Session(Protocol):
 
 
 class Engine(Protocol):
-    """An engine: a name, and sessions over the sources it accepts."""
+    """An engine: a name, the exceptions its library raises for bad input or I/O (which the
+    command reports in one line), and sessions over the sources it accepts."""
 
     name: str
+    errors: tuple[type[Exception], ...]
 
     def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
         """A session over ``data``; closing it releases everything it holds."""

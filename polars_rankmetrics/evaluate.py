@@ -15,13 +15,10 @@ from polars_rankmetrics.metrics import parse_keys
 
 
 def check_log_base(log_base: float) -> None:
-    """dcg's logarithm needs a base > 0 other than 1."""
-    if (
-        isinstance(log_base, bool)
-        or not isinstance(log_base, int | float)
-        or not (log_base > 0 and log_base != 1)
-    ):
-        raise ValueError(f"log_base must be a number > 0 other than 1, not {log_base!r}")
+    """dcg's discounts 1 / log_b(r + 1) are positive and falling only for a base above 1 (1 has
+    no logarithm, a base below 1 makes every discount negative)."""
+    if isinstance(log_base, bool) or not isinstance(log_base, int | float) or not log_base > 1:
+        raise ValueError(f"log_base must be a number > 1, not {log_base!r}")
 
 
 def evaluate(
@@ -65,7 +62,7 @@ def evaluate(
         Column names. ``truth`` is 0/1 (bool or numeric); graded non-negative gains are allowed
         when only dcg/ndcg are asked for.
     log_base
-        Base of dcg's logarithmic discount, > 0 and not 1 (ndcg does not depend on it).
+        Base of dcg's logarithmic discount, > 1 (ndcg does not depend on it).
     memory_limit
         A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory,
         on every engine: a table whose rows need more than the engine's share of it (an

@@ -136,6 +136,7 @@ class PolarsEngine:
     """Polars frames, LazyFrames, and Parquet paths or globs (scanned, not read)."""
 
     name = "polars"
+    errors: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:

@@ -2,9 +2,11 @@
 
 :func:`rank_table` sorts the long table by sample and descending score and adds, to every row,
 where it stands in its sample's ranking. Each metric in :mod:`polars_rankmetrics.expressions` is
-then a short aggregation of these columns over one sample's rows. The DuckDB views in ``sql/``
-build the same table (``01_rank_table.sql``) with ``sum(n) OVER (PARTITION BY sample ORDER BY
-score DESC)`` over the blocks of tied labels.
+then a short aggregation of these columns over one sample's rows. The SQL views build the same
+columns (``sql/01_rank_table.sql``) with window functions over each row:
+``count(*) OVER (PARTITION BY grp, sample ORDER BY score DESC)`` is rank "max" (the default
+RANGE frame takes in the tied peers), the same count of positives is the positive rank, and
+``rank()`` is the block start.
 
 Columns added (1-based positions, highest score first):
 

@@ -12,7 +12,6 @@ from polars_rankmetrics.duckdb_engine import DuckDBSession  # noqa: E402
 from polars_rankmetrics.memory import ENGINE_SHARE, parse_size  # noqa: E402
 from polars_rankmetrics.polars_engine import PolarsSession  # noqa: E402
 
-
 BUDGET = "256MB"
 
 
@@ -52,3 +51,20 @@ ENGINES = [Engine("polars"), Engine("polars", 15), Engine("duckdb"), Engine("duc
 def engine(request) -> Engine:
     """Every engine-level test body runs on each engine and code path."""
     return request.param
+
+
+_SKIPPED: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        _SKIPPED.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Under CI (``CI`` set, as .ci/run runs), a skipped test fails the run: every test here
+    must run there, including those that need a command line tool or a server."""
+    if os.environ.get("CI") and _SKIPPED and exitstatus == 0:
+        session.exitstatus = 1
+        sys.stderr.write("\nCI: these tests were skipped but must run:\n")
+        sys.stderr.write("".join(f"  {nodeid}\n" for nodeid in _SKIPPED))

@@ -70,21 +70,26 @@ def test_per_sample_matches_sklearn_row_by_row(engine, table):
 @SETTINGS
 @given(table=long_tables(), other=long_tables())
 def test_by_groups_equal_separate_evaluations(engine, table, other):
-    df_a, *_ = table
-    df_b, *_ = other
-    unweighted = [d.drop("weight", strict=False) for d in (df_a, df_b)]
+    df_a, *_, weights_a = table
+    df_b, *_, weights_b = other
+    weighted = weights_a is not None or weights_b is not None
+    parts = [
+        d.with_columns(weight=pl.lit(1.0)) if weighted and "weight" not in d.columns else d
+        for d in (df_a, df_b)
+    ]
+    if parts[0]["score"].dtype != parts[1]["score"].dtype:
+        # one column holds both: as Float64, which holds every drawn score exactly
+        parts = [d.with_columns(pl.col("score").cast(pl.Float64)) for d in parts]
     both = pl.concat(
-        [
-            unweighted[0].with_columns(model=pl.lit("a")),
-            unweighted[1].with_columns(model=pl.lit("b")),
-        ],
+        [parts[0].with_columns(model=pl.lit("a")), parts[1].with_columns(model=pl.lit("b"))],
         how="vertical_relaxed",
     )
-    keys = ["coverage_error", "lrap", "ranking_loss", "ndcg@2"]
-    grouped = engine.evaluate(both, keys, by="model")
+    keys = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg@2"]
+    weight = "weight" if weighted else None
+    grouped = engine.evaluate(both, keys, by="model", weight=weight)
     assert grouped["model"].to_list() == ["a", "b"]
-    for i, part in enumerate(unweighted):
-        alone = engine.evaluate(part, keys)
+    for i, part in enumerate(parts):
+        alone = engine.evaluate(part, keys, weight=weight)
         for key in keys:
             assert_close(grouped[key][i], alone[key][0])
 

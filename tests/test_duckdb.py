@@ -7,10 +7,10 @@ import duckdb
 import numpy as np
 import polars as pl
 import pytest
+from conftest import BUDGET, rows_per_bucket
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
-from conftest import BUDGET, rows_per_bucket
 from strategies import long_tables
 
 import polars_rankmetrics as rm

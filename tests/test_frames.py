@@ -3,9 +3,11 @@
 import math
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
+from reference import dense
+from sklearn.metrics import label_ranking_loss, ndcg_score
 
 import polars_rankmetrics as rm
 
@@ -26,9 +28,18 @@ def test_by_and_per_sample_shapes(lazy):
         "candidate",
     ]
     assert per_sample.columns == ["model", "sample", "ranking_loss"] and per_sample.height == 4000
-    assert_frame_equal(grouped, rm.evaluate(df, ["ndcg@5"], by="model", weight="weight"))
-    means = per_sample.group_by("model").agg(pl.col("ranking_loss").mean()).sort("model")
-    assert_frame_equal(means, rm.evaluate(df, ["ranking_loss"], by="model"), check_exact=False)
+    for model in ("baseline", "candidate"):
+        samples, y_true, y_score = dense(df.filter(model=model))
+        weights = df.filter(model=model).group_by("sample").agg(pl.col("weight").first())
+        weights = weights.sort("sample")["weight"].to_numpy()
+        expected = ndcg_score(y_true, y_score, k=5, sample_weight=weights)
+        assert grouped.filter(model=model)["ndcg@5"][0] == pytest.approx(expected, rel=1e-12)
+        ours = per_sample.filter(model=model).sort("sample")
+        assert ours["sample"].to_list() == samples.to_list()
+        theirs = [
+            label_ranking_loss(y_true[i : i + 1], y_score[i : i + 1]) for i in range(len(y_true))
+        ]
+        np.testing.assert_allclose(ours["ranking_loss"], theirs, rtol=1e-12)
 
 
 def test_dcg_score_log_base_and_column_names():

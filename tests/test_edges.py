@@ -1,0 +1,106 @@
+"""Edges where the engines used to part ways or fail badly: each one on every engine path."""
+
+import decimal
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.metrics import ndcg_score
+
+import polars_rankmetrics as rm
+from polars_rankmetrics import validation
+from polars_rankmetrics.duckdb_engine import register_views
+from polars_rankmetrics.metrics import RANKING_METRICS, parse_keys
+
+
+def huge_integer_scores() -> pl.DataFrame:
+    # 2**60 + 1 is not a double: as DOUBLE it ties with 2**60, as Int64 it does not.
+    return pl.DataFrame({
+        "sample": [0, 0, 0], "label": ["a", "b", "c"],
+        "score": [2**60, 2**60 + 1, 0], "truth": [1, 0, 0],
+    })  # fmt: skip
+
+
+def test_integer_scores_a_double_cannot_hold_are_refused(engine):
+    with pytest.raises(ValueError, match=r"'score' \(score\) has a value that a 64-bit float"):
+        engine.evaluate(huge_integer_scores(), ["ndcg"])
+
+
+def test_integer_scores_a_double_holds_give_scikit_learns_numbers(engine):
+    df = huge_integer_scores().with_columns(score=pl.Series([2**53, 2**53 - 1, 0]))
+    expected = ndcg_score([[1, 0, 0]], [[2.0**53, 2.0**53 - 1, 0.0]])
+    assert engine.evaluate(df, ["ndcg"])["ndcg"][0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_decimal_scores(engine):
+    digits = [decimal.Decimal("12345678901234567.89"), decimal.Decimal("12345678901234567.88")]
+    fine = [decimal.Decimal("0.25"), decimal.Decimal("0.50")]
+    df = pl.DataFrame({
+        "sample": [0, 0, 0], "label": ["a", "b", "c"],
+        "score": pl.Series([*digits, decimal.Decimal(0)], dtype=pl.Decimal(38, 2)),
+        "truth": [0, 1, 0],
+    })  # fmt: skip
+    with pytest.raises(ValueError, match=r"cannot hold exactly"):
+        engine.evaluate(df, ["ndcg"])
+    df = df.with_columns(score=pl.Series([*fine, decimal.Decimal(0)], dtype=pl.Decimal(38, 2)))
+    as_float = df.with_columns(pl.col("score").cast(pl.Float64))
+    assert engine.evaluate(df).equals(engine.evaluate(as_float))
+
+
+def test_nan_group_key_with_a_repeated_label(engine):
+    df = pl.DataFrame({
+        "m": [float("nan")] * 4, "sample": [1, 1, 2, 2], "label": ["a", "a", "a", "b"],
+        "score": [0.1, 0.2, 0.3, 0.4], "truth": [1, 0, 0, 1],
+    })  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"repeats label 'a' within one sample \(m=nan, sample=1\)"
+    ):
+        engine.evaluate(df, by="m")
+
+
+@pytest.mark.parametrize("engine_name", ["polars", "duckdb"])
+def test_a_file_name_with_glob_characters_is_taken_literally(tmp_path, engine_name):
+    df = rm.from_dense([[1, 0, 1]], [[0.2, 0.5, 0.9]])
+    df.write_parquet(tmp_path / "odd[1].parquet")
+    df.with_columns(truth=1 - pl.col("truth")).write_parquet(tmp_path / "odd1.parquet")
+    result = rm.evaluate(tmp_path / "odd[1].parquet", ["lrap"], engine=engine_name)
+    assert result["lrap"][0] == pytest.approx((1 + 2 / 3) / 2)  # odd1.parquet is not read
+
+
+@pytest.mark.parametrize("log_base", [1, 0.5, 0, -2, float("nan"), True])
+def test_log_base_must_be_above_one(log_base):
+    df = rm.from_dense([[1, 0, 1]], [[0.2, 0.5, 0.9]])
+    with pytest.raises(ValueError, match="log_base must be a number > 1"):
+        rm.evaluate(df, ["dcg"], log_base=log_base)
+    with pytest.raises(ValueError, match="log_base must be a number > 1"):
+        df.pipe(rm.dcg_score, log_base=log_base)
+
+
+def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
+    import duckdb
+
+    con = duckdb.connect()
+    df = rm.from_dense([[1, 0]], [[0.2, 0.5]]).with_columns(w=pl.lit(1.0), m=pl.lit("x"))
+    register_views(con, df, weight="w", by="m")
+    columns = set(con.sql("SELECT * FROM rankmetrics_row_checks").columns) - {"n_rows"}
+    # every problem of a weighted table with a binary metric, less the two the engine asks the
+    # source for directly (a null by value, an integer score a double cannot hold)
+    cols = validation.Columns.of(weight="w", by="m")
+    expected = set(validation.row_problems(cols, parse_keys(RANKING_METRICS)))
+    assert columns == expected - {"null_by_0", "inexact_score"}
+
+
+def test_a_check_the_sql_does_not_answer_is_an_error_not_a_pass():
+    cols = validation.Columns.of()
+    found = {pid: None for pid in validation.row_problems(cols, parse_keys(["lrap"]))}
+    validation.judge_rows(found, cols, parse_keys(["lrap"]), rows=1)
+    del found["nan_score"]
+    with pytest.raises(KeyError, match="nan_score"):
+        validation.judge_rows(found, cols, parse_keys(["lrap"]), rows=1)
+
+
+def test_json_of_a_group_without_positives():
+    df = rm.from_dense([[0, 0]], [[0.2, 0.5]])
+    assert np.isnan(rm.evaluate(df, ["lwlrap"])["lwlrap"][0])
+    assert json.loads(json.dumps(rm.evaluate(df, ["lrap"]).to_dicts()[0])) == {"lrap": 1.0}
