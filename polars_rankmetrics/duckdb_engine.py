@@ -16,6 +16,7 @@ Every view is temporary, so nothing is left in a user's database file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from polars_rankmetrics import sql_results, validation
+from polars_rankmetrics import sql_checks, sql_results, validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.memory import engine_limit, row_bytes
@@ -37,13 +38,6 @@ from polars_rankmetrics.sources import parquet_paths
 # a row, 10 B/row measured in benchmarks/out_of_core.py).
 BYTES_PER_INPUT_BYTE = 0.6
 
-# Views and tables this module creates, in the order to drop them (each reads the ones after it).
-_SQL_VIEWS = (
-    "rankmetrics_summary", "rankmetrics_sums", "rankmetrics_per_sample",
-    "rankmetrics_gain_per_sample", "rankmetrics_ranking_per_sample", "rankmetrics_discounts",
-    "rankmetrics_ideal_table", "rankmetrics_rank_table", "rankmetrics_sample_checks",
-    "rankmetrics_group_labels", "rankmetrics_row_checks",
-)  # fmt: skip
 _INPUT_VIEWS = ("rankmetrics_input", "rankmetrics_source")
 
 
@@ -59,6 +53,14 @@ def sql_directory() -> Path:
 def sql_files() -> list[Path]:
     """The view definitions, in the order they must run (each reads the ones before it)."""
     return sorted(sql_directory().glob("*.sql"))
+
+
+def view_names() -> list[str]:
+    """The views the files of ``sql/`` define, in the order they are defined."""
+    names = []
+    for path in sql_files():
+        names += re.findall(r"CREATE OR REPLACE VIEW (\w+)", path.read_text())
+    return names
 
 
 def temporary(sql: str) -> str:
@@ -165,7 +167,7 @@ def register_views(
 
 def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
     """Remove what :func:`register_views` created on ``con``."""
-    for view in (*_SQL_VIEWS, *_INPUT_VIEWS):
+    for view in (*reversed(view_names()), *_INPUT_VIEWS):  # each reads the ones before it
         con.execute(f"DROP VIEW IF EXISTS {view}")
     con.execute("DROP TABLE IF EXISTS rankmetrics_cutoffs")
     con.unregister("rankmetrics_frame")
@@ -221,12 +223,12 @@ class DuckDBSession:
     def check_rows(self, keys: Sequence[MetricKey]) -> validation.RowFacts:
         """``rankmetrics_row_checks``, plus the checks that need the source's own types: a null
         ``by`` value, and an integer or decimal score that DOUBLE cannot hold exactly."""
-        checks = self._frame("SELECT * FROM rankmetrics_row_checks").row(0, named=True)
-        rows = checks.pop("n_rows")
-        found = {pid: _example(self.cols, value) for pid, value in checks.items()}
+        counts = self._frame("SELECT * FROM rankmetrics_row_checks").row(0, named=True)
+        rows = counts.pop("n_rows")
+        found = sql_checks.row_examples(counts, self._flagged)
         q = quote_identifier
         for i, b in enumerate(self.cols.by):
-            found[f"null_by_{i}"] = self._first_row(f"grp.{q(b)} IS NULL")
+            found[f"null_by_{i}"] = self._source_row(f"{q(b)} IS NULL")
         found["inexact_score"] = None
         score_type = self._schema[self.cols.score]
         if not (score_type.is_float() or score_type == pl.Boolean):
@@ -235,27 +237,25 @@ class DuckDBSession:
                 [self.cols.score],
             ).fetchall()[0][0]
             score = q(self.cols.score)
-            found["inexact_score"] = self._first_row(
-                f"TRY_CAST(CAST({score} AS DOUBLE) AS {source_type}) IS DISTINCT FROM {score}",
-                source=True,
+            found["inexact_score"] = self._source_row(
+                f"TRY_CAST(CAST({score} AS DOUBLE) AS {source_type}) IS DISTINCT FROM {score}"
             )
         validation.judge_rows(found, self.cols, keys, rows)
-        return validation.RowFacts(rows, found["non_binary_truth"] is None)
+        return validation.RowFacts(rows, not counts["non_binary_truth"])
 
-    def _first_row(self, condition: str, *, source: bool = False) -> dict[str, object] | None:
-        """An example row meeting ``condition`` (on ``rankmetrics_input``, or on the source)."""
-        if source:
-            q = quote_identifier
-            names = [*self.cols.by, self.cols.sample, self.cols.label]
-            columns = ", ".join(q(n) for n in dict.fromkeys(names))
-            found = self._frame(
-                f"SELECT {columns} FROM rankmetrics_source WHERE {condition} LIMIT 1"
-            )
-            return found.row(0, named=True) if found.height else None
+    def _flagged(self, problem: str) -> dict[str, object] | None:
         found = self._frame(
-            f"SELECT grp, sample, label FROM rankmetrics_input WHERE {condition} LIMIT 1"
+            f"SELECT grp, sample, label FROM rankmetrics_row_flags WHERE {problem} = 1 LIMIT 1"
         )
         return _example(self.cols, found.row(0, named=True) if found.height else None)
+
+    def _source_row(self, condition: str) -> dict[str, object] | None:
+        """An example row of the source meeting ``condition`` (over its own columns)."""
+        q = quote_identifier
+        names = dict.fromkeys([*self.cols.by, self.cols.sample, self.cols.label])
+        columns = ", ".join(q(n) for n in names)
+        found = self._frame(f"SELECT {columns} FROM rankmetrics_source WHERE {condition} LIMIT 1")
+        return found.row(0, named=True) if found.height else None
 
     def _grouped(self, sql: str) -> pl.DataFrame:
         frame = sql_results.ungroup(self._frame(sql), self.cols)

@@ -1,7 +1,8 @@
 -- rankmetrics_rank_table: the rank table every ranking metric is an aggregation of.
 --
 -- Input: a relation rankmetrics_input(grp, sample, label, score DOUBLE, truth DOUBLE, weight DOUBLE),
--- one row per (sample, label); grp identifies an independent evaluation (a model, a slice).
+-- one row per (sample, label); grp identifies an independent evaluation (a model, a slice) and is
+-- never NULL.
 --
 -- Every input row, with where it stands in its sample's ranking (1-based, highest score first):
 --   rank           #labels of the sample scoring >= score: rank "max" (a tie takes the largest rank)
@@ -12,8 +13,8 @@
 CREATE OR REPLACE VIEW rankmetrics_rank_table AS
 SELECT
     grp, sample, label, score, truth, weight,
-    count(*) OVER running AS rank,
-    count(CASE WHEN truth > 0 THEN 1 END) OVER running AS positive_rank,
-    rank() OVER running AS block_start
-FROM rankmetrics_input
-WINDOW running AS (PARTITION BY grp, sample ORDER BY score DESC);
+    count(*) OVER (PARTITION BY grp, sample ORDER BY score DESC NULLS LAST) AS rank,
+    count(CASE WHEN truth > 0 THEN 1 END)
+        OVER (PARTITION BY grp, sample ORDER BY score DESC NULLS LAST) AS positive_rank,
+    rank() OVER (PARTITION BY grp, sample ORDER BY score DESC NULLS LAST) AS block_start
+FROM rankmetrics_input;

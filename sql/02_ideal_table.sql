@@ -3,14 +3,14 @@
 --   n           labels with this truth value
 --   truth_rank  #labels with truth >= this one (the block spans positions truth_rank - n + 1 ..)
 CREATE OR REPLACE VIEW rankmetrics_ideal_table AS
-WITH blocks AS (
-    SELECT grp, sample, truth, count(*) AS n
-    FROM rankmetrics_input
-    GROUP BY grp, sample, truth
-)
 SELECT
     grp, sample, truth, n,
     CAST(sum(n) OVER (
-        PARTITION BY grp, sample ORDER BY truth DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        PARTITION BY grp, sample ORDER BY truth DESC NULLS LAST
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ) AS BIGINT) AS truth_rank
-FROM blocks;
+FROM (
+    SELECT grp, sample, truth, count(*) AS n
+    FROM rankmetrics_input
+    GROUP BY grp, sample, truth
+) AS blocks;

@@ -5,7 +5,16 @@
 --   all labels positive: coverage_error = n_labels, lrap 1, ranking_loss 0
 -- A tie counts as a ranking error (<=) and takes the largest rank.
 CREATE OR REPLACE VIEW rankmetrics_ranking_per_sample AS
-WITH ranked AS (
+SELECT
+    grp, sample, weight, n_labels, n_positives,
+    CAST(coalesce(max_positive_rank, 0) AS DOUBLE) AS coverage_error,
+    coalesce(precision_sum / nullif(n_positives, 0), CAST(1 AS DOUBLE)) AS lrap,
+    coalesce(
+        CAST(wrong_pairs AS DOUBLE) / nullif(n_positives * (n_labels - n_positives), 0),
+        CAST(0 AS DOUBLE)
+    ) AS ranking_loss,
+    precision_sum / nullif(n_positives, 0) AS lwlrap
+FROM (
     SELECT
         grp, sample,
         max(weight) AS weight,
@@ -16,13 +25,4 @@ WITH ranked AS (
         sum(CASE WHEN truth > 0 THEN rank - positive_rank END) AS wrong_pairs
     FROM rankmetrics_rank_table
     GROUP BY grp, sample
-)
-SELECT
-    grp, sample, weight, n_labels, n_positives,
-    CAST(coalesce(max_positive_rank, 0) AS DOUBLE) AS coverage_error,
-    coalesce(precision_sum / nullif(n_positives, 0), 1.0) AS lrap,
-    coalesce(
-        CAST(wrong_pairs AS DOUBLE) / nullif(n_positives * (n_labels - n_positives), 0), 0.0
-    ) AS ranking_loss,
-    precision_sum / nullif(n_positives, 0) AS lwlrap
-FROM ranked;
+) AS ranked;

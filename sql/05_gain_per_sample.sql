@@ -4,7 +4,11 @@
 -- (D(rank) - D(block_start - 1)), also when the block straddles k: each row adds its gain times
 -- that span over the block's size. ndcg is 0 when the ideal dcg is 0 (no positive gain).
 CREATE OR REPLACE VIEW rankmetrics_gain_per_sample AS
-WITH ranked AS (
+SELECT
+    r.grp, r.sample, r.k, r.weight, r.n_labels, r.n_positives,
+    r.dcg,
+    CASE WHEN i.ideal_dcg > 0 THEN r.dcg / i.ideal_dcg ELSE CAST(0 AS DOUBLE) END AS ndcg
+FROM (
     SELECT
         t.grp, t.sample, c.k,
         max(t.weight) AS weight,
@@ -16,8 +20,8 @@ WITH ranked AS (
     JOIN rankmetrics_discounts AS hi ON hi.position = least(t.rank, coalesce(c.k, t.rank))
     JOIN rankmetrics_discounts AS lo ON lo.position = least(t.block_start - 1, coalesce(c.k, t.rank))
     GROUP BY t.grp, t.sample, c.k
-),
-ideal AS (
+) AS r
+JOIN (
     SELECT
         t.grp, t.sample, c.k,
         sum(t.truth * (hi.cumulative - lo.cumulative)) AS ideal_dcg
@@ -27,11 +31,5 @@ ideal AS (
     JOIN rankmetrics_discounts AS lo
         ON lo.position = least(t.truth_rank - t.n, coalesce(c.k, t.truth_rank))
     GROUP BY t.grp, t.sample, c.k
-)
-SELECT
-    r.grp, r.sample, r.k, r.weight, r.n_labels, r.n_positives,
-    r.dcg,
-    CASE WHEN i.ideal_dcg > 0 THEN r.dcg / i.ideal_dcg ELSE 0.0 END AS ndcg
-FROM ranked AS r
-JOIN ideal AS i
-    ON r.grp IS NOT DISTINCT FROM i.grp AND r.sample = i.sample AND r.k IS NOT DISTINCT FROM i.k;
+) AS i
+    ON r.grp = i.grp AND r.sample = i.sample AND (r.k = i.k OR (r.k IS NULL AND i.k IS NULL));

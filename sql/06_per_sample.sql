@@ -6,5 +6,4 @@ SELECT
     g.grp, g.sample, g.k, g.weight, g.n_labels, g.n_positives,
     r.coverage_error, r.lrap, r.ranking_loss, r.lwlrap, g.dcg, g.ndcg
 FROM rankmetrics_gain_per_sample AS g
-JOIN rankmetrics_ranking_per_sample AS r
-    ON g.grp IS NOT DISTINCT FROM r.grp AND g.sample = r.sample;
+JOIN rankmetrics_ranking_per_sample AS r ON g.grp = r.grp AND g.sample = r.sample;

@@ -18,15 +18,15 @@ FROM rankmetrics_per_sample
 GROUP BY grp, k;
 
 -- rankmetrics_summary: one row per (grp, k): the weighted means of rankmetrics_per_sample.
--- With no positive label at all (positive_weight 0) lwlrap is NaN.
+-- With no positive label at all (positive_weight 0) lwlrap is NULL (the Python engines say NaN;
+-- NaN is not portable: SQLite stores it as NULL). Weights that sum to 0 give NULL everywhere.
 CREATE OR REPLACE VIEW rankmetrics_summary AS
 SELECT
     grp, k,
-    coverage_error / weight AS coverage_error,
-    lrap / weight AS lrap,
-    ranking_loss / weight AS ranking_loss,
-    CASE WHEN positive_weight > 0 THEN lwlrap / positive_weight ELSE CAST('NaN' AS DOUBLE) END
-        AS lwlrap,
-    dcg / weight AS dcg,
-    ndcg / weight AS ndcg
+    coverage_error / nullif(weight, 0) AS coverage_error,
+    lrap / nullif(weight, 0) AS lrap,
+    ranking_loss / nullif(weight, 0) AS ranking_loss,
+    lwlrap / nullif(positive_weight, 0) AS lwlrap,
+    dcg / nullif(weight, 0) AS dcg,
+    ndcg / nullif(weight, 0) AS ndcg
 FROM rankmetrics_sums;

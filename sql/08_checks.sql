@@ -1,22 +1,42 @@
--- Input checks, read before any metric: each column holds an example (grp, sample, label) of the
--- problem, or NULL when there is none.
+-- Input checks, read before any metric. Each problem is a 0/1 flag per row, counted per table; an
+-- engine that finds a count above 0 fetches one flagged row as the example for its message:
+--   SELECT grp, sample, label FROM rankmetrics_row_flags WHERE <problem> = 1 LIMIT 1
+-- "Not finite" is NOT (x BETWEEN -max AND max) for the largest double max: true for NaN and both
+-- infinities on every engine, whether it orders NaN above everything or compares it false.
 
--- rankmetrics_row_checks: one row; problems visible in single rows.
+-- rankmetrics_row_flags: one row per input row; problems visible in single rows.
+CREATE OR REPLACE VIEW rankmetrics_row_flags AS
+SELECT
+    grp, sample, label,
+    CASE WHEN sample IS NULL THEN 1 ELSE 0 END AS null_sample,
+    CASE WHEN label IS NULL THEN 1 ELSE 0 END AS null_label,
+    CASE WHEN score IS NULL THEN 1 ELSE 0 END AS null_score,
+    CASE WHEN isnan(score) THEN 1 ELSE 0 END AS nan_score,
+    CASE WHEN truth IS NULL THEN 1 ELSE 0 END AS null_truth,
+    CASE WHEN NOT (truth BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)
+        THEN 1 ELSE 0 END AS nan_truth,
+    CASE WHEN truth <> 0 AND truth <> 1 THEN 1 ELSE 0 END AS non_binary_truth,
+    CASE WHEN truth < 0 THEN 1 ELSE 0 END AS negative_truth,
+    CASE WHEN weight IS NULL THEN 1 ELSE 0 END AS null_weight,
+    CASE WHEN weight < 0 OR NOT (weight BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)
+        THEN 1 ELSE 0 END AS bad_weight
+FROM rankmetrics_input;
+
+-- rankmetrics_row_checks: one row; how many rows show each problem.
 CREATE OR REPLACE VIEW rankmetrics_row_checks AS
 SELECT
     count(*) AS n_rows,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE sample IS NULL) AS null_sample,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE label IS NULL) AS null_label,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE score IS NULL) AS null_score,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE isnan(score)) AS nan_score,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE truth IS NULL) AS null_truth,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE NOT isfinite(truth)) AS nan_truth,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE truth NOT IN (0, 1)) AS non_binary_truth,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE truth < 0) AS negative_truth,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE weight IS NULL) AS null_weight,
-    any_value(struct_pack(grp, sample, label)) FILTER (WHERE weight < 0 OR NOT isfinite(weight))
-        AS bad_weight
-FROM rankmetrics_input;
+    sum(null_sample) AS null_sample,
+    sum(null_label) AS null_label,
+    sum(null_score) AS null_score,
+    sum(nan_score) AS nan_score,
+    sum(null_truth) AS null_truth,
+    sum(nan_truth) AS nan_truth,
+    sum(non_binary_truth) AS non_binary_truth,
+    sum(negative_truth) AS negative_truth,
+    sum(null_weight) AS null_weight,
+    sum(bad_weight) AS bad_weight
+FROM rankmetrics_row_flags;
 
 -- rankmetrics_group_labels: one row per grp; how many distinct labels the group has. Every sample
 -- must carry all of them.
@@ -34,17 +54,6 @@ GROUP BY grp;
 --   varying_weight_sample  a sample whose weight is not constant
 -- Examples are the smallest such sample id.
 CREATE OR REPLACE VIEW rankmetrics_sample_checks AS
-WITH samples AS (
-    SELECT
-        grp, sample, count(*) AS n_rows, count(DISTINCT label) AS n_labels,
-        count(DISTINCT weight) AS n_weights, max(weight) AS weight
-    FROM rankmetrics_input
-    GROUP BY grp, sample
-),
-fewest AS (
-    SELECT *, min(n_labels) OVER (PARTITION BY grp) AS min_labels
-    FROM samples
-)
 SELECT
     grp,
     sum(weight) AS weight,
@@ -52,5 +61,16 @@ SELECT
     min(CASE WHEN n_labels = min_labels THEN sample END) AS short_sample,
     min(CASE WHEN n_rows > n_labels THEN sample END) AS repeated_sample,
     min(CASE WHEN n_weights > 1 THEN sample END) AS varying_weight_sample
-FROM fewest
+FROM (
+    SELECT
+        grp, sample, n_rows, n_labels, n_weights, weight,
+        min(n_labels) OVER (PARTITION BY grp) AS min_labels
+    FROM (
+        SELECT
+            grp, sample, count(*) AS n_rows, count(DISTINCT label) AS n_labels,
+            count(DISTINCT weight) AS n_weights, max(weight) AS weight
+        FROM rankmetrics_input
+        GROUP BY grp, sample
+    ) AS samples
+) AS fewest
 GROUP BY grp;

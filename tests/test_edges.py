@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import ndcg_score
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import validation
+from polars_rankmetrics import sql_checks, validation
 from polars_rankmetrics.duckdb_engine import register_views
 from polars_rankmetrics.metrics import RANKING_METRICS, parse_keys
 
@@ -88,7 +88,17 @@ def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
     # source for directly (a null by value, an integer score a double cannot hold)
     cols = validation.Columns.of(weight="w", by="m")
     expected = set(validation.row_problems(cols, parse_keys(RANKING_METRICS)))
-    assert columns == expected - {"null_by_0", "inexact_score"}
+    assert columns == expected - {"null_by_0", "inexact_score"} == set(sql_checks.SQL_PROBLEMS)
+
+
+def test_a_row_check_view_that_drifts_is_refused():
+    counts = dict.fromkeys(sql_checks.SQL_PROBLEMS, 0)
+    assert sql_checks.row_examples(counts, lambda pid: None) == dict.fromkeys(counts)
+    with pytest.raises(RuntimeError, match="expected"):
+        sql_checks.row_examples(counts | {"new_problem": 0}, lambda pid: None)
+    del counts["nan_score"]
+    with pytest.raises(RuntimeError, match="expected"):
+        sql_checks.row_examples(counts, lambda pid: None)
 
 
 def test_a_check_the_sql_does_not_answer_is_an_error_not_a_pass():
