@@ -11,10 +11,11 @@ from types import FrameType
 
 import polars as pl
 
-from polars_rankmetrics.duckdb_engine import sql_files
+from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import engine_names, get_engine
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.metrics import DEFAULT_METRICS, REGISTRY
+from polars_rankmetrics.sql_export import DIALECTS, input_statements, view_statements
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,8 +37,23 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, help="cut the metrics that take @K at K (ndcg -> ndcg@K)")
     for name in ("sample", "label", "score", "truth"):
         ev.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
-    commands.add_parser(
-        "sql", help="print the SQL views (run them after defining rankmetrics_input and _cutoffs)"
+    sql = commands.add_parser(
+        "sql",
+        help="print the SQL views in a dialect (run them after defining rankmetrics_input and "
+        "rankmetrics_cutoffs, or let --input define them)",
+    )
+    sql.add_argument("--dialect", choices=DIALECTS, default="duckdb")
+    sql.add_argument(
+        "--input",
+        metavar="TABLE",
+        help="also define rankmetrics_input over TABLE (schema.table) and rankmetrics_cutoffs",
+    )
+    sql.add_argument("--by", action="append", default=[], help="group column (repeatable)")
+    sql.add_argument("--weight", help="sample weight column")
+    for name in ("sample", "label", "score", "truth"):
+        sql.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
+    sql.add_argument(
+        "--k", type=int, action="append", default=[], help="a dcg/ndcg cut-off (repeatable)"
     )
     ev.add_argument("--weight", help="sample weight column")
     ev.add_argument(
@@ -113,8 +129,7 @@ class Interrupted(BaseException):
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
-        print("\n".join(path.read_text() for path in sql_files()))
-        return 0
+        return _print_sql(args)
     try:
         result = evaluate(
             args.paths,
@@ -144,6 +159,22 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     _clear_progress(args)
     print(_render(result, args.format, grouped=bool(args.by)))
+    return 0
+
+
+def _print_sql(args: argparse.Namespace) -> int:
+    statements = view_statements(args.dialect)
+    if args.input is not None:
+        cols = Columns.of(
+            sample=args.sample, label=args.label, score=args.score, truth=args.truth,
+            weight=args.weight, by=args.by,
+        )  # fmt: skip
+        if any(k < 1 for k in args.k):
+            print("rankmetrics: error: --k must be a positive integer", file=sys.stderr)
+            return 1
+        cutoffs = [None, *args.k]
+        statements = [*input_statements(args.input, cols, args.dialect, cutoffs), *statements]
+    print("\n\n".join(f"{statement};" for statement in statements))
     return 0
 
 

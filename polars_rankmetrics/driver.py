@@ -153,15 +153,22 @@ def run(
 ) -> pl.DataFrame:
     """Evaluate ``keys`` over ``data`` on ``engine``; see :func:`polars_rankmetrics.evaluate`."""
     if memory_limit is not None:
+        if not engine.splits:
+            raise ValueError(
+                f"memory_limit does not apply to the {engine.name} engine, which manages its own "
+                "memory"
+            )
         check_budget(memory_limit)
     with managed_directory(temp_dir) as directory:
-        settings = Settings(memory_limit, directory, track_progress=progress is not None)
+        settings = Settings(
+            memory_limit, directory, track_progress=progress is not None, keys=tuple(keys)
+        )
         with engine.open(data, cols, settings) as whole:
             validation.check_schema(whole.schema(), cols)
             bytes_per_row = whole.bytes_per_row()
             rows = whole.count_rows()
             budget = memory_limit
-            if budget is None and not _in_memory(data):
+            if budget is None and engine.splits and not _in_memory(data):
                 budget = automatic_limit(rows, bytes_per_row)
             n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
             reporter = Reporter(progress, n + 1)

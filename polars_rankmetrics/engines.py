@@ -28,12 +28,14 @@ from polars_rankmetrics.validation import RowFacts
 @dataclass(frozen=True)
 class Settings:
     """How a session should run: the process's memory budget (``"1GB"``, or None), the
-    directory the library manages for this run's spill files, and whether the caller wants
-    progress (an engine may need to switch its progress tracking on)."""
+    directory the library manages for this run's spill files, whether the caller wants
+    progress (an engine may need to switch its progress tracking on), and the metric keys the
+    run evaluates (a SQL engine defines its cut-offs from them)."""
 
     memory_limit: str | None = None
     spill_dir: Path | None = None
     track_progress: bool = False
+    keys: tuple[MetricKey, ...] = ()
 
 
 class Session(Protocol):
@@ -88,10 +90,13 @@ class Session(Protocol):
 
 class Engine(Protocol):
     """An engine: a name, the exceptions its library raises for bad input or I/O (which the
-    command reports in one line), and sessions over the sources it accepts."""
+    command reports in one line), whether the driver splits a table too large for the memory
+    budget (an engine that manages its own memory, like Spark, takes none), and sessions over
+    the sources it accepts."""
 
     name: str
     errors: tuple[type[Exception], ...]
+    splits: bool
 
     def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
         """A session over ``data``; closing it releases everything it holds."""
@@ -102,7 +107,10 @@ class Engine(Protocol):
 _ENGINES: dict[str, str] = {
     "polars": "polars_rankmetrics.polars_engine",
     "duckdb": "polars_rankmetrics.duckdb_engine",
+    "spark": "polars_rankmetrics.spark_engine",
 }
+# What to install for an engine whose library is an optional dependency.
+_EXTRAS = {"spark": "polars-rankmetrics[spark]"}
 _LOADED: dict[str, Engine] = {}
 
 
@@ -121,7 +129,14 @@ def get_engine(name: str) -> Engine:
     if name not in _ENGINES:
         raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(_ENGINES)}")
     if name not in _LOADED:
-        _LOADED[name] = importlib.import_module(_ENGINES[name]).ENGINE
+        try:
+            _LOADED[name] = importlib.import_module(_ENGINES[name]).ENGINE
+        except ImportError as error:
+            extra = _EXTRAS.get(name, error.name)
+            raise ValueError(
+                f"the {name} engine needs {error.name}, which is not installed: "
+                f"pip install '{extra}'"
+            ) from None
     return _LOADED[name]
 
 

@@ -137,6 +137,7 @@ class PolarsEngine:
 
     name = "polars"
     errors: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
+    splits = True
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:

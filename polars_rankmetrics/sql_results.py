@@ -76,8 +76,22 @@ def per_sample_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
 
 
 def ungroup(frame: pl.DataFrame, cols: Columns) -> pl.DataFrame:
-    """The ``grp`` struct of a view's rows as the ``by`` columns (dropped without ``by``)."""
-    return frame.unnest("grp") if cols.by else frame.drop("grp")
+    """A view's ``grp`` as the ``by`` columns: the column itself for one, a struct unnested for
+    several, dropped without ``by`` (see :func:`.sql_export.input_statements`)."""
+    if not cols.by:
+        return frame.drop("grp")
+    if len(cols.by) == 1:
+        return frame.rename({"grp": cols.by[0]})
+    return frame.unnest("grp")
+
+
+def group_values(grp: object, cols: Columns) -> dict[str, object]:
+    """One row's ``grp`` as ``{by column: value}``."""
+    if not cols.by:
+        return {}
+    if len(cols.by) == 1:
+        return {cols.by[0]: grp}
+    return dict(grp)  # type: ignore[call-overload]
 
 
 def _scale(key: MetricKey, context: Context) -> float:

@@ -43,8 +43,8 @@ class Engine:
         return self.name + ("-buckets" if self.bucket_rows else "")
 
 
-# Buckets of 15 rows: up to 8 labels a sample, so tables of several samples split.
-ENGINES = [Engine("polars"), Engine("polars", 15), Engine("duckdb"), Engine("duckdb", 15)]
+# Buckets of 40 rows: up to 8 labels a sample (2 groups of up to 12 samples), so most tables split.
+ENGINES = [Engine("polars"), Engine("polars", 40), Engine("duckdb"), Engine("duckdb", 40)]
 
 
 @pytest.fixture(params=ENGINES, ids=str)

@@ -15,8 +15,9 @@ from strategies import long_tables
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import driver
-from polars_rankmetrics.duckdb_engine import register_views, sql_directory, sql_files
+from polars_rankmetrics.duckdb_engine import register_views
 from polars_rankmetrics.memory import engine_limit
+from polars_rankmetrics.sql_export import sql_directory, sql_files
 
 ALL_KEYS = [
     "coverage_error",
@@ -90,8 +91,7 @@ def test_register_views_on_a_users_table_then_query_the_views():
     con.sql(f"CREATE TABLE preds AS SELECT * FROM read_parquet('{EXAMPLE}')")
     register_views(con, "preds", by="model", weight="weight", cutoffs=[None, 5])
     summary = con.sql(
-        "SELECT grp.model AS model, k, lrap, ndcg FROM rankmetrics_summary "
-        "ORDER BY model, k NULLS FIRST"
+        "SELECT grp AS model, k, lrap, ndcg FROM rankmetrics_summary ORDER BY model, k NULLS FIRST"
     ).pl()
     expected = rm.evaluate(EXAMPLE, ["lrap", "ndcg", "ndcg@5"], by="model", weight="weight")
     assert summary["model"].to_list() == ["baseline", "baseline", "candidate", "candidate"]

@@ -1,0 +1,195 @@
+"""The SQL of ``sql/`` for other engines: transpiled by sqlglot, plus a short list of rewrites.
+
+``sql/`` is the single source, written in constructs that standard engines share (window
+functions with explicit frames and ``NULLS LAST``, CASE, no table functions, a DOUBLE operand in
+every division, never-null group keys joined with ``=``). Each dialect is generated from it:
+sqlglot parses the files as DuckDB SQL and writes the target dialect, then these rewrites fix
+what sqlglot gets wrong or cannot know:
+
+1. Spark: the views are ``TEMPORARY`` (a persistent view may not read the temporary view a
+   user's input usually is).
+2. SQLite: no ``CREATE OR REPLACE VIEW``: ``DROP VIEW IF EXISTS`` then ``CREATE VIEW``.
+3. PostgreSQL and Snowflake: no ``isnan``: ``x = CAST('NaN' AS <double>)`` (both treat NaN as
+   equal to itself).
+4. SQLite: no NaN at all (it stores NaN as NULL, which the null checks catch): ``isnan`` is
+   false.
+5. DataFusion: no sqlglot dialect of its own; it reads the PostgreSQL output, with its own
+   ``isnan`` and without ``TEMPORARY`` (its views live in the session anyway).
+
+Verified by the test suite on a real engine: duckdb, spark, postgres, datafusion, sqlite.
+Generated only (no engine to test here): trino, bigquery, snowflake.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from polars_rankmetrics.columns import Columns
+
+DIALECTS = ("duckdb", "spark", "postgres", "datafusion", "sqlite", "trino", "bigquery", "snowflake")
+VERIFIED = ("duckdb", "spark", "postgres", "datafusion", "sqlite")
+
+_SQLGLOT_DIALECT = {"datafusion": "postgres"}
+_NO_STRUCT = ("sqlite", "datafusion")
+_NO_TEMPORARY = ("datafusion",)  # its views live in the session context anyway
+
+
+def sql_directory() -> Path:
+    """Where the SQL files are: in the installed package, or the checkout's top-level ``sql/``."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "sql", here.parent / "sql"):
+        if any(candidate.glob("*.sql")):
+            return candidate
+    raise FileNotFoundError("the rankmetrics SQL files are missing from this installation")
+
+
+def sql_files() -> list[Path]:
+    """The view definitions, in the order they must run (each reads the ones before it)."""
+    return sorted(sql_directory().glob("*.sql"))
+
+
+def view_names() -> list[str]:
+    """The views the files of ``sql/`` define, in the order they are defined."""
+    names = []
+    for path in sql_files():
+        names += re.findall(r"CREATE OR REPLACE VIEW (\w+)", path.read_text())
+    return names
+
+
+def _target(dialect: str) -> str:
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown SQL dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
+    return _SQLGLOT_DIALECT.get(dialect, dialect)
+
+
+def _rewrite_nan(node: exp.Expression, dialect: str) -> exp.Expression:
+    if not isinstance(node, exp.IsNan):
+        return node
+    if dialect == "sqlite":
+        return exp.false()
+    if dialect in ("postgres", "snowflake"):
+        nan = exp.cast(exp.Literal.string("NaN"), exp.DataType.build("DOUBLE"))
+        return exp.paren(exp.EQ(this=node.this, expression=nan))
+    if dialect == "datafusion":
+        return exp.Anonymous(this="isnan", expressions=[node.this])
+    return node
+
+
+def _statements(sql: str, dialect: str, *, temporary: bool = False) -> list[str]:
+    out = []
+    for tree in sqlglot.parse(sql, read="duckdb"):
+        if tree is None:
+            continue
+        tree = tree.transform(lambda node: _rewrite_nan(node, dialect))
+        view = isinstance(tree, exp.Create) and tree.kind == "VIEW"
+        if view and ((temporary and dialect not in _NO_TEMPORARY) or dialect == "spark"):
+            properties = tree.args.get("properties") or exp.Properties(expressions=[])
+            properties.append("expressions", exp.TemporaryProperty())
+            tree.set("properties", properties)
+        if view and dialect == "sqlite":
+            tree.set("replace", False)
+            out.append(f"DROP VIEW IF EXISTS {tree.this.sql(dialect='sqlite')}")
+        out.append(tree.sql(dialect=_target(dialect), pretty=True))
+    return out
+
+
+@functools.cache
+def view_statements(dialect: str = "duckdb", *, temporary: bool = False) -> tuple[str, ...]:
+    """Every statement of ``sql/``, in order, in ``dialect``; ``temporary`` views where the
+    dialect has them (always on Spark). Transpiled once per process."""
+    _target(dialect)
+    return tuple(
+        s
+        for path in sql_files()
+        for s in _statements(path.read_text(), dialect, temporary=temporary)
+    )
+
+
+def quote(name: str, dialect: str) -> str:
+    """An identifier quoted the dialect's way (``"a b"``, ``\\`a b\\```)."""
+    return exp.to_identifier(name, quoted=True).sql(dialect=_target(dialect))
+
+
+def input_statements(
+    table: str,
+    cols: Columns,
+    dialect: str,
+    cutoffs: Sequence[int | None] = (None,),
+    *,
+    temporary: bool = False,
+) -> list[str]:
+    """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
+    ``rankmetrics_cutoffs``, in ``dialect``. Several ``by`` columns become a struct (a jsonb
+    object in PostgreSQL; refused on SQLite and DataFusion); one is used as it is; none is the
+    constant 0."""
+    column = exp.column
+    table_expr = exp.to_table(".".join(quote(part, "duckdb") for part in table.split(".")))
+    if not cols.by:
+        grp: exp.Expression = exp.Literal.number(0)
+    elif len(cols.by) == 1:
+        grp = column(cols.by[0], quoted=True)
+    elif dialect == "postgres":  # a view cannot hold an anonymous ROW; jsonb groups and compares
+        pairs = [[exp.Literal.string(b), column(b, quoted=True)] for b in cols.by]
+        grp = exp.Anonymous(this="jsonb_build_object", expressions=[e for p in pairs for e in p])
+    elif dialect in _NO_STRUCT:
+        raise ValueError(
+            f"several by columns need a struct, which {dialect} lacks: combine them into one "
+            "column of the input table first"
+        )
+    else:
+        grp = exp.Struct(
+            expressions=[
+                exp.PropertyEQ(
+                    this=exp.to_identifier(b, quoted=True), expression=column(b, quoted=True)
+                )
+                for b in cols.by
+            ]
+        )
+    double = exp.DataType.build("DOUBLE")
+    weight = (
+        exp.cast(column(cols.weight, quoted=True), double)
+        if cols.weight
+        else exp.cast(exp.Literal.number(1), double)
+    )
+    select = exp.select(
+        exp.alias_(grp, "grp"),
+        exp.alias_(column(cols.sample, quoted=True), "sample"),
+        exp.alias_(column(cols.label, quoted=True), "label"),
+        exp.alias_(exp.cast(column(cols.score, quoted=True), double), "score"),
+        exp.alias_(exp.cast(column(cols.truth, quoted=True), double), "truth"),
+        exp.alias_(weight, "weight"),
+    ).from_(table_expr)
+    ks = [
+        exp.select(
+            exp.alias_(
+                exp.cast(
+                    exp.Null() if k is None else exp.Literal.number(int(k)),
+                    exp.DataType.build("BIGINT"),
+                ),
+                "k",
+            )
+        )
+        for k in dict.fromkeys(cutoffs)
+    ]
+    union = ks[0]
+    for k in ks[1:]:
+        union = exp.union(union, k, distinct=False)
+    views = [
+        exp.Create(
+            this=exp.to_table("rankmetrics_input"), kind="VIEW", replace=True, expression=select
+        ),
+        exp.Create(
+            this=exp.to_table("rankmetrics_cutoffs"), kind="VIEW", replace=True, expression=union
+        ),
+    ]
+    return [
+        s
+        for view in views
+        for s in _statements(view.sql(dialect="duckdb"), dialect, temporary=temporary)
+    ]

@@ -1,0 +1,139 @@
+"""What every SQL engine's session shares: the queries of the session interface over the views of
+``sql/``, and turning their rows into the engines' common frames.
+
+A subclass connects: it defines ``rankmetrics_source`` (the user's table), then runs
+:func:`setup_statements` (the input and cut-off views, then the views of ``sql/``, all in its
+dialect and temporary), and answers :meth:`SQLSession._frame` (a query's rows as a Polars frame)
+and :meth:`SQLSession._source_type` (a source column's SQL type).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from polars_rankmetrics import sql_checks, sql_results, validation
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.memory import row_bytes
+from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.sql_export import input_statements, quote, view_statements
+
+
+def setup_statements(cols: Columns, dialect: str, keys: Sequence[MetricKey]) -> list[str]:
+    """The temporary views over ``rankmetrics_source`` an evaluation of ``keys`` reads."""
+    cutoffs = sql_results.cutoffs(keys)
+    return [
+        *input_statements("rankmetrics_source", cols, dialect, cutoffs, temporary=True),
+        *view_statements(dialect, temporary=True),
+    ]
+
+
+class SQLSession:
+    """The :class:`~polars_rankmetrics.engines.Session` queries, in SQL."""
+
+    dialect = "duckdb"
+    # Bytes of the engine's share of the budget one row of a bucket needs, per input byte.
+    bytes_per_input_byte = 1.0
+
+    def __init__(self, cols: Columns, schema: pl.Schema) -> None:
+        self.cols, self._schema = cols, schema
+
+    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+        """The rows of ``sql``; ``parameters`` are bound to ``:name`` markers (see
+        :meth:`_parameter`)."""
+        raise NotImplementedError
+
+    def _parameter(self, name: str) -> str:
+        """The marker of a bound parameter in this engine's SQL."""
+        return f"${name}"
+
+    def _source_type(self, column: str) -> str:
+        """The SQL type of a column of ``rankmetrics_source``, as the engine writes it."""
+        raise NotImplementedError
+
+    def _quote(self, name: str) -> str:
+        return quote(name, self.dialect)
+
+    def schema(self) -> pl.Schema:
+        return self._schema
+
+    def count_rows(self) -> int:
+        return int(self._frame("SELECT count(*) AS n FROM rankmetrics_source")["n"][0])
+
+    def check_rows(self, keys: Sequence[MetricKey]) -> validation.RowFacts:
+        """``rankmetrics_row_checks``, plus the checks that need the source's own types: a null
+        ``by`` value, and an integer or decimal score that DOUBLE cannot hold exactly."""
+        counts = self._frame("SELECT * FROM rankmetrics_row_checks").row(0, named=True)
+        rows = int(counts.pop("n_rows"))
+        found = sql_checks.row_examples(counts, self._flagged)
+        for i, b in enumerate(self.cols.by):
+            found[f"null_by_{i}"] = self._source_row(f"{self._quote(b)} IS NULL")
+        found["inexact_score"] = None
+        score_type = self._schema[self.cols.score]
+        if not (score_type.is_float() or score_type == pl.Boolean):
+            score, sql_type = self._quote(self.cols.score), self._source_type(self.cols.score)
+            found["inexact_score"] = self._source_row(
+                f"TRY_CAST(CAST({score} AS DOUBLE) AS {sql_type}) IS DISTINCT FROM {score}"
+            )
+        validation.judge_rows(found, self.cols, keys, rows)
+        return validation.RowFacts(rows, not counts["non_binary_truth"])
+
+    def _example(self, row: Mapping[str, object] | None) -> dict[str, object] | None:
+        """An example row of a check as ``{by..., sample, label}``."""
+        if row is None:
+            return None
+        grp = sql_results.group_values(row["grp"], self.cols)
+        return grp | {self.cols.sample: row["sample"], self.cols.label: row["label"]}
+
+    def _flagged(self, problem: str) -> dict[str, object] | None:
+        found = self._frame(
+            f"SELECT grp, sample, label FROM rankmetrics_row_flags WHERE {problem} = 1 LIMIT 1"
+        )
+        return self._example(found.row(0, named=True) if found.height else None)
+
+    def _source_row(self, condition: str) -> dict[str, object] | None:
+        """An example row of the source meeting ``condition`` (over its own columns)."""
+        names = dict.fromkeys([*self.cols.by, self.cols.sample, self.cols.label])
+        columns = ", ".join(self._quote(n) for n in names)
+        found = self._frame(f"SELECT {columns} FROM rankmetrics_source WHERE {condition} LIMIT 1")
+        return found.row(0, named=True) if found.height else None
+
+    def _grouped(self, sql: str) -> pl.DataFrame:
+        frame = sql_results.ungroup(self._frame(sql), self.cols)
+        return frame if self.cols.by else frame.with_columns(pl.lit(0).alias(validation.GROUP))
+
+    def group_labels(self) -> pl.DataFrame:
+        return self._grouped("SELECT grp, group_labels FROM rankmetrics_group_labels")
+
+    def sample_summary(self) -> pl.DataFrame:
+        return self._grouped("SELECT * FROM rankmetrics_sample_checks")
+
+    def repeated_label(self, where: Mapping[str, object]) -> object:
+        found = self._frame(
+            "SELECT grp, label FROM rankmetrics_input "
+            f"WHERE sample = {self._parameter('sample')} GROUP BY grp, label HAVING count(*) > 1",
+            {"sample": where[self.cols.sample]},
+        )
+        found = sql_results.ungroup(found, self.cols)
+        in_group = [pl.col(b).eq_missing(where[b]) for b in self.cols.by] or [pl.lit(True)]
+        return found.filter(*in_group).sort("label")["label"][0]
+
+    def _run(
+        self, queries: list[sql_results.ViewQuery]
+    ) -> list[tuple[sql_results.ViewQuery, pl.DataFrame]]:
+        return [(query, self._frame(query.sql)) for query in queries]
+
+    def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        results = self._run(sql_results.sums_queries(keys))
+        return sql_results.sums_frame(results, self.cols, context)
+
+    def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
+        results = self._run(sql_results.per_sample_queries(keys))
+        return sql_results.per_sample_frame(results, self.cols, context)
+
+    def bytes_per_row(self) -> float:
+        return self.bytes_per_input_byte * row_bytes(self._schema, self.cols)
+
+    def query_progress(self) -> float | None:
+        return None
