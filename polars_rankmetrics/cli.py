@@ -55,6 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument(
         "--k", type=int, action="append", default=[], help="a dcg/ndcg cut-off (repeatable)"
     )
+    sql.add_argument(
+        "--bool-truth",
+        action="store_true",
+        help="the truth column is boolean (cast through an integer: PostgreSQL needs it)",
+    )
     ev.add_argument("--weight", help="sample weight column")
     ev.add_argument(
         "--memory-limit",
@@ -173,7 +178,10 @@ def _print_sql(args: argparse.Namespace) -> int:
             print("rankmetrics: error: --k must be a positive integer", file=sys.stderr)
             return 1
         cutoffs = [None, *args.k]
-        statements = [*input_statements(args.input, cols, args.dialect, cutoffs), *statements]
+        defined = input_statements(
+            args.input, cols, args.dialect, cutoffs, bool_truth=args.bool_truth
+        )
+        statements = [*defined, *statements]
     print("\n\n".join(f"{statement};" for statement in statements))
     return 0
 

@@ -125,10 +125,11 @@ def register_views(
     long as the connection); :func:`unregister_views` removes them.
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
-    _register(con, source, cols)
+    schema = _register(con, source, cols)
     statements = input_statements(
-        "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True
-    )
+        "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True,
+        bool_truth=schema[truth] == pl.Boolean,
+    )  # fmt: skip
     for statement in [*statements, *view_statements("duckdb", temporary=True)]:
         con.execute(statement)
 
@@ -193,7 +194,9 @@ class DuckDBEngine:
                 con.execute("SET enable_progress_bar = true")
                 con.execute("SET enable_progress_bar_print = false")
             schema = _register(con, data, cols)
-            for statement in setup_statements(cols, "duckdb", settings.keys or parse_keys(None)):
+            for statement in setup_statements(
+                cols, "duckdb", settings.keys or parse_keys(None), schema
+            ):
                 con.execute(statement)
             yield DuckDBSession(con, cols, schema)
         finally:

@@ -109,7 +109,9 @@ class SparkEngine:
         validation.check_schema(schema, cols)
         source.createOrReplaceTempView("rankmetrics_source")
         try:
-            for statement in setup_statements(cols, "spark", settings.keys or parse_keys(None)):
+            for statement in setup_statements(
+                cols, "spark", settings.keys or parse_keys(None), schema
+            ):
                 spark.sql(statement)
             yield SparkSQLSession(source, cols, schema)
         finally:

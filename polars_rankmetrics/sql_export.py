@@ -123,11 +123,13 @@ def input_statements(
     cutoffs: Sequence[int | None] = (None,),
     *,
     temporary: bool = False,
+    bool_truth: bool = False,
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
     ``rankmetrics_cutoffs``, in ``dialect``. Several ``by`` columns become a struct (a jsonb
     object in PostgreSQL; refused on SQLite and DataFusion); one is used as it is; none is the
-    constant 0."""
+    constant 0. ``bool_truth`` says the truth column is boolean: it is cast through an integer,
+    as PostgreSQL casts no boolean to a number directly."""
     column = exp.column
     table_expr = exp.to_table(".".join(quote(part, "duckdb") for part in table.split(".")))
     if not cols.by:
@@ -157,12 +159,15 @@ def input_statements(
         if cols.weight
         else exp.cast(exp.Literal.number(1), double)
     )
+    truth: exp.Expression = column(cols.truth, quoted=True)
+    if bool_truth:
+        truth = exp.cast(truth, exp.DataType.build("INT"))
     select = exp.select(
         exp.alias_(grp, "grp"),
         exp.alias_(column(cols.sample, quoted=True), "sample"),
         exp.alias_(column(cols.label, quoted=True), "label"),
         exp.alias_(exp.cast(column(cols.score, quoted=True), double), "score"),
-        exp.alias_(exp.cast(column(cols.truth, quoted=True), double), "truth"),
+        exp.alias_(exp.cast(truth, double), "truth"),
         exp.alias_(weight, "weight"),
     ).from_(table_expr)
     ks = [

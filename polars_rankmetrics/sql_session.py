@@ -20,11 +20,17 @@ from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sql_export import input_statements, quote, view_statements
 
 
-def setup_statements(cols: Columns, dialect: str, keys: Sequence[MetricKey]) -> list[str]:
-    """The temporary views over ``rankmetrics_source`` an evaluation of ``keys`` reads."""
+def setup_statements(
+    cols: Columns, dialect: str, keys: Sequence[MetricKey], schema: pl.Schema
+) -> list[str]:
+    """The temporary views over ``rankmetrics_source`` (of ``schema``) an evaluation of ``keys``
+    reads."""
     cutoffs = sql_results.cutoffs(keys)
+    bool_truth = schema[cols.truth] == pl.Boolean
     return [
-        *input_statements("rankmetrics_source", cols, dialect, cutoffs, temporary=True),
+        *input_statements(
+            "rankmetrics_source", cols, dialect, cutoffs, temporary=True, bool_truth=bool_truth
+        ),
         *view_statements(dialect, temporary=True),
     ]
 

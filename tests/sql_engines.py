@@ -86,7 +86,9 @@ class SQLTestEngine:
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:
         frame = data.collect() if isinstance(data, pl.LazyFrame) else data
-        statements = setup_statements(cols, self.name, settings.keys or parse_keys(None))
+        statements = setup_statements(
+            cols, self.name, settings.keys or parse_keys(None), frame.schema
+        )
         if self.name == "datafusion":
             import datafusion
 

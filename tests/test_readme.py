@@ -106,6 +106,11 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
     elif source.startswith("rm.from_lists"):
         positives = value.filter(pl.col("truth") > 0).sort("sample", "label")
         assert positives.select("sample", "label").rows() == [("q1", "a"), ("q2", "b"), ("q2", "c")]
+    elif source.startswith('rm.evaluate(predictions, ["lrap", "ndcg@10"]'):
+        assert value["lrap"].to_list() == close(
+            _sklearn_by_model(skm.label_ranking_average_precision_score, df)
+        )
+        assert value["ndcg@10"].to_list() == close(_sklearn_by_model(skm.ndcg_score, df, k=10))
     elif source.startswith(("register_views(", "con.sql(")):
         assert value is None  # defines views; .show() prints (tests/test_duckdb.py checks both)
     else:

@@ -212,3 +212,41 @@ def rm_views():
     from polars_rankmetrics.sql_export import view_names
 
     return view_names()
+
+
+def test_the_readme_postgres_example_runs(postgres_dsn, tmp_path):
+    import os
+    import re
+    from pathlib import Path
+
+    import psycopg
+
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text()
+    script = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S) if "postgres" in b)
+    example = pl.read_parquet(root / "data" / "example.parquet")
+    with psycopg.connect(postgres_dsn, autocommit=True) as con:
+        con.execute("DROP SCHEMA IF EXISTS analytics CASCADE")
+        con.execute("CREATE SCHEMA analytics")
+        con.execute(
+            "CREATE TABLE analytics.predictions (model TEXT, sample TEXT, label TEXT, "
+            "score DOUBLE PRECISION, truth BOOLEAN, weight DOUBLE PRECISION)"
+        )
+        with con.cursor().copy("COPY analytics.predictions FROM STDIN") as copy:
+            for row in example.rows():
+                copy.write_row(row)
+    settings = dict(part.split("=") for part in postgres_dsn.split())
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # the rankmetrics command
+    env = os.environ | {
+        "PGHOST": settings["host"], "PGPORT": settings["port"], "PGUSER": settings["user"],
+        "PGDATABASE": settings["dbname"], "PATH": path,
+    }  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = rm.evaluate(example, ["lrap", "ndcg@10"], by="model")
+    for model, lrap, ndcg in expected.rows():
+        row = next(line for line in done.stdout.splitlines() if model in line and "| 10" in line)
+        assert f"{lrap:.12f}"[:12] in row and f"{ndcg:.12f}"[:12] in row, row
