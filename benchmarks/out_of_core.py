@@ -42,14 +42,15 @@ def main() -> None:
     for engine in args.engine or ["duckdb"]:
         # Spark keeps its own memory (a local[2] session): no --memory-limit there.
         budget = [] if engine == "spark" else ["--memory-limit", args.memory_limit]
+        limit = "(own)" if engine == "spark" else args.memory_limit
         done = run([*command, "evaluate", str(path), "--engine", engine, *budget])
         if done.returncode != 0:
             print(
-                f"| {engine} | {rows:,} | {args.memory_limit} | failed: {done.stderr.strip()} | | |"
+                f"| {engine} | {rows:,} | {limit} | failed: {done.stderr.strip()} | | |"
             )
             continue
         print(
-            f"| {engine} | {rows:,} | {args.memory_limit} | {done.seconds:.1f} | "
+            f"| {engine} | {rows:,} | {limit} | {done.seconds:.1f} | "
             f"{done.peak_rss_mib:.0f} | {rows / done.seconds:,.0f} |"
         )
         print(done.stdout, file=sys.stderr)

@@ -250,3 +250,27 @@ def test_the_readme_postgres_example_runs(postgres_dsn, tmp_path):
     for model, lrap, ndcg in expected.rows():
         row = next(line for line in done.stdout.splitlines() if model in line and "| 10" in line)
         assert f"{lrap:.12f}"[:12] in row and f"{ndcg:.12f}"[:12] in row, row
+
+
+def test_the_cli_runs_spark_on_parquet(spark_ready, tmp_path):
+    path = tmp_path / "cases.parquet"
+    table = random_cases(3)
+    table.write_parquet(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(path), "--engine", "spark",
+         "--by", "model", "--weight", "weight", "--metrics", "lrap,ndcg@3", "--format", "csv"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = rm.evaluate(table, ["lrap", "ndcg@3"], by="model", weight="weight")
+    assert_frame_equal(pl.read_csv(done.stdout.encode()), expected, check_exact=False, rel_tol=1e-9)
+    refused = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(path), "--engine", "spark",
+         "--by", "model", "--memory-limit", "1GB"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        "rankmetrics: error: memory_limit does not apply to the spark engine, which manages its "
+        "own memory"
+    )
