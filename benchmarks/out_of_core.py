@@ -45,9 +45,7 @@ def main() -> None:
         limit = "(own)" if engine == "spark" else args.memory_limit
         done = run([*command, "evaluate", str(path), "--engine", engine, *budget])
         if done.returncode != 0:
-            print(
-                f"| {engine} | {rows:,} | {limit} | failed: {done.stderr.strip()} | | |"
-            )
+            print(f"| {engine} | {rows:,} | {limit} | failed: {done.stderr.strip()} | | |")
             continue
         print(
             f"| {engine} | {rows:,} | {limit} | {done.seconds:.1f} | "
