@@ -13,7 +13,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import engine_names, get_engine
-from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.evaluate import evaluate, parameters
 from polars_rankmetrics.metrics import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.sql_export import DIALECTS, input_statements, view_statements
 
@@ -58,8 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument(
         "--bool-truth",
         action="store_true",
-        help="the truth column is boolean (cast through an integer: PostgreSQL needs it)",
+        help="the truth (and pred) column is boolean (cast through an integer: PostgreSQL "
+        "needs it)",
     )
+    _threshold_options(sql)
     ev.add_argument("--weight", help="sample weight column")
     ev.add_argument(
         "--memory-limit",
@@ -73,7 +75,28 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the system's temporary directory)",
     )
     ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _threshold_options(ev)
     return parser
+
+
+def _threshold_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pred", help="decision column (bool or 0/1) for the threshold metrics")
+    parser.add_argument(
+        "--threshold", type=float, default=0.5,
+        help="without --pred, a label is predicted when its score is at least this (default 0.5)",
+    )  # fmt: skip
+    parser.add_argument("--beta", type=float, default=1.0, help="F-beta's beta (default 1)")
+    parser.add_argument(
+        "--zero-division", default="0", type=_zero_division,
+        help="value of a 0/0 precision, recall, F or Jaccard: 0, 1 or nan (default 0)",
+    )  # fmt: skip
+
+
+def _zero_division(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not 0, 1 or nan: {text!r}") from None
 
 
 def _metric_list(text: str, k: int | None) -> list[str]:
@@ -146,6 +169,10 @@ def _run(args: argparse.Namespace) -> int:
             label=args.label,
             score=args.score,
             truth=args.truth,
+            pred=args.pred,
+            threshold=args.threshold,
+            beta=args.beta,
+            zero_division=args.zero_division,
             memory_limit=args.memory_limit,
             temp_dir=args.temp_dir,
             progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
@@ -172,15 +199,22 @@ def _print_sql(args: argparse.Namespace) -> int:
     if args.input is not None:
         cols = Columns.of(
             sample=args.sample, label=args.label, score=args.score, truth=args.truth,
-            weight=args.weight, by=args.by,
+            weight=args.weight, by=args.by, pred=args.pred,
         )  # fmt: skip
-        if any(k < 1 for k in args.k):
-            print("rankmetrics: error: --k must be a positive integer", file=sys.stderr)
+        try:
+            if any(k < 1 for k in args.k):
+                raise ValueError("--k must be a positive integer")
+            context = parameters(
+                threshold=args.threshold, beta=args.beta, zero_division=args.zero_division
+            )
+            defined = input_statements(
+                args.input, cols, args.dialect, [None, *args.k], bool_truth=args.bool_truth,
+                bool_pred=args.bool_truth, threshold=context.threshold, beta=context.beta,
+                zero_division=context.zero_division,
+            )  # fmt: skip
+        except ValueError as error:
+            print(f"rankmetrics: error: {error}", file=sys.stderr)
             return 1
-        cutoffs = [None, *args.k]
-        defined = input_statements(
-            args.input, cols, args.dialect, cutoffs, bool_truth=args.bool_truth
-        )
         statements = [*defined, *statements]
     print("\n\n".join(f"{statement};" for statement in statements))
     return 0

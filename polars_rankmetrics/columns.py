@@ -14,6 +14,8 @@ class Columns:
     the ``truth`` (0/1, or a graded non-negative gain for dcg/ndcg). ``weight`` is optional and must
     be constant within a sample. ``by`` names the columns that split the table into independent
     evaluations (models, slices); each group is evaluated as if it were a table of its own.
+    ``pred`` optionally holds the model's decisions (bool or 0/1) for the threshold metrics,
+    which otherwise predict a label when its score reaches the threshold.
     """
 
     sample: str = "sample"
@@ -22,6 +24,7 @@ class Columns:
     truth: str = "truth"
     weight: str | None = None
     by: tuple[str, ...] = ()
+    pred: str | None = None
 
     @classmethod
     def of(
@@ -33,10 +36,11 @@ class Columns:
         truth: str = "truth",
         weight: str | None = None,
         by: str | Sequence[str] | None = None,
+        pred: str | None = None,
     ) -> Columns:
         """Build from the keyword options every public function takes."""
         by_tuple = (by,) if isinstance(by, str) else tuple(by or ())
-        return cls(sample, label, score, truth, weight, by_tuple)
+        return cls(sample, label, score, truth, weight, by_tuple, pred)
 
     @property
     def sample_keys(self) -> list[str]:
@@ -47,6 +51,5 @@ class Columns:
     def required(self) -> list[str]:
         """Every column the evaluation reads, each named once."""
         names = [*self.by, self.sample, self.label, self.score, self.truth]
-        if self.weight is not None:
-            names.append(self.weight)
+        names += [c for c in (self.weight, self.pred) if c is not None]
         return list(dict.fromkeys(names))

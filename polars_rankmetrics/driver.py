@@ -26,7 +26,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Con
     validation.check_schema(session.schema(), cols)
     checked = check_table(session, cols, keys)
     validation.check_weight_totals(check_piece(session, cols, checked), cols)
-    return Context(cols.truth, binary_truth=checked.facts.binary_truth)
+    return Context(cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score)
 
 
 def _in_memory(data: Any) -> bool:
@@ -146,12 +146,19 @@ def run(
     keys: Sequence[MetricKey],
     *,
     per_sample: bool = False,
-    log_base: float = 2,
+    parameters: Context | None = None,
     memory_limit: str | None = None,
     temp_dir: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame:
-    """Evaluate ``keys`` over ``data`` on ``engine``; see :func:`polars_rankmetrics.evaluate`."""
+    """Evaluate ``keys`` over ``data`` on ``engine``; see :func:`polars_rankmetrics.evaluate`.
+
+    ``parameters`` holds the metrics' parameters (log base, threshold, ...); its columns and
+    ``binary_truth`` are set here.
+    """
+    parameters = replace(
+        parameters or Context(), truth=cols.truth, score=cols.score, pred=cols.pred
+    )
     if memory_limit is not None:
         if not engine.splits:
             raise ValueError(
@@ -160,9 +167,7 @@ def run(
             )
         check_budget(memory_limit)
     with managed_directory(temp_dir) as directory:
-        settings = Settings(
-            memory_limit, directory, track_progress=progress is not None, keys=tuple(keys)
-        )
+        settings = Settings(memory_limit, directory, progress is not None, tuple(keys), parameters)
         with engine.open(data, cols, settings) as whole:
             validation.check_schema(whole.schema(), cols)
             bytes_per_row = whole.bytes_per_row()
@@ -178,7 +183,7 @@ def run(
                     sample_rows = int(checked.labels["group_labels"].max())  # type: ignore[arg-type]
                     n = bucket_count(rows, budget, bytes_per_row, sample_rows)
                 pieces = whole.split(n, directory / "buckets") if n > 1 else None
-            context = Context(cols.truth, log_base, checked.facts.binary_truth)
+            context = replace(parameters, binary_truth=checked.facts.binary_truth)
             summaries, parts = [], []
             for i in range(n):
                 if pieces is not None and not pieces[i]:

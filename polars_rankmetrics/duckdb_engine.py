@@ -27,13 +27,15 @@ import polars as pl
 from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
+from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.memory import engine_limit
-from polars_rankmetrics.metrics import parse_keys
 from polars_rankmetrics.sources import parquet_paths
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
-_INPUT_VIEWS = ("rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source")
+_INPUT_VIEWS = (
+    "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source",
+)  # fmt: skip
 
 
 def quote_identifier(name: str) -> str:
@@ -113,22 +115,33 @@ def register_views(
     weight: str | None = None,
     by: str | Sequence[str] | None = None,
     cutoffs: Iterable[int | None] = (None,),
+    pred: str | None = None,
+    threshold: float = 0.5,
+    beta: float = 1.0,
+    zero_division: float | str = 0.0,
 ) -> None:
     """Create the rankmetrics views on ``con`` over ``source``, as temporary views.
 
     ``source`` is a DuckDB relation, a Polars frame, the name of a table or view of ``con``, or a
     Parquet path, glob or list of paths. Afterwards ``rankmetrics_per_sample`` and
-    ``rankmetrics_summary`` answer queries (one row per group, sample and cut-off ``k``), as do the
+    ``rankmetrics_summary`` answer queries (one row per group, sample and cut-off ``k``), the
+    threshold metrics ``rankmetrics_set_per_sample`` and ``rankmetrics_set_summary`` (with
+    ``pred``, ``threshold``, ``beta`` and ``zero_division`` as in ``evaluate``), as do the
     checks ``rankmetrics_row_checks``, ``rankmetrics_group_labels`` and
     ``rankmetrics_sample_checks``. ``grp`` is the ``by`` column (a struct of several, 0 without
     ``by``). Nothing is computed yet, and nothing is saved in the database (the views last as
     long as the connection); :func:`unregister_views` removes them.
     """
-    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    cols = Columns.of(
+        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
+    )
+    context = parameters(threshold=threshold, beta=beta, zero_division=zero_division)
     schema = _register(con, source, cols)
     statements = input_statements(
         "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True,
         bool_truth=schema[truth] == pl.Boolean,
+        bool_pred=pred is not None and schema[pred] == pl.Boolean, threshold=context.threshold,
+        beta=context.beta, zero_division=context.zero_division,
     )  # fmt: skip
     for statement in [*statements, *view_statements("duckdb", temporary=True)]:
         con.execute(statement)
@@ -195,7 +208,7 @@ class DuckDBEngine:
                 con.execute("SET enable_progress_bar_print = false")
             schema = _register(con, data, cols)
             for statement in setup_statements(
-                cols, "duckdb", settings.keys or parse_keys(None), schema
+                cols, "duckdb", settings.keys, schema, settings.context
             ):
                 con.execute(statement)
             yield DuckDBSession(con, cols, schema)

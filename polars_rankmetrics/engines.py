@@ -30,12 +30,14 @@ class Settings:
     """How a session should run: the process's memory budget (``"1GB"``, or None), the
     directory the library manages for this run's spill files, whether the caller wants
     progress (an engine may need to switch its progress tracking on), and the metric keys the
-    run evaluates (a SQL engine defines its cut-offs from them)."""
+    run evaluates and their parameters (a SQL engine defines its cut-offs, threshold and
+    parameters from them)."""
 
     memory_limit: str | None = None
     spill_dir: Path | None = None
     track_progress: bool = False
     keys: tuple[MetricKey, ...] = ()
+    context: Context = Context()
 
 
 class Session(Protocol):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from os import PathLike
 from typing import Any
@@ -11,7 +12,7 @@ import polars as pl
 from polars_rankmetrics import driver
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Progress, get_engine
-from polars_rankmetrics.metrics import parse_keys
+from polars_rankmetrics.metrics import Context, parse_keys
 
 
 def check_log_base(log_base: float) -> None:
@@ -19,6 +20,38 @@ def check_log_base(log_base: float) -> None:
     no logarithm, a base below 1 makes every discount negative)."""
     if isinstance(log_base, bool) or not isinstance(log_base, int | float) or not log_base > 1:
         raise ValueError(f"log_base must be a number > 1, not {log_base!r}")
+
+
+def _number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+    return float(value)
+
+
+def parameters(
+    *, log_base: float = 2, threshold: float = 0.5, beta: float = 1.0,
+    zero_division: float | str = 0.0,
+) -> Context:  # fmt: skip
+    """The metrics' parameters, checked: ``log_base`` > 1, a finite ``threshold``, ``beta`` > 0,
+    ``zero_division`` 0, 1 or NaN (``"nan"``)."""
+    check_log_base(log_base)
+    if _number("beta", beta) <= 0:
+        raise ValueError(f"beta must be positive, not {beta!r}")
+    zero = (
+        float("nan")
+        if isinstance(zero_division, str) and zero_division.lower() == "nan"
+        else zero_division
+    )
+    if (
+        isinstance(zero, bool)
+        or not isinstance(zero, int | float)
+        or not (math.isnan(zero) or zero in (0, 1))
+    ):
+        raise ValueError(f"zero_division must be 0, 1 or nan, not {zero_division!r}")
+    return Context(
+        log_base=log_base, threshold=_number("threshold", threshold), beta=float(beta),
+        zero_division=float(zero),
+    )  # fmt: skip
 
 
 def evaluate(
@@ -34,11 +67,15 @@ def evaluate(
     score: str = "score",
     truth: str = "truth",
     log_base: float = 2,
+    pred: str | None = None,
+    threshold: float = 0.5,
+    beta: float = 1.0,
+    zero_division: float | str = 0.0,
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
 ) -> pl.DataFrame:
-    """Compute several ranking metrics over a long table in one pass.
+    """Compute several metrics over a long table in one pass.
 
     Parameters
     ----------
@@ -47,8 +84,9 @@ def evaluate(
         a glob, or a list of paths. On DuckDB also a relation or a table name; a LazyFrame
         given to DuckDB is collected first.
     metrics
-        Metric keys: ``coverage_error``, ``lrap``, ``ranking_loss``, ``lwlrap``, ``dcg``,
-        ``ndcg``, and ``dcg@K`` / ``ndcg@K`` for any K >= 1. Default: the six ranking metrics.
+        Metric keys (a list, or one key): ``coverage_error``, ``lrap``, ``ranking_loss``,
+        ``lwlrap``, ``dcg``, ``ndcg``, ``dcg@K`` / ``ndcg@K`` for any K >= 1, and the threshold
+        metrics below. Default: the six ranking metrics.
     by
         Column(s) splitting the table into independent evaluations (one result row each).
     per_sample
@@ -63,6 +101,16 @@ def evaluate(
         when only dcg/ndcg are asked for.
     log_base
         Base of dcg's logarithmic discount, > 1 (ndcg does not depend on it).
+    pred, threshold
+        For the threshold metrics (``hamming_loss``, ``subset_accuracy``, ``zero_one_loss``,
+        ``precision_samples``, ``recall_samples``, ``f1_samples``, ``fbeta_samples``,
+        ``jaccard_samples``): a label is predicted where the ``pred`` column (bool or 0/1) says
+        so, or without one where its score is at least ``threshold`` (default 0.5).
+    beta
+        The F-beta weight of recall, > 0, for ``fbeta_samples``.
+    zero_division
+        The value of a 0/0 precision, recall, F or Jaccard: 0 (default, as scikit-learn), 1, or
+        NaN (``"nan"``: the sample drops out of that metric's mean).
     memory_limit
         A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory,
         on every engine: a table whose rows need more than the engine's share of it (an
@@ -101,9 +149,13 @@ def evaluate(
     from run to run) in the last bits: equal to about 1e-12 relative, not bit for bit.
     """
     keys = parse_keys(metrics)
-    check_log_base(log_base)
-    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    context = parameters(
+        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+    )
+    cols = Columns.of(
+        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
+    )
     return driver.run(
-        get_engine(engine), data, cols, keys, per_sample=per_sample, log_base=log_base,
+        get_engine(engine), data, cols, keys, per_sample=per_sample, parameters=context,
         memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
     )  # fmt: skip

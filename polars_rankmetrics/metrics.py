@@ -27,6 +27,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankmetrics import classification as cx
 from polars_rankmetrics import expressions as rx
 
 
@@ -34,13 +35,21 @@ from polars_rankmetrics import expressions as rx
 class Context:
     """What a metric's expression may depend on besides its key.
 
-    ``truth`` is the truth column; ``log_base`` dcg's logarithm base; ``binary_truth`` whether
-    every truth value of the table is 0 or 1 (found by the row checks).
+    ``truth``, ``score`` and ``pred`` are the columns (``pred`` None: a label is predicted when
+    its score is at least ``threshold``); ``log_base`` is dcg's logarithm base; ``beta`` the
+    F-beta weight of recall; ``zero_division`` the value of a 0/0 precision, recall, F or
+    Jaccard (NaN: the sample drops out of the mean); ``binary_truth`` whether every truth value
+    of the table is 0 or 1 (found by the row checks).
     """
 
     truth: str = "truth"
     log_base: float = 2
     binary_truth: bool = False
+    score: str = "score"
+    pred: str | None = None
+    threshold: float = 0.5
+    beta: float = 1.0
+    zero_division: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,7 @@ REGISTRY: dict[str, Metric] = {}
 
 RANKING_VIEW = "rankmetrics_ranking_per_sample"
 GAIN_VIEW = "rankmetrics_gain_per_sample"
+SET_VIEW = "rankmetrics_set_per_sample"
 VIEWS_WITH_K = frozenset({GAIN_VIEW})
 
 
@@ -182,3 +192,54 @@ register(Metric(
 
 RANKING_METRICS = tuple(REGISTRY)
 DEFAULT_METRICS = RANKING_METRICS
+
+
+def _predicted(c: Context) -> pl.Expr:
+    return cx.predicted(c.score, pred=c.pred, threshold=c.threshold)
+
+
+def _set_metric(
+    name: str,
+    description: str,
+    better: Literal["higher", "lower"],
+    polars: Callable[[MetricKey, Context], pl.Expr],
+) -> None:
+    register(Metric(
+        name, description, better, polars, SET_VIEW, name,
+        family="classification", needs_rank_table=False,
+    ))  # fmt: skip
+
+
+_set_metric(
+    "hamming_loss", "share of labels predicted wrongly", "lower",
+    lambda key, c: cx.hamming_loss(c.truth, _predicted(c)),
+)  # fmt: skip
+_set_metric(
+    "subset_accuracy", "share of samples whose predicted set is the true set", "higher",
+    lambda key, c: cx.subset_accuracy(c.truth, _predicted(c)),
+)  # fmt: skip
+_set_metric(
+    "zero_one_loss", "share of samples whose predicted set is not the true set", "lower",
+    lambda key, c: cx.zero_one_loss(c.truth, _predicted(c)),
+)  # fmt: skip
+_set_metric(
+    "precision_samples", "per sample |true and predicted| / |predicted|, averaged", "higher",
+    lambda key, c: cx.precision(c.truth, _predicted(c), c.zero_division),
+)  # fmt: skip
+_set_metric(
+    "recall_samples", "per sample |true and predicted| / |true|, averaged", "higher",
+    lambda key, c: cx.recall(c.truth, _predicted(c), c.zero_division),
+)  # fmt: skip
+_set_metric(
+    "f1_samples", "per sample F1 of the predicted and true sets, averaged", "higher",
+    lambda key, c: cx.fbeta(c.truth, _predicted(c), 1.0, c.zero_division),
+)  # fmt: skip
+_set_metric(
+    "fbeta_samples", "per sample F-beta (beta=) of the predicted and true sets, averaged", "higher",
+    lambda key, c: cx.fbeta(c.truth, _predicted(c), c.beta, c.zero_division),
+)  # fmt: skip
+_set_metric(
+    "jaccard_samples", "per sample |true and predicted| / |true or predicted|, averaged", "higher",
+    lambda key, c: cx.jaccard(c.truth, _predicted(c), c.zero_division),
+)  # fmt: skip
+CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")

@@ -55,15 +55,17 @@ def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
 
 def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
     """The sums rows of :mod:`polars_rankmetrics.sums` from :func:`per_sample` rows. A null
-    value (lwlrap of a sample without positives) adds nothing."""
+    value (lwlrap of a sample without positives, a 0/0 with ``zero_division`` NaN) adds nothing,
+    nor does its weight."""
     sums = []
     for key in keys:
         weight = pl.col(_WEIGHT)
         if key.metric.weighting == "positives":
             weight = weight * pl.col(_N_POS)
+        value = pl.col(str(key))
         sums += [
-            (pl.col(str(key)) * weight).sum().alias(str(key)),
-            weight.sum().alias(weight_column(key)),
+            (value * weight).sum().alias(str(key)),
+            weight.filter(value.is_not_null()).sum().alias(weight_column(key)),
         ]
     return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)
 

@@ -23,12 +23,13 @@ from pyspark.sql import DataFrame, SparkSession
 from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
-from polars_rankmetrics.metrics import parse_keys
 from polars_rankmetrics.sources import parquet_paths
 from polars_rankmetrics.sql_export import view_names
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
-_INPUT_VIEWS = ("rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source")
+_INPUT_VIEWS = (
+    "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source",
+)  # fmt: skip
 
 
 def local_session() -> SparkSession:
@@ -110,7 +111,7 @@ class SparkEngine:
         source.createOrReplaceTempView("rankmetrics_source")
         try:
             for statement in setup_statements(
-                cols, "spark", settings.keys or parse_keys(None), schema
+                cols, "spark", settings.keys, schema, settings.context
             ):
                 spark.sql(statement)
             yield SparkSQLSession(source, cols, schema)

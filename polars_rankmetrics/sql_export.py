@@ -23,6 +23,7 @@ Generated only (no engine to test here): trino, bigquery, snowflake.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,6 +67,14 @@ def _target(dialect: str) -> str:
     if dialect not in DIALECTS:
         raise ValueError(f"unknown SQL dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
     return _SQLGLOT_DIALECT.get(dialect, dialect)
+
+
+def _number(value: float) -> exp.Expression:
+    """A finite number as a SQL literal (a negative one as a negation)."""
+    if not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a finite number")
+    literal = exp.Literal.number(repr(abs(value)))
+    return exp.Neg(this=literal) if value < 0 else literal
 
 
 def _rewrite_nan(node: exp.Expression, dialect: str) -> exp.Expression:
@@ -124,12 +133,18 @@ def input_statements(
     *,
     temporary: bool = False,
     bool_truth: bool = False,
+    bool_pred: bool = False,
+    threshold: float = 0.5,
+    beta: float = 1.0,
+    zero_division: float = 0.0,
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
     ``rankmetrics_cutoffs``, in ``dialect``. Several ``by`` columns become a struct (a jsonb
     object in PostgreSQL; refused on SQLite and DataFusion); one is used as it is; none is the
-    constant 0. ``bool_truth`` says the truth column is boolean: it is cast through an integer,
-    as PostgreSQL casts no boolean to a number directly."""
+    constant 0. ``bool_truth`` (``bool_pred``) says the truth (pred) column is boolean: it is
+    cast through an integer, as PostgreSQL casts no boolean to a number directly. ``pred`` is
+    the ``pred`` column, or ``score >= threshold`` without one. ``rankmetrics_parameters`` holds
+    ``beta`` and ``zero_division`` (NaN as NULL). Numbers become SQL literals, never text."""
     column = exp.column
     table_expr = exp.to_table(".".join(quote(part, "duckdb") for part in table.split(".")))
     if not cols.by:
@@ -159,9 +174,18 @@ def input_statements(
         if cols.weight
         else exp.cast(exp.Literal.number(1), double)
     )
+    integer = exp.DataType.build("INT")
     truth: exp.Expression = column(cols.truth, quoted=True)
     if bool_truth:
-        truth = exp.cast(truth, exp.DataType.build("INT"))
+        truth = exp.cast(truth, integer)
+    if cols.pred is not None:
+        pred: exp.Expression = column(cols.pred, quoted=True)
+        pred = exp.cast(exp.cast(pred, integer) if bool_pred else pred, double)
+    else:
+        reached = exp.GTE(
+            this=column(cols.score, quoted=True), expression=_number(float(threshold))
+        )
+        pred = exp.cast(exp.case().when(reached, _number(1)).else_(_number(0)), double)
     select = exp.select(
         exp.alias_(grp, "grp"),
         exp.alias_(column(cols.sample, quoted=True), "sample"),
@@ -169,7 +193,13 @@ def input_statements(
         exp.alias_(exp.cast(column(cols.score, quoted=True), double), "score"),
         exp.alias_(exp.cast(truth, double), "truth"),
         exp.alias_(weight, "weight"),
+        exp.alias_(pred, "pred"),
     ).from_(table_expr)
+    zd = exp.Null() if math.isnan(zero_division) else _number(float(zero_division))
+    parameters = exp.select(
+        exp.alias_(exp.cast(_number(float(beta)), double), "beta"),
+        exp.alias_(exp.cast(zd, double), "zero_division"),
+    )
     ks = [
         exp.select(
             exp.alias_(
@@ -191,6 +221,12 @@ def input_statements(
         ),
         exp.Create(
             this=exp.to_table("rankmetrics_cutoffs"), kind="VIEW", replace=True, expression=union
+        ),
+        exp.Create(
+            this=exp.to_table("rankmetrics_parameters"),
+            kind="VIEW",
+            replace=True,
+            expression=parameters,
         ),
     ]
     return [

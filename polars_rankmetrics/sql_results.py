@@ -54,9 +54,11 @@ def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
         columns = []
         for i, key in enumerate(view_keys):
             weight = "weight * n_positives" if key.metric.weighting == "positives" else "weight"
+            value = f"({key.metric.sql_value})"
+            # a NULL value (a 0/0 with zero_division NaN) drops out with its weight
             columns += [
-                f"sum({weight} * ({key.metric.sql_value})) AS v{i}",
-                f"sum({weight}) AS w{i}",
+                f"coalesce(sum({weight} * {value}), 0) AS v{i}",
+                f"coalesce(sum(CASE WHEN {value} IS NOT NULL THEN {weight} END), 0) AS w{i}",
             ]
         sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
         queries.append(ViewQuery(tuple(view_keys), sql))

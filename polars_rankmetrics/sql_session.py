@@ -21,16 +21,18 @@ from polars_rankmetrics.sql_export import input_statements, quote, view_statemen
 
 
 def setup_statements(
-    cols: Columns, dialect: str, keys: Sequence[MetricKey], schema: pl.Schema
+    cols: Columns, dialect: str, keys: Sequence[MetricKey], schema: pl.Schema, context: Context
 ) -> list[str]:
     """The temporary views over ``rankmetrics_source`` (of ``schema``) an evaluation of ``keys``
-    reads."""
-    cutoffs = sql_results.cutoffs(keys)
-    bool_truth = schema[cols.truth] == pl.Boolean
+    with ``context``'s parameters reads."""
+    statements = input_statements(
+        "rankmetrics_source", cols, dialect, sql_results.cutoffs(keys), temporary=True,
+        bool_truth=schema[cols.truth] == pl.Boolean,
+        bool_pred=cols.pred is not None and schema[cols.pred] == pl.Boolean,
+        threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
+    )  # fmt: skip
     return [
-        *input_statements(
-            "rankmetrics_source", cols, dialect, cutoffs, temporary=True, bool_truth=bool_truth
-        ),
+        *statements,
         *view_statements(dialect, temporary=True),
     ]
 

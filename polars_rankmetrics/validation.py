@@ -41,6 +41,12 @@ def check_schema(schema: pl.Schema, cols: Columns) -> None:
         raise ValueError(
             f"column {cols.weight!r} (weight) must be numeric, not {schema[cols.weight]}"
         )
+    if cols.pred is not None and not (
+        schema[cols.pred].is_numeric() or schema[cols.pred] == pl.Boolean
+    ):
+        raise ValueError(
+            f"column {cols.pred!r} (pred) must be bool or 0/1, not {schema[cols.pred]}"
+        )
 
 
 def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
@@ -70,6 +76,11 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
         problems["null_weight"] = f"column {cols.weight!r} (weight) has a null"
         problems["bad_weight"] = (
             f"column {cols.weight!r} (weight) has a negative, NaN or infinite value"
+        )
+    if cols.pred is not None:
+        problems["null_pred"] = f"column {cols.pred!r} (pred) has a null"
+        problems["non_binary_pred"] = (
+            f"column {cols.pred!r} (pred) must be 0 or 1 (or bool), but has another value"
         )
     return problems
 
@@ -144,6 +155,7 @@ def _is_exact_in_float64(score: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
     score, truth = pl.col(cols.score), pl.col(cols.truth).cast(pl.Float64)
     weight = pl.col(cols.weight).cast(pl.Float64) if cols.weight else pl.lit(1.0)
+    pred = pl.col(cols.pred).cast(pl.Float64) if cols.pred else pl.lit(0.0)
     conditions = {f"null_by_{i}": pl.col(name).is_null() for i, name in enumerate(cols.by)}
     return conditions | {
         "null_sample": pl.col(cols.sample).is_null(),
@@ -157,6 +169,8 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
         "negative_truth": truth < 0,
         "null_weight": weight.is_null(),
         "bad_weight": ~weight.is_finite() | (weight < 0),
+        "null_pred": pred.is_null(),
+        "non_binary_pred": ~pred.is_in([0.0, 1.0]),
     }
 
 

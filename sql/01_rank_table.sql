@@ -1,8 +1,8 @@
 -- rankmetrics_rank_table: the rank table every ranking metric is an aggregation of.
 --
--- Input: a relation rankmetrics_input(grp, sample, label, score DOUBLE, truth DOUBLE, weight DOUBLE),
--- one row per (sample, label); grp identifies an independent evaluation (a model, a slice) and is
--- never NULL.
+-- Input: a relation rankmetrics_input(grp, sample, label, score DOUBLE, truth DOUBLE, weight DOUBLE,
+-- pred DOUBLE), one row per (sample, label); grp identifies an independent evaluation (a model, a
+-- slice) and is never NULL; pred is the 0/1 decision the threshold metrics read.
 --
 -- Every input row, with where it stands in its sample's ranking (1-based, highest score first):
 --   rank           #labels of the sample scoring >= score: rank "max" (a tie takes the largest rank)

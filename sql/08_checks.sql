@@ -19,7 +19,9 @@ SELECT
     CASE WHEN truth < 0 THEN 1 ELSE 0 END AS negative_truth,
     CASE WHEN weight IS NULL THEN 1 ELSE 0 END AS null_weight,
     CASE WHEN weight < 0 OR NOT (weight BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)
-        THEN 1 ELSE 0 END AS bad_weight
+        THEN 1 ELSE 0 END AS bad_weight,
+    CASE WHEN pred IS NULL THEN 1 ELSE 0 END AS null_pred,
+    CASE WHEN pred <> 0 AND pred <> 1 THEN 1 ELSE 0 END AS non_binary_pred
 FROM rankmetrics_input;
 
 -- rankmetrics_row_checks: one row; how many rows show each problem.
@@ -35,7 +37,9 @@ SELECT
     sum(non_binary_truth) AS non_binary_truth,
     sum(negative_truth) AS negative_truth,
     sum(null_weight) AS null_weight,
-    sum(bad_weight) AS bad_weight
+    sum(bad_weight) AS bad_weight,
+    sum(null_pred) AS null_pred,
+    sum(non_binary_pred) AS non_binary_pred
 FROM rankmetrics_row_flags;
 
 -- rankmetrics_group_labels: one row per grp; how many distinct labels the group has. Every sample

@@ -19,7 +19,6 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
-from polars_rankmetrics.metrics import parse_keys
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
 _SQL_TYPES = {
@@ -87,7 +86,7 @@ class SQLTestEngine:
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:
         frame = data.collect() if isinstance(data, pl.LazyFrame) else data
         statements = setup_statements(
-            cols, self.name, settings.keys or parse_keys(None), frame.schema
+            cols, self.name, settings.keys, frame.schema, settings.context
         )
         if self.name == "datafusion":
             import datafusion

@@ -81,12 +81,14 @@ def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
     import duckdb
 
     con = duckdb.connect()
-    df = rm.from_dense([[1, 0]], [[0.2, 0.5]]).with_columns(w=pl.lit(1.0), m=pl.lit("x"))
-    register_views(con, df, weight="w", by="m")
+    df = rm.from_dense([[1, 0]], [[0.2, 0.5]]).with_columns(
+        w=pl.lit(1.0), m=pl.lit("x"), p=pl.lit(True)
+    )
+    register_views(con, df, weight="w", by="m", pred="p")
     columns = set(con.sql("SELECT * FROM rankmetrics_row_checks").columns) - {"n_rows"}
     # every problem of a weighted table with a binary metric, less the two the engine asks the
     # source for directly (a null by value, an integer score a double cannot hold)
-    cols = validation.Columns.of(weight="w", by="m")
+    cols = validation.Columns.of(weight="w", by="m", pred="p")
     expected = set(validation.row_problems(cols, parse_keys(RANKING_METRICS)))
     assert columns == expected - {"null_by_0", "inexact_score"} == set(sql_checks.SQL_PROBLEMS)
 

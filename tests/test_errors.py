@@ -124,8 +124,8 @@ def test_graded_truth_is_fine_for_dcg_only(engine):
 
 
 def test_unknown_engine():
-    with pytest.raises(ValueError, match=r"unknown engine 'spark'"):
-        rm.evaluate(table(), engine="spark")
+    with pytest.raises(ValueError, match=r"unknown engine 'bigquery'; choose one of polars"):
+        rm.evaluate(table(), engine="bigquery")
 
 
 def test_missing_parquet_file(tmp_path):

@@ -22,10 +22,14 @@ import polars_rankmetrics as rm
 from polars_rankmetrics import driver
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import get_engine
-from polars_rankmetrics.metrics import parse_keys
+from polars_rankmetrics.evaluate import parameters
+from polars_rankmetrics.metrics import CLASSIFICATION_METRICS, parse_keys
 from polars_rankmetrics.sql_export import DIALECTS, VERIFIED, view_statements
 
-KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@3", "ndcg@2"]
+KEYS = [
+    "coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@3", "ndcg@2",
+    *CLASSIFICATION_METRICS,
+]  # fmt: skip
 
 
 def random_cases(n_groups: int = 8, seed: int = 7) -> pl.DataFrame:
@@ -53,6 +57,7 @@ def random_cases(n_groups: int = 8, seed: int = 7) -> pl.DataFrame:
                     "score": score.reshape(-1),
                     "truth": truth.reshape(-1),
                     "weight": np.repeat(weight, n_labels),
+                    "decision": rng.random(n_samples * n_labels) < 0.3,
                 }
             )  # fmt: skip
         )
@@ -95,8 +100,15 @@ def sql_engine(request):
 
 
 def run(engine, data, keys, **options):
-    cols = Columns.of(by=options.pop("by", None), weight=options.pop("weight", None))
-    return driver.run(engine, data, cols, parse_keys(keys), **options)
+    """``evaluate`` on a test engine: the same driver, columns and parameters."""
+    cols = Columns.of(
+        by=options.pop("by", None),
+        weight=options.pop("weight", None),
+        pred=options.pop("pred", None),
+    )
+    names = ("log_base", "threshold", "beta", "zero_division")
+    context = parameters(**{name: options.pop(name) for name in names if name in options})
+    return driver.run(engine, data, cols, parse_keys(keys), parameters=context, **options)
 
 
 @pytest.mark.parametrize("per_sample", [False, True])
@@ -109,6 +121,22 @@ def test_every_engine_gives_the_polars_numbers(sql_engine, per_sample):
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
     if not per_sample:  # the group without positives has no lwlrap
         assert np.isnan(ours.filter(model="m7")["lwlrap"][0])
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"pred": "decision", "zero_division": float("nan"), "beta": 2.0},
+        {"threshold": 0.25, "zero_division": 1.0, "beta": 0.5},
+    ],
+    ids=["pred-column", "threshold"],
+)
+def test_threshold_parameters(sql_engine, options):
+    table = random_cases(4)
+    keys = list(CLASSIFICATION_METRICS)
+    ours = run(sql_engine, table, keys, by="model", weight="weight", **options)
+    expected = rm.evaluate(table, keys, by="model", weight="weight", **options)
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_dcg_log_base(sql_engine):

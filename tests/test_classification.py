@@ -1,0 +1,188 @@
+"""Threshold metrics (the seeds' example-based metrics): every engine path against scikit-learn."""
+
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+from strategies import long_tables
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.metrics import CLASSIFICATION_METRICS
+
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def sklearn_values(y_true, y_pred, weights, *, beta, zero_division) -> dict[str, float]:
+    """scikit-learn's value of every threshold metric (its warnings about 0/0 silenced)."""
+    y_true, y_pred = y_true.astype(int), y_pred.astype(int)
+    options = {"sample_weight": weights}
+    averaged = {"average": "samples", "zero_division": zero_division, **options}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "hamming_loss": skm.hamming_loss(y_true, y_pred, **options),
+            "subset_accuracy": skm.accuracy_score(y_true, y_pred, **options),
+            "zero_one_loss": skm.zero_one_loss(y_true, y_pred, **options),
+            "precision_samples": skm.precision_score(y_true, y_pred, **averaged),
+            "recall_samples": skm.recall_score(y_true, y_pred, **averaged),
+            "f1_samples": skm.f1_score(y_true, y_pred, **averaged),
+            "fbeta_samples": skm.fbeta_score(y_true, y_pred, beta=beta, **averaged),
+            "jaccard_samples": _jaccard(y_true, y_pred, weights, zero_division),
+        }
+
+
+def _jaccard(y_true, y_pred, weights, zero_division):
+    """scikit-learn's jaccard_score takes no zero_division=nan: by hand for it, each sample's
+    |y and y_hat| / |y or y_hat|, a 0/0 sample left out (as its other scores do)."""
+    if not np.isnan(zero_division):
+        return skm.jaccard_score(
+            y_true, y_pred, average="samples", zero_division=zero_division, sample_weight=weights
+        )
+    union = (y_true | y_pred).sum(axis=1)
+    kept = union > 0
+    values = (y_true & y_pred).sum(axis=1)[kept] / union[kept]
+    w = np.ones(len(y_true)) if weights is None else weights
+    return np.average(values, weights=w[kept]) if w[kept].sum() > 0 else np.nan
+
+
+def assert_close(ours, theirs):
+    np.testing.assert_allclose(np.asarray(ours, dtype=float), theirs, rtol=1e-9, atol=1e-12)
+
+
+PARAMETERS = st.fixed_dictionaries({
+    "threshold": st.sampled_from([0.5, 0.0, 0.25, 1.0, -1.0]),
+    "beta": st.sampled_from([1.0, 0.5, 2.0]),
+    "zero_division": st.sampled_from([0.0, 1.0, float("nan")]),
+})  # fmt: skip
+
+
+@SETTINGS
+@given(table=long_tables(), parameters=PARAMETERS, use_pred=st.booleans(), lazy=st.booleans())
+def test_threshold_metrics_match_sklearn(engine, table, parameters, use_pred, lazy):
+    df, y_true, y_score, weights = table
+    y_pred = y_score >= parameters["threshold"]
+    options = dict(parameters)
+    if use_pred:  # the decisions as a column of their own (bool or 0/1), scores left as they are
+        decision = (pl.col("score").cast(pl.Float64) >= parameters["threshold"]).alias("decision")
+        df = df.with_columns(decision if lazy else decision.cast(pl.Int8))
+        options = {"pred": "decision", "beta": parameters["beta"],
+                   "zero_division": parameters["zero_division"]}  # fmt: skip
+    weight = "weight" if weights is not None else None
+    data = df.lazy() if lazy else df
+    result = engine.evaluate(data, list(CLASSIFICATION_METRICS), weight=weight, **options)
+    expected = sklearn_values(
+        y_true, y_pred, weights, beta=parameters["beta"], zero_division=parameters["zero_division"]
+    )
+    for key in CLASSIFICATION_METRICS:
+        assert_close(result[key][0], expected[key])
+
+
+@SETTINGS
+@given(table=long_tables(), zero_division=st.sampled_from([0.0, 1.0, float("nan")]))
+def test_per_sample_threshold_metrics_match_sklearn_row_by_row(engine, table, zero_division):
+    df, y_true, y_score, _ = table
+    keys = [
+        "hamming_loss",
+        "subset_accuracy",
+        "precision_samples",
+        "recall_samples",
+        "jaccard_samples",
+    ]
+    result = engine.evaluate(df, keys, per_sample=True, zero_division=zero_division)
+    y_pred = y_score >= 0.5
+    rows = [
+        sklearn_values(y_true[i : i + 1], y_pred[i : i + 1], None, beta=1.0,
+                       zero_division=zero_division)
+        for i in range(len(y_true))
+    ]  # fmt: skip
+    for key in keys:
+        assert_close(result[key].fill_null(np.nan), [row[key] for row in rows])
+
+
+def test_the_seeds_worked_example():
+    """../shared/seeds/003: its "precision" and "recall" are swapped against scikit-learn's
+    (precision is |y and y_hat| / |y_hat|): 0.375 and 0.5 here, as scikit-learn gives."""
+    y_true = [[0, 1, 0], [0, 1, 1], [1, 0, 1], [0, 0, 1]]
+    y_pred = [[0, 1, 1], [0, 1, 1], [0, 1, 0], [0, 0, 0]]
+    df = rm.from_dense(y_true, y_pred).rename({"score": "decision"})
+    result = rm.evaluate(df, list(CLASSIFICATION_METRICS), pred="decision", score="decision")
+    expected = {
+        "subset_accuracy": 0.25, "zero_one_loss": 0.75, "jaccard_samples": 0.375,
+        "hamming_loss": 5 / 12, "precision_samples": 0.375, "recall_samples": 0.5,
+        "f1_samples": 5 / 12, "fbeta_samples": 5 / 12,
+    }  # fmt: skip
+    assert result.row(0, named=True) == pytest.approx(expected)
+
+
+def test_threshold_and_ranking_metrics_in_one_call_by_group(engine):
+    df = pl.read_parquet("data/example.parquet").filter(pl.col("sample") < "clip_00010")
+    result = engine.evaluate(
+        df, ["lrap", "f1_samples", "hamming_loss"], by="model", weight="weight", threshold=0.7
+    )
+    for model in ("baseline", "candidate"):
+        part = df.filter(model=model).sort("sample", "label")
+        y_true = part["truth"].to_numpy().reshape(-1, 40)
+        y_score = part["score"].to_numpy().reshape(-1, 40)
+        w = part["weight"].to_numpy().reshape(-1, 40)[:, 0]
+        expected = sklearn_values(y_true, y_score >= 0.7, w, beta=1.0, zero_division=0.0)
+        row = result.filter(model=model)
+        assert_close(row["f1_samples"][0], expected["f1_samples"])
+        assert_close(row["hamming_loss"][0], expected["hamming_loss"])
+        assert_close(
+            row["lrap"][0],
+            skm.label_ranking_average_precision_score(y_true, y_score, sample_weight=w),
+        )
+
+
+BAD = [
+    ({"pred": "decision"}, {"decision": [1, 0, 2, 0]}, r"'decision' \(pred\) must be 0 or 1"),
+    ({"pred": "decision"}, {"decision": [1, None, 0, 0]}, r"'decision' \(pred\) has a null"),
+    ({"pred": "decision"}, {"decision": ["a", "b", "c", "d"]}, r"'decision' \(pred\) must be bool"),
+    ({"zero_division": 2}, {}, r"zero_division must be 0, 1 or nan"),
+    ({"zero_division": "warn"}, {}, r"zero_division must be 0, 1 or nan"),
+    ({"beta": 0}, {}, r"beta must be positive"),
+    ({"threshold": float("nan")}, {}, r"threshold must be a finite number"),
+]
+
+
+@pytest.mark.parametrize("options, columns, message", BAD)
+def test_bad_threshold_input(engine, options, columns, message):
+    df = pl.DataFrame({
+        "sample": [1, 1, 2, 2], "label": ["a", "b", "a", "b"], "score": [0.9, 0.1, 0.4, 0.6],
+        "truth": [1, 0, 0, 1], **columns,
+    }, strict=False)  # fmt: skip
+    with pytest.raises(ValueError, match=message):
+        engine.evaluate(df, ["f1_samples"], **options)
+
+
+def test_the_cli_takes_the_threshold_options():
+    import subprocess
+    import sys
+
+    args = ["--by", "model", "--metrics", "f1_samples,precision_samples,hamming_loss",
+            "--threshold", "0.7", "--zero-division", "nan", "--format", "csv"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", "data/example.parquet", *args],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = rm.evaluate(
+        "data/example.parquet", ["f1_samples", "precision_samples", "hamming_loss"], by="model",
+        threshold=0.7, zero_division="nan",
+    )  # fmt: skip
+    from polars.testing import assert_frame_equal
+
+    assert_frame_equal(pl.read_csv(done.stdout.encode()), expected, check_exact=False)
+    bad = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", "data/example.parquet",
+         "--by", "model", "--metrics", "f1_samples", "--zero-division", "2"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == "rankmetrics: error: zero_division must be 0, 1 or nan, not 2.0"
