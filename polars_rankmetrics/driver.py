@@ -37,7 +37,7 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Engine, Progress, Session, Settings
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.sums import means
+from polars_rankmetrics.sums import label_means, means
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
 
@@ -159,6 +159,12 @@ def run(
     parameters = replace(
         parameters or Context(), truth=cols.truth, score=cols.score, pred=cols.pred
     )
+    sample_keys = [k for k in keys if k.metric.reduction == "samples"]
+    label_keys = [k for k in keys if k.metric.reduction == "labels"]
+    if per_sample and label_keys:
+        raise ValueError(
+            f"{label_keys[0]} is averaged over labels: it has no per-sample value (per_sample)"
+        )
     if memory_limit is not None:
         if not engine.splits:
             raise ValueError(
@@ -184,7 +190,7 @@ def run(
                     n = bucket_count(rows, budget, bytes_per_row, sample_rows)
                 pieces = whole.split(n, directory / "buckets") if n > 1 else None
             context = replace(parameters, binary_truth=checked.facts.binary_truth)
-            summaries, parts = [], []
+            summaries, parts, counts = [], [], []
             for i in range(n):
                 if pieces is not None and not pieces[i]:
                     continue  # no sample hashed to this bucket
@@ -193,12 +199,23 @@ def run(
                     summaries.append(check_piece(session, cols, checked))
                     if per_sample:
                         parts.append(session.per_sample(keys, context))
-                    else:
-                        parts.append(session.sums(keys, context))
+                    elif sample_keys:
+                        parts.append(session.sums(sample_keys, context))
+                    if label_keys:
+                        counts.append(session.label_counts(context))
     validation.check_weight_totals(pl.concat(summaries), cols)
     if per_sample:
         return pl.concat(parts).sort(cols.sample_keys)
-    return means(pl.concat(parts), cols, keys)
+    results = []
+    if sample_keys:
+        results.append(means(pl.concat(parts), cols, sample_keys))
+    if label_keys:
+        results.append(label_means(pl.concat(counts), cols, label_keys, context))
+    result = results[0]
+    if len(results) > 1:
+        by = list(cols.by)
+        result = result.join(results[1], on=by) if by else result.hstack(results[1])
+    return result.select(*cols.by, *(str(k) for k in keys))
 
 
 @contextmanager

@@ -72,6 +72,11 @@ class Session(Protocol):
         (the weighting of the metric's record); sums of disjoint sets of samples add up."""
         ...
 
+    def label_counts(self, context: Context) -> pl.DataFrame:
+        """Per group and label (column ``label``): ``tp``, ``fp``, ``fn`` of the predicted labels,
+        summed with the sample weights; they add up over disjoint sets of samples."""
+        ...
+
     def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
         """One row per sample: the ``by`` columns, the sample id and one column per key."""
         ...

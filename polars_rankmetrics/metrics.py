@@ -16,13 +16,20 @@ A record says how one sample's value is computed on each engine:
 and how the per-sample values reduce to one number per group: their mean weighted by the sample
 weight (``weighting="sample"``), or by the sample weight times the sample's positive count
 (``weighting="positives"``: lwlrap, where samples without positives have no value and no weight).
+
+A metric averaged over labels (``reduction="labels"``: ``precision_macro``, ``f1_micro``, ...) has
+no per-sample value: every engine gives per-label counts of true and false positives and false
+negatives (``sql_view`` ``rankmetrics_label_counts``), which add up over buckets, and
+``label_score = (score, average, f1)`` says how
+:func:`~polars_rankmetrics.classification.label_average` turns them into one number (``f1`` fixes
+beta at 1).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import polars as pl
@@ -59,7 +66,7 @@ class Metric:
     name: str
     description: str
     better: Literal["higher", "lower"]
-    polars: Callable[[MetricKey, Context], pl.Expr]
+    polars: Callable[[MetricKey, Context], pl.Expr] | None
     sql_view: str
     sql_value: str
     family: str = "ranking"
@@ -69,6 +76,8 @@ class Metric:
     min_labels: int = 1
     scales_with_log_base: bool = False
     needs_rank_table: bool = True
+    reduction: Literal["samples", "labels"] = "samples"
+    label_score: tuple[str, str, bool] | None = None
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -76,6 +85,7 @@ REGISTRY: dict[str, Metric] = {}
 RANKING_VIEW = "rankmetrics_ranking_per_sample"
 GAIN_VIEW = "rankmetrics_gain_per_sample"
 SET_VIEW = "rankmetrics_set_per_sample"
+LABEL_VIEW = "rankmetrics_label_counts"
 VIEWS_WITH_K = frozenset({GAIN_VIEW})
 
 
@@ -125,6 +135,8 @@ class MetricKey:
 
     def expression(self, context: Context) -> pl.Expr:
         """The per-sample Polars expression, named by the key."""
+        if self.metric.polars is None:
+            raise ValueError(f"{self} has no per-sample value (it is averaged over labels)")
         return self.metric.polars(self, context).alias(str(self))
 
 
@@ -198,6 +210,10 @@ def _predicted(c: Context) -> pl.Expr:
     return cx.predicted(c.score, pred=c.pred, threshold=c.threshold)
 
 
+def _sample_score(kind: str, c: Context) -> pl.Expr:
+    return cx.sample_score(kind, c.truth, _predicted(c), beta=c.beta, zero_division=c.zero_division)
+
+
 def _set_metric(
     name: str,
     description: str,
@@ -224,22 +240,44 @@ _set_metric(
 )  # fmt: skip
 _set_metric(
     "precision_samples", "per sample |true and predicted| / |predicted|, averaged", "higher",
-    lambda key, c: cx.precision(c.truth, _predicted(c), c.zero_division),
+    lambda key, c: _sample_score("precision", c),
 )  # fmt: skip
 _set_metric(
     "recall_samples", "per sample |true and predicted| / |true|, averaged", "higher",
-    lambda key, c: cx.recall(c.truth, _predicted(c), c.zero_division),
+    lambda key, c: _sample_score("recall", c),
 )  # fmt: skip
 _set_metric(
     "f1_samples", "per sample F1 of the predicted and true sets, averaged", "higher",
-    lambda key, c: cx.fbeta(c.truth, _predicted(c), 1.0, c.zero_division),
+    lambda key, c: _sample_score("fbeta", replace(c, beta=1.0)),
 )  # fmt: skip
 _set_metric(
     "fbeta_samples", "per sample F-beta (beta=) of the predicted and true sets, averaged", "higher",
-    lambda key, c: cx.fbeta(c.truth, _predicted(c), c.beta, c.zero_division),
+    lambda key, c: _sample_score("fbeta", c),
 )  # fmt: skip
 _set_metric(
     "jaccard_samples", "per sample |true and predicted| / |true or predicted|, averaged", "higher",
-    lambda key, c: cx.jaccard(c.truth, _predicted(c), c.zero_division),
+    lambda key, c: _sample_score("jaccard", c),
 )  # fmt: skip
+_SCORES = {
+    "precision": ("precision", "|true and predicted| / |predicted|"),
+    "recall": ("recall", "|true and predicted| / |true|"),
+    "f1": ("fbeta", "F1"),
+    "fbeta": ("fbeta", "F-beta (beta=)"),
+    "jaccard": ("jaccard", "|true and predicted| / |true or predicted|"),
+}
+_AVERAGES = {
+    "micro": "of the counts pooled over all labels",
+    "macro": "per label, averaged over the labels",
+    "weighted": "per label, averaged weighted by the labels' support",
+}
+for _name, (_kind, _what) in _SCORES.items():
+    for _average, _how in _AVERAGES.items():
+        register(Metric(
+            f"{_name}_{_average}", f"{_what} {_how}", "higher", None, LABEL_VIEW, "",
+            family="classification", needs_rank_table=False, reduction="labels",
+            label_score=(_kind, _average, _name == "f1"),
+        ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
+SAMPLE_CLASSIFICATION_METRICS = tuple(
+    m for m in CLASSIFICATION_METRICS if REGISTRY[m].reduction == "samples"
+)

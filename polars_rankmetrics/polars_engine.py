@@ -15,13 +15,14 @@ import polars as pl
 
 from polars_rankmetrics import expressions as rx
 from polars_rankmetrics import validation
+from polars_rankmetrics.classification import label_counts, predicted
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.sources import to_lazy
-from polars_rankmetrics.sums import means, weight_column
+from polars_rankmetrics.sums import means, plain_columns, weight_column
 
 _WEIGHT = "__weight"
 _N_POS = "__n_positives"
@@ -63,9 +64,12 @@ def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey
         if key.metric.weighting == "positives":
             weight = weight * pl.col(_N_POS)
         value = pl.col(str(key))
+        plain, count = plain_columns(key)
         sums += [
             (value * weight).sum().alias(str(key)),
             weight.filter(value.is_not_null()).sum().alias(weight_column(key)),
+            value.sum().alias(plain),
+            value.count().cast(pl.Float64).alias(count),
         ]
     return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)
 
@@ -118,6 +122,14 @@ class PolarsSession:
     def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
         samples = per_sample(self.lf, self.cols, keys, context)
         return per_sample_result(samples, self.cols).collect()
+
+    def label_counts(self, context: Context) -> pl.DataFrame:
+        cols = self.cols
+        is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
+        weight = pl.col(cols.weight) if cols.weight else pl.lit(1.0)
+        group = [pl.col(b) for b in cols.by] or [pl.lit(0).alias(validation.GROUP)]
+        counts = label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight)
+        return counts.rename({cols.label: "label"}).collect()
 
     def bytes_per_row(self) -> float:
         return OVERHEAD_BYTES_PER_ROW + INPUT_COPIES * row_bytes(self.schema(), self.cols)

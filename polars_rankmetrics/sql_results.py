@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import VIEWS_WITH_K, Context, MetricKey
-from polars_rankmetrics.sums import weight_column
+from polars_rankmetrics.sums import plain_columns, weight_column
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
 
 
 def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
-    """Per view: ``sum(weight * value)`` and ``sum(weight)`` for each of its keys, per group
-    (and cut-off)."""
+    """Per view and key, per group (and cut-off): ``sum(weight * value)``, the weights of the
+    non-null values, and their plain sum and count (see :mod:`polars_rankmetrics.sums`)."""
     queries = []
     for view, view_keys in _by_view(keys).items():
         group = "grp, k" if view in VIEWS_WITH_K else "grp"
@@ -59,6 +59,8 @@ def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
             columns += [
                 f"coalesce(sum({weight} * {value}), 0) AS v{i}",
                 f"coalesce(sum(CASE WHEN {value} IS NOT NULL THEN {weight} END), 0) AS w{i}",
+                f"coalesce(sum({value}), 0) AS u{i}",
+                f"count({value}) AS n{i}",
             ]
         sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
         queries.append(ViewQuery(tuple(view_keys), sql))
@@ -114,9 +116,15 @@ def _columns(
     for query, frame in results:
         for i, key in enumerate(query.keys):
             rows = frame.filter(pl.col("k").eq_missing(key.k)) if query.has_k else frame
-            columns = [(pl.col(f"v{i}") * _scale(key, context)).alias(str(key))]
+            scale = _scale(key, context)
+            columns = [(pl.col(f"v{i}") * scale).alias(str(key))]
             if with_weights:
-                columns.append(pl.col(f"w{i}").alias(weight_column(key)))
+                plain, count = plain_columns(key)
+                columns += [
+                    pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)),
+                    (pl.col(f"u{i}") * scale).cast(pl.Float64).alias(plain),
+                    pl.col(f"n{i}").cast(pl.Float64).alias(count),
+                ]
             parts.append(rows.select(*ids, *columns))
     return parts
 

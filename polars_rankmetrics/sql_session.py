@@ -127,6 +127,9 @@ class SQLSession:
         in_group = [pl.col(b).eq_missing(where[b]) for b in self.cols.by] or [pl.lit(True)]
         return found.filter(*in_group).sort("label")["label"][0]
 
+    def label_counts(self, context: Context) -> pl.DataFrame:
+        return self._grouped("SELECT grp, label, tp, fp, fn FROM rankmetrics_label_counts")
+
     def _run(
         self, queries: list[sql_results.ViewQuery]
     ) -> list[tuple[sql_results.ViewQuery, pl.DataFrame]]:

@@ -1,6 +1,7 @@
 """Threshold metrics (the seeds' example-based metrics): every engine path against scikit-learn."""
 
 import warnings
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -11,7 +12,7 @@ from sklearn import metrics as skm
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.metrics import CLASSIFICATION_METRICS
+from polars_rankmetrics.metrics import CLASSIFICATION_METRICS, SAMPLE_CLASSIFICATION_METRICS
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -34,7 +35,47 @@ def sklearn_values(y_true, y_pred, weights, *, beta, zero_division) -> dict[str,
             "f1_samples": skm.f1_score(y_true, y_pred, **averaged),
             "fbeta_samples": skm.fbeta_score(y_true, y_pred, beta=beta, **averaged),
             "jaccard_samples": _jaccard(y_true, y_pred, weights, zero_division),
+            **{
+                f"{name}_{average}": score(
+                    y_true, y_pred, average=average, zero_division=zero_division, **options
+                )
+                for name, score in {
+                    "precision": skm.precision_score,
+                    "recall": skm.recall_score,
+                    "f1": skm.f1_score,
+                    "fbeta": partial(skm.fbeta_score, beta=beta),
+                }.items()
+                for average in ("micro", "macro", "weighted")
+            },  # fmt: skip
+            **{
+                f"jaccard_{average}": _jaccard_labels(
+                    y_true, y_pred, weights, zero_division, average
+                )
+                for average in ("micro", "macro", "weighted")
+            },
         }
+
+
+def _jaccard_labels(y_true, y_pred, weights, zero_division, average):
+    """As :func:`_jaccard`, averaged over labels: scikit-learn's where it takes the
+    zero_division; for NaN by hand, from each label's weighted counts."""
+    if not np.isnan(zero_division):
+        return skm.jaccard_score(
+            y_true, y_pred, average=average, zero_division=zero_division, sample_weight=weights
+        )
+    w = (np.ones(len(y_true)) if weights is None else weights)[:, None]
+    tp = (w * (y_true & y_pred)).sum(axis=0)
+    union = (w * (y_true | y_pred)).sum(axis=0)
+    if average == "micro":
+        return tp.sum() / union.sum() if union.sum() > 0 else np.nan
+    kept = union > 0
+    support = (w * y_true).sum(axis=0)
+    if not kept.any():
+        return np.nan
+    scores = tp[kept] / union[kept]
+    if average == "weighted" and support[kept].sum() > 0:
+        return np.average(scores, weights=support[kept])
+    return scores.mean()  # scikit-learn's average falls back to the plain mean too
 
 
 def _jaccard(y_true, y_pred, weights, zero_division):
@@ -48,7 +89,9 @@ def _jaccard(y_true, y_pred, weights, zero_division):
     kept = union > 0
     values = (y_true & y_pred).sum(axis=1)[kept] / union[kept]
     w = np.ones(len(y_true)) if weights is None else weights
-    return np.average(values, weights=w[kept]) if w[kept].sum() > 0 else np.nan
+    if not kept.any():
+        return np.nan
+    return np.average(values, weights=w[kept]) if w[kept].sum() > 0 else values.mean()
 
 
 def assert_close(ours, theirs):
@@ -111,7 +154,8 @@ def test_the_seeds_worked_example():
     y_true = [[0, 1, 0], [0, 1, 1], [1, 0, 1], [0, 0, 1]]
     y_pred = [[0, 1, 1], [0, 1, 1], [0, 1, 0], [0, 0, 0]]
     df = rm.from_dense(y_true, y_pred).rename({"score": "decision"})
-    result = rm.evaluate(df, list(CLASSIFICATION_METRICS), pred="decision", score="decision")
+    keys = list(SAMPLE_CLASSIFICATION_METRICS)
+    result = rm.evaluate(df, keys, pred="decision", score="decision")
     expected = {
         "subset_accuracy": 0.25, "zero_one_loss": 0.75, "jaccard_samples": 0.375,
         "hamming_loss": 5 / 12, "precision_samples": 0.375, "recall_samples": 0.5,
@@ -159,6 +203,12 @@ def test_bad_threshold_input(engine, options, columns, message):
     }, strict=False)  # fmt: skip
     with pytest.raises(ValueError, match=message):
         engine.evaluate(df, ["f1_samples"], **options)
+
+
+def test_label_averages_have_no_per_sample_value():
+    df = rm.from_dense([[1, 0]], [[0.9, 0.1]])
+    with pytest.raises(ValueError, match="f1_macro is averaged over labels"):
+        rm.evaluate(df, ["lrap", "f1_macro"], per_sample=True)
 
 
 def test_the_cli_takes_the_threshold_options():

@@ -73,6 +73,15 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert value["ndcg@5"].to_list() == close(
             _sklearn_by_model(skm.ndcg_score, df, weighted=True, k=5)
         )
+    elif source.startswith('rm.evaluate(df, ["f1_samples", "f1_macro", "hamming_loss", "lrap"]'):
+        for i, model in enumerate(("baseline", "candidate")):
+            _, y_true, y_score = dense(df.filter(model=model))
+            y_true, y_pred = y_true.astype(int), (y_score >= 0.6).astype(int)
+            f1 = skm.f1_score(y_true, y_pred, average="samples", zero_division=0)
+            macro = skm.f1_score(y_true, y_pred, average="macro", zero_division=0)
+            assert value["f1_samples"][i] == close(f1)
+            assert value["f1_macro"][i] == close(macro)
+            assert value["hamming_loss"][i] == close(skm.hamming_loss(y_true, y_pred))
     elif source.startswith('df.filter(model="candidate").pipe(rm.label_ranking_loss)'):
         assert value["ranking_loss"][0] == close(_sklearn_by_model(skm.label_ranking_loss, df)[1])
     elif source.startswith("pl.scan_parquet"):
