@@ -3,7 +3,8 @@
     python benchmarks/out_of_core.py --samples 1000000 --labels 100 --memory-limit 1GB
 
 Writes the file first if it is missing (benchmarks/out/), then runs
-``rankmetrics evaluate FILE --engine ENGINE --memory-limit LIMIT`` in a child process and prints
+``rankmetrics evaluate FILE --engine ENGINE --memory-limit LIMIT [--metrics KEYS]`` in a child
+process and prints
 its wall time, peak RSS (of the whole process tree: Spark's JVM too) and rows per second as a
 Markdown table row. ``--engine spark`` runs a local[2] session, which keeps its own memory.
 """
@@ -29,6 +30,7 @@ def main() -> None:
     parser.add_argument("--labels", type=int, default=100)
     parser.add_argument("--memory-limit", default="1GB")
     parser.add_argument("--engine", action="append", choices=("duckdb", "polars", "spark"))
+    parser.add_argument("--metrics", help="comma-separated keys (default: the ranking metrics)")
     args = parser.parse_args()
     rows = args.samples * args.labels
     path = OUT / f"{args.samples}x{args.labels}.parquet"
@@ -43,7 +45,8 @@ def main() -> None:
         # Spark keeps its own memory (a local[2] session): no --memory-limit there.
         budget = [] if engine == "spark" else ["--memory-limit", args.memory_limit]
         limit = "(own)" if engine == "spark" else args.memory_limit
-        done = run([*command, "evaluate", str(path), "--engine", engine, *budget])
+        metrics = ["--metrics", args.metrics] if args.metrics else []
+        done = run([*command, "evaluate", str(path), "--engine", engine, *budget, *metrics])
         if done.returncode != 0:
             print(f"| {engine} | {rows:,} | {limit} | failed: {done.stderr.strip()} | | |")
             continue

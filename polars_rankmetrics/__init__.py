@@ -1,4 +1,5 @@
-"""Multilabel ranking metrics straight from long tables, on Polars or DuckDB.
+"""Multilabel ranking and classification metrics straight from long tables, on Polars, DuckDB,
+Spark or SQL.
 
 The long table has one row per (sample, label): the model's score and the truth. Start with
 :func:`evaluate`, or the scikit-learn-named frame functions, which chain with ``.pipe()``.
@@ -18,6 +19,7 @@ from polars_rankmetrics.frames import (
 from polars_rankmetrics.metrics import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
 from polars_rankmetrics.ranks import rank_table
+from polars_rankmetrics.report import label_report
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -29,6 +31,7 @@ __all__ = [
     "from_lists",
     "label_ranking_average_precision_score",
     "label_ranking_loss",
+    "label_report",
     "lwlrap",
     "lwlrap_per_class",
     "ndcg_score",

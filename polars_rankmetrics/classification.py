@@ -48,13 +48,14 @@ def set_score(
     kind: str, tp: pl.Expr, fp: pl.Expr, fn: pl.Expr, *, beta: float = 1.0,
     zero_division: float = 0.0,
 ) -> pl.Expr:  # fmt: skip
-    """``precision``, ``recall``, ``fbeta`` or ``jaccard`` from the counts of true positives,
-    false positives and false negatives (of a sample, a label, or pooled); a 0/0 is
-    ``zero_division`` (null for NaN)."""
-    b2 = beta * beta
+    """``precision``, ``recall``, ``f1``, ``fbeta`` or ``jaccard`` from the counts of true
+    positives, false positives and false negatives (of a sample, a label, or pooled); a 0/0 is
+    ``zero_division`` (null for NaN). ``f1`` is ``fbeta`` with beta 1, whatever ``beta`` is."""
+    b2 = 1.0 if kind == "f1" else beta * beta
     numerator, denominator = {
         "precision": (tp, tp + fp),
         "recall": (tp, tp + fn),
+        "f1": ((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp),
         "fbeta": ((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp),
         "jaccard": (tp, tp + fp + fn),
     }[kind]
@@ -84,50 +85,3 @@ def sample_score(
 ) -> pl.Expr:
     """:func:`set_score` of one sample's predicted and true label sets."""
     return set_score(kind, *_counts(truth, is_predicted), beta=beta, zero_division=zero_division)
-
-
-def label_counts(
-    lf: pl.LazyFrame, group: list[pl.Expr], label: str, truth: str, is_predicted: pl.Expr,
-    weight: pl.Expr,
-) -> pl.LazyFrame:  # fmt: skip
-    """Per group and label: ``tp``, ``fp`` and ``fn`` summed with the sample weights. Counts of
-    disjoint sets of samples add up."""
-    true = pl.col(truth) > 0
-    w = weight.cast(pl.Float64)
-    return lf.group_by([*group, pl.col(label)]).agg(
-        tp=(w * (true & is_predicted)).sum(),
-        fp=(w * (~true & is_predicted)).sum(),
-        fn=(w * (true & ~is_predicted)).sum(),
-    )
-
-
-def label_average(
-    counts: pl.DataFrame, by: list[str], kind: str, average: str, *, beta: float = 1.0,
-    zero_division: float = 0.0,
-) -> pl.DataFrame:  # fmt: skip
-    """One value per group from per-label counts (``by`` columns, ``label``, ``tp``, ``fp``,
-    ``fn``), as scikit-learn averages multilabel scores:
-
-    - ``micro``: the score of the counts pooled over the labels;
-    - ``macro``: the mean of the labels' scores;
-    - ``weighted``: their mean weighted by each label's support (``tp + fn``), or the plain mean
-      where the labels left have no support.
-
-    Labels whose score is 0/0 with ``zero_division`` NaN drop out; a group with none left is NaN.
-    """
-    tp, fp, fn = pl.col("tp"), pl.col("fp"), pl.col("fn")
-    options = {"beta": beta, "zero_division": zero_division}
-    if average == "micro":
-        value = set_score(kind, tp.sum(), fp.sum(), fn.sum(), **options)
-    else:
-        score = set_score(kind, tp, fp, fn, **options)
-        support = tp + fn
-        if average == "macro":
-            value = score.mean()
-        else:
-            kept = support.filter(score.is_not_null()).sum()
-            value = pl.when(kept > 0).then((score * support).sum() / kept).otherwise(score.mean())
-    aggregated = (
-        counts.group_by(by).agg(value.alias("value")) if by else counts.select(value.alias("value"))
-    )
-    return aggregated.with_columns(pl.col("value").fill_null(float("nan")))

@@ -15,28 +15,33 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import engine_names, get_engine
 from polars_rankmetrics.evaluate import evaluate, parameters
 from polars_rankmetrics.metrics import DEFAULT_METRICS, REGISTRY
+from polars_rankmetrics.report import label_report
 from polars_rankmetrics.sql_export import DIALECTS, input_statements, view_statements
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rankmetrics", description="Multilabel ranking metrics over long-format Parquet."
+        prog="rankmetrics",
+        description="Multilabel ranking and classification metrics over long-format Parquet.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     ev = commands.add_parser("evaluate", help="evaluate one or more Parquet files (or globs)")
-    ev.add_argument("paths", nargs="+", metavar="PATH", help="Parquet file or glob")
     valid = ", ".join(f"{m.name}[@K]" if m.takes_k else m.name for m in REGISTRY.values())
     ev.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
         help=f"comma-separated metric keys, from: {valid} (default: %(default)s)",
     )
-    ev.add_argument("--by", action="append", default=[], help="group column (repeatable)")
-    ev.add_argument("--engine", choices=engine_names(), default="polars")
-    ev.add_argument("--format", choices=("table", "json", "csv"), default="table")
     ev.add_argument("--k", type=int, help="cut the metrics that take @K at K (ndcg -> ndcg@K)")
-    for name in ("sample", "label", "score", "truth"):
-        ev.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
+    _input_options(ev)
+    _threshold_options(ev)
+    report = commands.add_parser(
+        "report",
+        help="one row per label: support, predicted, precision, recall, F1, average precision, "
+        "ROC AUC and per-class lwlrap",
+    )
+    _input_options(report)
+    _threshold_options(report, beta=False)
     sql = commands.add_parser(
         "sql",
         help="print the SQL views in a dialect (run them after defining rankmetrics_input and "
@@ -62,30 +67,40 @@ def _parser() -> argparse.ArgumentParser:
         "needs it)",
     )
     _threshold_options(sql)
-    ev.add_argument("--weight", help="sample weight column")
-    ev.add_argument(
+    return parser
+
+
+def _input_options(parser: argparse.ArgumentParser) -> None:
+    """What ``evaluate`` and ``report`` share: the input, its columns, the engine, the output."""
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="Parquet file or glob")
+    parser.add_argument("--by", action="append", default=[], help="group column (repeatable)")
+    parser.add_argument("--engine", choices=engine_names(), default="polars")
+    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    for name in ("sample", "label", "score", "truth"):
+        parser.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
+    parser.add_argument("--weight", help="sample weight column")
+    parser.add_argument(
         "--memory-limit",
         metavar="SIZE",
         help="keep the process under SIZE (e.g. 1GB): DuckDB spills, Polars works in buckets",
     )
-    ev.add_argument(
+    parser.add_argument(
         "--temp-dir",
         metavar="DIR",
         help="where spill and bucket files go, in a directory of their own removed afterwards "
         "(default: the system's temporary directory)",
     )
-    ev.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    _threshold_options(ev)
-    return parser
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-def _threshold_options(parser: argparse.ArgumentParser) -> None:
+def _threshold_options(parser: argparse.ArgumentParser, *, beta: bool = True) -> None:
     parser.add_argument("--pred", help="decision column (bool or 0/1) for the threshold metrics")
     parser.add_argument(
         "--threshold", type=float, default=0.5,
         help="without --pred, a label is predicted when its score is at least this (default 0.5)",
     )  # fmt: skip
-    parser.add_argument("--beta", type=float, default=1.0, help="F-beta's beta (default 1)")
+    if beta:
+        parser.add_argument("--beta", type=float, default=1.0, help="F-beta's beta (default 1)")
     parser.add_argument(
         "--zero-division", default="0", type=_zero_division,
         help="value of a 0/0 precision, recall, F or Jaccard: 0, 1 or nan (default 0)",
@@ -158,25 +173,19 @@ class Interrupted(BaseException):
 def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         return _print_sql(args)
+    options = {
+        "by": args.by or None, "weight": args.weight, "engine": args.engine,
+        "sample": args.sample, "label": args.label, "score": args.score, "truth": args.truth,
+        "pred": args.pred, "threshold": args.threshold, "zero_division": args.zero_division,
+        "memory_limit": args.memory_limit, "temp_dir": args.temp_dir,
+        "progress": None if args.quiet or not sys.stderr.isatty() else _show_progress,
+    }  # fmt: skip
     try:
-        result = evaluate(
-            args.paths,
-            _metric_list(args.metrics, args.k),
-            by=args.by or None,
-            weight=args.weight,
-            engine=args.engine,
-            sample=args.sample,
-            label=args.label,
-            score=args.score,
-            truth=args.truth,
-            pred=args.pred,
-            threshold=args.threshold,
-            beta=args.beta,
-            zero_division=args.zero_division,
-            memory_limit=args.memory_limit,
-            temp_dir=args.temp_dir,
-            progress=None if args.quiet or not sys.stderr.isatty() else _show_progress,
-        )
+        if args.command == "report":
+            result = label_report(args.paths, **options)
+        else:
+            metrics = _metric_list(args.metrics, args.k)
+            result = evaluate(args.paths, metrics, beta=args.beta, **options)
     except (
         ValueError,
         OSError,
@@ -190,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"rankmetrics: error: {message}", file=sys.stderr)
         return 1
     _clear_progress(args)
-    print(_render(result, args.format, grouped=bool(args.by)))
+    print(_render(result, args.format, grouped=bool(args.by) or args.command == "report"))
     return 0
 
 

@@ -24,7 +24,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,9 +35,10 @@ import polars as pl
 from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Engine, Progress, Session, Settings
+from polars_rankmetrics.label_averages import combine, label_means
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.sums import label_means, means
+from polars_rankmetrics.sums import means, undefined_as_nan
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
 
@@ -156,15 +157,75 @@ def run(
     ``parameters`` holds the metrics' parameters (log base, threshold, ...); its columns and
     ``binary_truth`` are set here.
     """
-    parameters = replace(
-        parameters or Context(), truth=cols.truth, score=cols.score, pred=cols.pred
-    )
-    sample_keys = [k for k in keys if k.metric.reduction == "samples"]
-    label_keys = [k for k in keys if k.metric.reduction == "labels"]
+    by_reduction = {
+        reduction: [k for k in keys if k.metric.reduction == reduction]
+        for reduction in ("samples", *LABEL_TABLES)
+    }
+    label_keys = [k for k in keys if k.metric.reduction != "samples"]
     if per_sample and label_keys:
         raise ValueError(
             f"{label_keys[0]} is averaged over labels: it has no per-sample value (per_sample)"
         )
+    tables = ["per_sample" if per_sample else "sums"] if by_reduction["samples"] else []
+    tables += [reduction for reduction in LABEL_TABLES if by_reduction[reduction]]
+    collected, context = collect(
+        engine, data, cols, keys, tables, parameters=parameters or Context(),
+        memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+    )  # fmt: skip
+    if per_sample:
+        rows = undefined_as_nan(pl.concat(collected["per_sample"]), keys)
+        return rows.select(*cols.sample_keys, *(str(k) for k in keys)).sort(cols.sample_keys)
+    group = list(cols.by) or [validation.GROUP]
+    results = []
+    if by_reduction["samples"]:
+        totals = means(pl.concat(collected["sums"]), cols, by_reduction["samples"])
+        results.append(totals if cols.by else totals.with_columns(pl.lit(0).alias(group[0])))
+    if label_keys:
+        combined = {
+            reduction: combine(collected[reduction], [*group, *LABEL_TABLES[reduction]])
+            for reduction in LABEL_TABLES
+            if reduction in collected
+        }
+        results.append(label_means(combined, group, label_keys, context))
+    result = results[0]
+    for part in results[1:]:
+        result = result.join(part, on=group, nulls_equal=True)
+    if cols.by:
+        result = result.sort(list(cols.by))
+    return result.select(*cols.by, *(str(k) for k in keys))
+
+
+# The per-label tables a reduction over labels reads, and their keys besides the group.
+LABEL_TABLES = {"labels": ("label",), "curves": ("label", "score")}
+
+
+# What a session computes for each table a run collects per bucket.
+_TABLES: dict[str, Callable[[Session, Sequence[MetricKey], Context], pl.DataFrame]] = {
+    "sums": lambda s, keys, c: s.sums([k for k in keys if k.metric.reduction == "samples"], c),
+    "per_sample": lambda s, keys, c: s.per_sample(keys, c),
+    "labels": lambda s, keys, c: s.label_counts(c),
+    "curves": lambda s, keys, c: s.score_counts(),
+    "precisions": lambda s, keys, c: s.label_precisions(),
+}
+
+
+def collect(
+    engine: Engine,
+    data: Any,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    tables: Sequence[str],
+    *,
+    parameters: Context,
+    memory_limit: str | None = None,
+    temp_dir: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> tuple[dict[str, list[pl.DataFrame]], Context]:
+    """Steps 1-4 over ``data``: every check, then per bucket each of ``tables`` (``sums``,
+    ``per_sample``, ``labels``: label counts, ``curves``: score counts, ``precisions``: label
+    precisions); the tables of every bucket, and the context the metrics were computed with
+    (``parameters`` with the columns of ``cols`` and whether the truth is binary)."""
+    parameters = replace(parameters, truth=cols.truth, score=cols.score, pred=cols.pred)
     if memory_limit is not None:
         if not engine.splits:
             raise ValueError(
@@ -172,6 +233,7 @@ def run(
                 "memory"
             )
         check_budget(memory_limit)
+    collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
     with managed_directory(temp_dir) as directory:
         settings = Settings(memory_limit, directory, progress is not None, tuple(keys), parameters)
         with engine.open(data, cols, settings) as whole:
@@ -190,32 +252,17 @@ def run(
                     n = bucket_count(rows, budget, bytes_per_row, sample_rows)
                 pieces = whole.split(n, directory / "buckets") if n > 1 else None
             context = replace(parameters, binary_truth=checked.facts.binary_truth)
-            summaries, parts, counts = [], [], []
+            summaries = []
             for i in range(n):
                 if pieces is not None and not pieces[i]:
                     continue  # no sample hashed to this bucket
                 opened = _reuse(whole) if pieces is None else engine.open(pieces[i], cols, settings)
                 with opened as session, reporter.step(i + 1, session):
                     summaries.append(check_piece(session, cols, checked))
-                    if per_sample:
-                        parts.append(session.per_sample(keys, context))
-                    elif sample_keys:
-                        parts.append(session.sums(sample_keys, context))
-                    if label_keys:
-                        counts.append(session.label_counts(context))
+                    for table in tables:
+                        collected[table].append(_TABLES[table](session, keys, context))
     validation.check_weight_totals(pl.concat(summaries), cols)
-    if per_sample:
-        return pl.concat(parts).sort(cols.sample_keys)
-    results = []
-    if sample_keys:
-        results.append(means(pl.concat(parts), cols, sample_keys))
-    if label_keys:
-        results.append(label_means(pl.concat(counts), cols, label_keys, context))
-    result = results[0]
-    if len(results) > 1:
-        by = list(cols.by)
-        result = result.join(results[1], on=by) if by else result.hstack(results[1])
-    return result.select(*cols.by, *(str(k) for k in keys))
+    return collected, context
 
 
 @contextmanager

@@ -77,6 +77,18 @@ class Session(Protocol):
         summed with the sample weights; they add up over disjoint sets of samples."""
         ...
 
+    def score_counts(self) -> pl.DataFrame:
+        """Per group, label and distinct score (column ``score``, Float64, -0.0 as 0.0):
+        ``pos`` and ``neg``, the weighted counts of positive and negative cells; they add up
+        over disjoint sets of samples."""
+        ...
+
+    def label_precisions(self) -> pl.DataFrame:
+        """Per group and label: ``precision_sum``, the sum over the label's positive cells of
+        the sample weight times the cell's lrap precision (per-class lwlrap's numerator); it
+        adds up over disjoint sets of samples."""
+        ...
+
     def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
         """One row per sample: the ``by`` columns, the sample id and one column per key."""
         ...

@@ -117,6 +117,36 @@ def ranking_loss(truth: str = "truth") -> pl.Expr:
     return pl.when(pairs > 0).then(wrong / pairs).otherwise(0.0).alias("ranking_loss")
 
 
+def average_precision(truth: str = "truth") -> pl.Expr:
+    """Average precision of one sample's labels, scikit-learn's ``average_precision_score`` of
+    the sample's row (its ``average="samples"`` value).
+
+    ``sum over distinct scores n of (R_n - R_{n-1}) P_n``, with no interpolation: a tied block is
+    one threshold, so each positive label counts the precision at the end of its block. That is
+    lrap's precision, so the value equals :func:`lrap` except without positives: then 0 (recall
+    is undefined; scikit-learn gives 0), where lrap gives 1. Higher is better.
+    """
+    return _precisions(truth).mean().fill_null(0.0).alias("average_precision")
+
+
+def roc_auc(truth: str = "truth") -> pl.Expr:
+    """Area under the ROC curve of one sample's labels (scikit-learn's ``roc_auc_score`` of the
+    row): the share of (positive, negative) pairs the positive wins, a tie counting 1/2.
+
+    Computed from ascending average ranks (Mann-Whitney): a label's average rank is
+    ``L + 1 - (block start + rank) / 2``. Null when the sample has no positive or no negative
+    label (scikit-learn: NaN with a warning); :func:`~polars_rankmetrics.evaluate` turns that
+    into a NaN mean, unless the sample's weight is 0. Higher is better.
+    """
+    positive = _positive(truth)
+    n = pl.len().cast(pl.Float64)
+    n_pos = positive.sum().cast(pl.Float64)
+    average_rank = n + 1.0 - (pl.col(BLOCK_START) + _rank).cast(pl.Float64) / 2.0
+    wins = average_rank.filter(positive).sum() - n_pos * (n_pos + 1.0) / 2.0
+    pairs = n_pos * (n - n_pos)
+    return pl.when(pairs > 0).then(wins / pairs).alias("roc_auc")
+
+
 def _capped(discount: pl.Expr, k: int | None) -> pl.Expr:
     """D(min(m, k)) from a cumulative discount D(m); unchanged without a cut.
 

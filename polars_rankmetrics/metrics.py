@@ -17,19 +17,27 @@ and how the per-sample values reduce to one number per group: their mean weighte
 weight (``weighting="sample"``), or by the sample weight times the sample's positive count
 (``weighting="positives"``: lwlrap, where samples without positives have no value and no weight).
 
-A metric averaged over labels (``reduction="labels"``: ``precision_macro``, ``f1_micro``, ...) has
-no per-sample value: every engine gives per-label counts of true and false positives and false
-negatives (``sql_view`` ``rankmetrics_label_counts``), which add up over buckets, and
-``label_score = (score, average, f1)`` says how
-:func:`~polars_rankmetrics.classification.label_average` turns them into one number (``f1`` fixes
-beta at 1).
+A null per-sample value either drops the sample out of the mean (``undefined="skip"``: lwlrap
+without positives, a 0/0 with ``zero_division`` NaN) or makes the mean NaN
+(``undefined="nan"``: ROC AUC of a sample with one class only, as scikit-learn gives), unless the
+sample's weight is 0.
+
+A metric averaged over labels has no per-sample value. ``reduction`` says which per-label table
+every engine gives for it, additive over buckets of samples, and ``label_score = (score,
+average)`` how :mod:`polars_rankmetrics.label_averages` turns that table into one number:
+
+- ``reduction="labels"`` (``precision_macro``, ``f1_micro``, ...): per label, the weighted counts
+  of true and false positives and false negatives (``sql_view`` ``rankmetrics_label_counts``);
+- ``reduction="curves"`` (``average_precision_macro``, ``roc_auc_micro``, ...): per label and
+  distinct score, the weighted counts of positive and negative cells
+  (``rankmetrics_score_counts``), from which the curves are cumulative sums.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import polars as pl
@@ -76,8 +84,9 @@ class Metric:
     min_labels: int = 1
     scales_with_log_base: bool = False
     needs_rank_table: bool = True
-    reduction: Literal["samples", "labels"] = "samples"
-    label_score: tuple[str, str, bool] | None = None
+    undefined: Literal["skip", "nan"] = "skip"
+    reduction: Literal["samples", "labels", "curves"] = "samples"
+    label_score: tuple[str, str] | None = None
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -86,6 +95,7 @@ RANKING_VIEW = "rankmetrics_ranking_per_sample"
 GAIN_VIEW = "rankmetrics_gain_per_sample"
 SET_VIEW = "rankmetrics_set_per_sample"
 LABEL_VIEW = "rankmetrics_label_counts"
+SCORE_VIEW = "rankmetrics_score_counts"
 VIEWS_WITH_K = frozenset({GAIN_VIEW})
 
 
@@ -248,7 +258,7 @@ _set_metric(
 )  # fmt: skip
 _set_metric(
     "f1_samples", "per sample F1 of the predicted and true sets, averaged", "higher",
-    lambda key, c: _sample_score("fbeta", replace(c, beta=1.0)),
+    lambda key, c: _sample_score("f1", c),
 )  # fmt: skip
 _set_metric(
     "fbeta_samples", "per sample F-beta (beta=) of the predicted and true sets, averaged", "higher",
@@ -259,25 +269,44 @@ _set_metric(
     lambda key, c: _sample_score("jaccard", c),
 )  # fmt: skip
 _SCORES = {
-    "precision": ("precision", "|true and predicted| / |predicted|"),
-    "recall": ("recall", "|true and predicted| / |true|"),
-    "f1": ("fbeta", "F1"),
-    "fbeta": ("fbeta", "F-beta (beta=)"),
-    "jaccard": ("jaccard", "|true and predicted| / |true or predicted|"),
+    "precision": "|true and predicted| / |predicted|",
+    "recall": "|true and predicted| / |true|",
+    "f1": "F1",
+    "fbeta": "F-beta (beta=)",
+    "jaccard": "|true and predicted| / |true or predicted|",
 }
 _AVERAGES = {
     "micro": "of the counts pooled over all labels",
     "macro": "per label, averaged over the labels",
     "weighted": "per label, averaged weighted by the labels' support",
 }
-for _name, (_kind, _what) in _SCORES.items():
+for _name, _what in _SCORES.items():
     for _average, _how in _AVERAGES.items():
         register(Metric(
             f"{_name}_{_average}", f"{_what} {_how}", "higher", None, LABEL_VIEW, "",
             family="classification", needs_rank_table=False, reduction="labels",
-            label_score=(_kind, _average, _name == "f1"),
+            label_score=(_name, _average),
+        ))  # fmt: skip
+
+register(Metric(
+    "average_precision_samples", "per sample average precision over its labels, averaged",
+    "higher", lambda key, c: rx.average_precision(c.truth), RANKING_VIEW, "average_precision",
+    family="classification",
+))  # fmt: skip
+register(Metric(
+    "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",
+    "higher", lambda key, c: rx.roc_auc(c.truth), RANKING_VIEW, "roc_auc",
+    family="classification", undefined="nan",
+))  # fmt: skip
+_CURVES = {
+    "average_precision": "average precision (area under the precision-recall steps)",
+    "roc_auc": "area under the ROC curve (NaN: a one-class label)",
+}
+for _name, _what in _CURVES.items():
+    for _average, _how in _AVERAGES.items():
+        register(Metric(
+            f"{_name}_{_average}", f"{_what} {_how}", "higher", None, SCORE_VIEW, "",
+            family="classification", needs_rank_table=False, reduction="curves",
+            label_score=(_name, _average),
         ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
-SAMPLE_CLASSIFICATION_METRICS = tuple(
-    m for m in CLASSIFICATION_METRICS if REGISTRY[m].reduction == "samples"
-)

@@ -15,14 +15,15 @@ import polars as pl
 
 from polars_rankmetrics import expressions as rx
 from polars_rankmetrics import validation
-from polars_rankmetrics.classification import label_counts, predicted
+from polars_rankmetrics.classification import predicted
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
+from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.sources import to_lazy
-from polars_rankmetrics.sums import means, plain_columns, weight_column
+from polars_rankmetrics.sums import means, plain_columns, undefined_column, weight_column
 
 _WEIGHT = "__weight"
 _N_POS = "__n_positives"
@@ -70,6 +71,7 @@ def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey
             weight.filter(value.is_not_null()).sum().alias(weight_column(key)),
             value.sum().alias(plain),
             value.count().cast(pl.Float64).alias(count),
+            (value.is_null() & (weight > 0)).sum().cast(pl.Float64).alias(undefined_column(key)),
         ]
     return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)
 
@@ -123,13 +125,33 @@ class PolarsSession:
         samples = per_sample(self.lf, self.cols, keys, context)
         return per_sample_result(samples, self.cols).collect()
 
+    def _label_table_options(self) -> tuple[list[pl.Expr], pl.Expr]:
+        group = [pl.col(b) for b in self.cols.by] or [pl.lit(0).alias(validation.GROUP)]
+        weight = pl.col(self.cols.weight) if self.cols.weight else pl.lit(1.0)
+        return group, weight
+
     def label_counts(self, context: Context) -> pl.DataFrame:
         cols = self.cols
         is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
-        weight = pl.col(cols.weight) if cols.weight else pl.lit(1.0)
-        group = [pl.col(b) for b in cols.by] or [pl.lit(0).alias(validation.GROUP)]
-        counts = label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight)
-        return counts.rename({cols.label: "label"}).collect()
+        group, weight = self._label_table_options()
+        return label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight).collect()
+
+    def score_counts(self) -> pl.DataFrame:
+        cols = self.cols
+        group, weight = self._label_table_options()
+        return score_counts(self.lf, group, cols.label, cols.score, cols.truth, weight).collect()
+
+    def label_precisions(self) -> pl.DataFrame:
+        cols = self.cols
+        group, weight = self._label_table_options()
+        ranked = rank_table(self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+        precision = rx.label_precision(cols.truth) * weight.cast(pl.Float64)
+        return (
+            ranked.filter(pl.col(cols.truth) > 0)
+            .group_by([*group, pl.col(cols.label).alias(LABEL)])
+            .agg(precision.sum().alias("precision_sum"))
+            .collect()
+        )
 
     def bytes_per_row(self) -> float:
         return OVERHEAD_BYTES_PER_ROW + INPUT_COPIES * row_bytes(self.schema(), self.cols)

@@ -130,6 +130,12 @@ class SQLSession:
     def label_counts(self, context: Context) -> pl.DataFrame:
         return self._grouped("SELECT grp, label, tp, fp, fn FROM rankmetrics_label_counts")
 
+    def score_counts(self) -> pl.DataFrame:
+        return self._grouped("SELECT grp, label, score, pos, neg FROM rankmetrics_score_counts")
+
+    def label_precisions(self) -> pl.DataFrame:
+        return self._grouped("SELECT grp, label, precision_sum FROM rankmetrics_label_precisions")
+
     def _run(
         self, queries: list[sql_results.ViewQuery]
     ) -> list[tuple[sql_results.ViewQuery, pl.DataFrame]]:

@@ -4,7 +4,9 @@ Every engine reduces a set of whole samples to one row per group holding, for ea
 ``key`` = the sum of weight x value and ``key/w`` = the sum of the weights, where the weight is the
 sample weight (times the sample's positive count for a metric weighted by positives), and
 ``key/u`` and ``key/n``, the plain sum and the count of the values. A null value (a 0/0 with
-``zero_division`` NaN, lwlrap without positives) adds to none of them. Sums of disjoint sets of
+``zero_division`` NaN, lwlrap without positives, ROC AUC of a one-class sample) adds to none of
+them; ``key/x`` counts the null values of samples with a positive weight, which make the mean
+NaN for a metric whose undefined value is NaN (``undefined="nan"``). Sums of disjoint sets of
 samples add up, so buckets combine by addition; :func:`means` divides.
 """
 
@@ -15,10 +17,8 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_rankmetrics.classification import label_average
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.validation import GROUP
+from polars_rankmetrics.metrics import MetricKey
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -32,8 +32,16 @@ def plain_columns(key: MetricKey) -> tuple[str, str]:
     return f"{key}/u", f"{key}/n"
 
 
+def undefined_column(key: MetricKey) -> str:
+    """The count of a key's null values in samples of positive weight."""
+    return f"{key}/x"
+
+
 def _mean(key: MetricKey) -> pl.Expr:
     weighted = pl.col(str(key)) / pl.col(weight_column(key))
+    if key.metric.undefined == "nan":
+        # scikit-learn: a NaN value makes the mean NaN, unless its sample weighs 0.
+        return pl.when(pl.col(undefined_column(key)) > 0).then(float("nan")).otherwise(weighted)
     if key.metric.weighting == "positives":
         return weighted
     # Where every value left has weight 0 (the others were 0/0 with zero_division NaN), the plain
@@ -59,22 +67,9 @@ def means(sums: Frame, cols: Columns, keys: Sequence[MetricKey]) -> Frame:
     return result.sort(by) if by else result
 
 
-def label_means(
-    counts: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
-) -> pl.DataFrame:
-    """The metrics averaged over labels, from per-label counts (maybe several rows per group
-    and label: one per bucket): one row, or one per ``by`` group, one column per key."""
-    group = list(cols.by) or [GROUP]
-    totals = counts.group_by([*group, "label"]).agg(pl.col("tp", "fp", "fn").sum())
-    parts = []
-    for key in keys:
-        kind, average, f1 = key.metric.label_score  # type: ignore[misc]
-        value = label_average(
-            totals, list(cols.by), kind, average, beta=1.0 if f1 else context.beta,
-            zero_division=context.zero_division,
-        )  # fmt: skip
-        parts.append(value.rename({"value": str(key)}))
-    result = parts[0]
-    for part in parts[1:]:
-        result = result.join(part, on=list(cols.by)) if cols.by else result.hstack(part)
-    return result.sort(list(cols.by)) if cols.by else result
+def undefined_as_nan(per_sample: pl.DataFrame, keys: Sequence[MetricKey]) -> pl.DataFrame:
+    """Per-sample output: the null values of the keys whose undefined value is NaN, as NaN."""
+    nan_keys = [str(k) for k in keys if k.metric.undefined == "nan"]
+    if not nan_keys:
+        return per_sample
+    return per_sample.with_columns(pl.col(nan_keys).fill_null(float("nan")))

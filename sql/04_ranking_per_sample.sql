@@ -1,8 +1,12 @@
 -- rankmetrics_ranking_per_sample: one row per (grp, sample): the metrics that need only the rank
 -- table (no cut-off).
+-- average_precision is lrap's mean precision over the positives (a tied block is one threshold);
+-- roc_auc is the share of (positive, negative) pairs the positive wins, a tie counting 1/2, from
+-- the positives' ascending average ranks n_labels + 1 - (block_start + rank) / 2 (Mann-Whitney).
 -- Degenerate cases follow scikit-learn:
---   no positive label:   coverage_error 0, lrap 1, ranking_loss 0, lwlrap NULL (weight 0)
---   all labels positive: coverage_error = n_labels, lrap 1, ranking_loss 0
+--   no positive label:   coverage_error 0, lrap 1, ranking_loss 0, lwlrap NULL (weight 0),
+--                        average_precision 0, roc_auc NULL (scikit-learn: NaN)
+--   all labels positive: coverage_error = n_labels, lrap 1, ranking_loss 0, roc_auc NULL
 -- A tie counts as a ranking error (<=) and takes the largest rank.
 CREATE OR REPLACE VIEW rankmetrics_ranking_per_sample AS
 SELECT
@@ -13,7 +17,11 @@ SELECT
         CAST(wrong_pairs AS DOUBLE) / nullif(n_positives * (n_labels - n_positives), 0),
         CAST(0 AS DOUBLE)
     ) AS ranking_loss,
-    precision_sum / nullif(n_positives, 0) AS lwlrap
+    precision_sum / nullif(n_positives, 0) AS lwlrap,
+    coalesce(precision_sum / nullif(n_positives, 0), CAST(0 AS DOUBLE)) AS average_precision,
+    (n_positives * (n_labels + CAST(1 AS DOUBLE)) - rank_span_sum / 2
+        - n_positives * (n_positives + CAST(1 AS DOUBLE)) / 2)
+        / nullif(CAST(n_positives AS DOUBLE) * (n_labels - n_positives), 0) AS roc_auc
 FROM (
     SELECT
         grp, sample,
@@ -22,7 +30,8 @@ FROM (
         count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
         max(CASE WHEN truth > 0 THEN rank END) AS max_positive_rank,
         sum(CASE WHEN truth > 0 THEN CAST(positive_rank AS DOUBLE) / rank END) AS precision_sum,
-        sum(CASE WHEN truth > 0 THEN rank - positive_rank END) AS wrong_pairs
+        sum(CASE WHEN truth > 0 THEN rank - positive_rank END) AS wrong_pairs,
+        sum(CASE WHEN truth > 0 THEN CAST(block_start + rank AS DOUBLE) END) AS rank_span_sum
     FROM rankmetrics_rank_table
     GROUP BY grp, sample
 ) AS ranked;

@@ -34,10 +34,16 @@ class Engine:
     bucket_rows: int | None = None
 
     def evaluate(self, data, metrics=None, **options):
+        return self._call(rm.evaluate, data, metrics, **options)
+
+    def report(self, data, **options):
+        return self._call(rm.label_report, data, **options)
+
+    def _call(self, function, *args, **options):
         if self.bucket_rows is None:
-            return rm.evaluate(data, metrics, engine=self.name, **options)
+            return function(*args, engine=self.name, **options)
         with rows_per_bucket(self.bucket_rows):
-            return rm.evaluate(data, metrics, engine=self.name, memory_limit=BUDGET, **options)
+            return function(*args, engine=self.name, memory_limit=BUDGET, **options)
 
     def __str__(self) -> str:
         return self.name + ("-buckets" if self.bucket_rows else "")

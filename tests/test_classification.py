@@ -8,25 +8,30 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import finite_scores
 from sklearn import metrics as skm
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.metrics import CLASSIFICATION_METRICS, SAMPLE_CLASSIFICATION_METRICS
+from polars_rankmetrics.metrics import CLASSIFICATION_METRICS
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
-def sklearn_values(y_true, y_pred, weights, *, beta, zero_division) -> dict[str, float]:
-    """scikit-learn's value of every threshold metric (its warnings about 0/0 silenced)."""
+def sklearn_values(
+    y_true, y_pred, weights, *, beta, zero_division, y_score=None
+) -> dict[str, float]:
+    """scikit-learn's value of every threshold metric, and with ``y_score`` of every curve
+    metric (its warnings about 0/0 and one-class labels silenced)."""
     y_true, y_pred = y_true.astype(int), y_pred.astype(int)
+    curves = {} if y_score is None else _curve_values(y_true, y_score, weights)
     options = {"sample_weight": weights}
     averaged = {"average": "samples", "zero_division": zero_division, **options}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return {
+        return curves | {
             "hamming_loss": skm.hamming_loss(y_true, y_pred, **options),
             "subset_accuracy": skm.accuracy_score(y_true, y_pred, **options),
             "zero_one_loss": skm.zero_one_loss(y_true, y_pred, **options),
@@ -53,6 +58,20 @@ def sklearn_values(y_true, y_pred, weights, *, beta, zero_division) -> dict[str,
                 )
                 for average in ("micro", "macro", "weighted")
             },
+        }
+
+
+def _curve_values(y_true, y_score, weights) -> dict[str, float]:
+    y_score = finite_scores(y_score)  # scikit-learn refuses infinities; the order is kept
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            f"{name}_{average}": score(y_true, y_score, average=average, sample_weight=weights)
+            for name, score in {
+                "average_precision": skm.average_precision_score,
+                "roc_auc": skm.roc_auc_score,
+            }.items()
+            for average in ("samples", "micro", "macro", "weighted")
         }
 
 
@@ -120,8 +139,9 @@ def test_threshold_metrics_match_sklearn(engine, table, parameters, use_pred, la
     data = df.lazy() if lazy else df
     result = engine.evaluate(data, list(CLASSIFICATION_METRICS), weight=weight, **options)
     expected = sklearn_values(
-        y_true, y_pred, weights, beta=parameters["beta"], zero_division=parameters["zero_division"]
-    )
+        y_true, y_pred, weights, beta=parameters["beta"], zero_division=parameters["zero_division"],
+        y_score=y_score,
+    )  # fmt: skip
     for key in CLASSIFICATION_METRICS:
         assert_close(result[key][0], expected[key])
 
@@ -136,12 +156,14 @@ def test_per_sample_threshold_metrics_match_sklearn_row_by_row(engine, table, ze
         "precision_samples",
         "recall_samples",
         "jaccard_samples",
+        "average_precision_samples",
+        "roc_auc_samples",
     ]
     result = engine.evaluate(df, keys, per_sample=True, zero_division=zero_division)
     y_pred = y_score >= 0.5
     rows = [
         sklearn_values(y_true[i : i + 1], y_pred[i : i + 1], None, beta=1.0,
-                       zero_division=zero_division)
+                       zero_division=zero_division, y_score=y_score[i : i + 1])
         for i in range(len(y_true))
     ]  # fmt: skip
     for key in keys:
@@ -154,13 +176,12 @@ def test_the_seeds_worked_example():
     y_true = [[0, 1, 0], [0, 1, 1], [1, 0, 1], [0, 0, 1]]
     y_pred = [[0, 1, 1], [0, 1, 1], [0, 1, 0], [0, 0, 0]]
     df = rm.from_dense(y_true, y_pred).rename({"score": "decision"})
-    keys = list(SAMPLE_CLASSIFICATION_METRICS)
-    result = rm.evaluate(df, keys, pred="decision", score="decision")
     expected = {
         "subset_accuracy": 0.25, "zero_one_loss": 0.75, "jaccard_samples": 0.375,
         "hamming_loss": 5 / 12, "precision_samples": 0.375, "recall_samples": 0.5,
         "f1_samples": 5 / 12, "fbeta_samples": 5 / 12,
     }  # fmt: skip
+    result = rm.evaluate(df, list(expected), pred="decision", score="decision")
     assert result.row(0, named=True) == pytest.approx(expected)
 
 

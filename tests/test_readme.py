@@ -94,6 +94,19 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
             for i in range(len(y_true))
         )
         assert value["lrap"][0] == close(worst)
+    elif source.startswith("rm.label_report"):
+        assert value.height == 80
+        for model in ("baseline", "candidate"):
+            part = df.filter(model=model).sort("sample", "label")
+            y_true = part["truth"].to_numpy().reshape(-1, 40).astype(int)
+            y_score = part["score"].to_numpy().reshape(-1, 40)
+            w = part["weight"].to_numpy().reshape(-1, 40)[:, 0]
+            rows = value.filter(model=model)
+            y_pred = y_score >= 0.6
+            f1 = skm.f1_score(y_true, y_pred, average=None, sample_weight=w, zero_division=0)
+            auc = skm.roc_auc_score(y_true, y_score, average=None, sample_weight=w)
+            assert rows["f1"].to_list() == close(list(f1))
+            assert rows["roc_auc"].to_list() == close(list(auc), nan_ok=True)
     elif source.startswith("rm.lwlrap_per_class"):
         assert value.height == 80
         overall = (
@@ -143,3 +156,4 @@ def test_sql_alone_example_runs_in_the_duckdb_command_line(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "candidate" in done.stdout and "baseline" in done.stdout and "ndcg" in done.stdout
+    assert "roc_auc_micro" in done.stdout

@@ -19,9 +19,9 @@ from servers import java_missing, postgres_server
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import driver
+from polars_rankmetrics import driver, report, sql_results
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import get_engine
+from polars_rankmetrics.engines import Settings, get_engine
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.metrics import CLASSIFICATION_METRICS, parse_keys
 from polars_rankmetrics.sql_export import DIALECTS, VERIFIED, view_statements
@@ -114,13 +114,54 @@ def run(engine, data, keys, **options):
 @pytest.mark.parametrize("per_sample", [False, True])
 def test_every_engine_gives_the_polars_numbers(sql_engine, per_sample):
     table = random_cases()
-    ours = run(sql_engine, table, KEYS, by="model", weight="weight", per_sample=per_sample)
-    expected = rm.evaluate(table, KEYS, by="model", weight="weight", per_sample=per_sample)
+    # The averages over labels have no per-sample value.
+    keys = [k for k in KEYS if parse_keys(k)[0].metric.reduction == "samples" or not per_sample]
+    ours = run(sql_engine, table, keys, by="model", weight="weight", per_sample=per_sample)
+    expected = rm.evaluate(table, keys, by="model", weight="weight", per_sample=per_sample)
     assert ours.columns == expected.columns
     assert ours.height == expected.height
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
     if not per_sample:  # the group without positives has no lwlrap
         assert np.isnan(ours.filter(model="m7")["lwlrap"][0])
+
+
+@pytest.mark.parametrize("zero_division", [0.0, float("nan")])
+def test_the_label_summary_views_give_the_averages_over_labels(sql_engine, zero_division):
+    """rankmetrics_label_summary and rankmetrics_label_scores, for SQL alone: the Python side
+    reduces the label tables itself (they add up over buckets), so these views are checked
+    here, on every engine, against evaluate() and label_report()."""
+    table = random_cases()
+    cols = Columns.of(by="model", weight="weight")
+    context = parameters(threshold=0.25, beta=2.0, zero_division=zero_division)
+    keys = [k for k in CLASSIFICATION_METRICS if parse_keys(k)[0].metric.reduction != "samples"]
+    settings = Settings(keys=tuple(parse_keys(keys)), context=context)
+    with sql_engine.open(table, cols, settings) as session:
+        summary = session._frame("SELECT * FROM rankmetrics_label_summary")
+        scores = session._frame("SELECT * FROM rankmetrics_label_scores")
+    summary, scores = sql_results.ungroup(summary, cols), sql_results.ungroup(scores, cols)
+    options = {"threshold": 0.25, "zero_division": zero_division}
+    expected = rm.evaluate(table, keys, by="model", weight="weight", beta=2.0, **options)
+    ours = summary.select(expected.columns).sort("model").fill_null(float("nan"))
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12,
+                       check_dtypes=False)  # fmt: skip
+    report = rm.label_report(table, by="model", weight="weight", **options)
+    columns = [c for c in report.columns if c != "lwlrap_weight"]
+    ours = (
+        scores.select(columns)
+        .sort("model", "label")
+        .with_columns(pl.col("roc_auc", "precision", "recall", "f1").fill_null(float("nan")))
+    )
+    assert_frame_equal(ours, report.select(columns), check_exact=False, rel_tol=1e-9,
+                       abs_tol=1e-12, check_dtypes=False)  # fmt: skip
+
+
+def test_every_engine_gives_the_polars_report(sql_engine):
+    table = random_cases()
+    cols = Columns.of(by="model", weight="weight")
+    ours = report.build(sql_engine, table, cols, parameters(threshold=0.25))
+    expected = rm.label_report(table, by="model", weight="weight", threshold=0.25)
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    assert ours.filter(model="m7")["roc_auc"].is_nan().all()  # no positives: undefined
 
 
 @pytest.mark.parametrize(

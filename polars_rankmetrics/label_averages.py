@@ -1,0 +1,187 @@
+"""Metrics per label and averaged over labels, from two per-label tables.
+
+Every engine reduces a set of whole samples to these tables; tables of disjoint sets of samples
+add up, so buckets combine by addition (:func:`combine`):
+
+- **label counts**, per group and label: ``tp``, ``fp`` and ``fn``, the true labels predicted,
+  the false labels predicted and the true labels missed, summed with the sample weights;
+- **score counts**, per group, label and distinct score (as Float64, ``-0.0`` as ``0.0``):
+  ``pos`` and ``neg``, the positive and negative cells at that score, summed with the sample
+  weights. A label's precision-recall and ROC curves are cumulative sums of these in descending
+  score order, so the curves are exact and their memory is bounded by the number of distinct
+  (label, score) pairs, not by the number of samples.
+
+Per label (:func:`label_scores`, :func:`label_curves`), as scikit-learn 1.9.1 computes a binary
+score with ``sample_weight``:
+
+- precision, recall, F-beta, Jaccard: :func:`~polars_rankmetrics.classification.set_score`, a
+  0/0 being ``zero_division`` (null for NaN);
+- ``average_precision``: ``sum over distinct scores n of (R_n - R_{n-1}) P_n`` (a tied block is
+  one threshold, no interpolation); 0 for a label without positives (weighted);
+- ``roc_auc``: the trapezoidal area, a tie counting 1/2: ``sum over distinct scores of
+  neg * (positives scored higher + pos / 2) / (P N)``; NaN for a label with one class only.
+
+The averages (:func:`averages`), as scikit-learn's ``average=``:
+
+- ``micro``: the score of the counts pooled over the labels (for the curves: every cell of the
+  group in one ranking);
+- ``macro``: the mean of the labels' scores. A null score (0/0 with ``zero_division`` NaN) drops
+  out; a NaN one (ROC AUC of a one-class label) makes the mean NaN;
+- ``weighted``: the mean weighted by each label's support (weighted positives). A label without
+  support weighs 0, so its NaN ROC AUC does not count. Where the labels left have no support at
+  all, scikit-learn gives the plain mean of the set scores and 0 for the curves.
+
+A group without any score left is NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from polars_rankmetrics.classification import set_score
+from polars_rankmetrics.metrics import Context, MetricKey
+
+LABEL = "label"
+SET_COUNTS = ("tp", "fp", "fn")
+SCORE_COUNTS = ("pos", "neg")
+_NAN = float("nan")
+
+
+def label_counts(
+    lf: pl.LazyFrame, group: Sequence[pl.Expr], label: str, truth: str, is_predicted: pl.Expr,
+    weight: pl.Expr,
+) -> pl.LazyFrame:  # fmt: skip
+    """The label counts table of ``lf`` (Polars), its label column named ``label``."""
+    true = pl.col(truth) > 0
+    w = weight.cast(pl.Float64)
+    return lf.group_by([*group, pl.col(label).alias(LABEL)]).agg(
+        tp=(w * (true & is_predicted)).sum(),
+        fp=(w * (~true & is_predicted)).sum(),
+        fn=(w * (true & ~is_predicted)).sum(),
+    )
+
+
+def score_counts(
+    lf: pl.LazyFrame, group: Sequence[pl.Expr], label: str, score: str, truth: str,
+    weight: pl.Expr,
+) -> pl.LazyFrame:  # fmt: skip
+    """The score counts table of ``lf`` (Polars), its label column named ``label``."""
+    true = pl.col(truth) > 0
+    w = weight.cast(pl.Float64)
+    # + 0.0 turns -0.0 into 0.0: the two tie, so they must be one distinct score.
+    distinct_score = (pl.col(score).cast(pl.Float64) + 0.0).alias("score")
+    return lf.group_by([*group, pl.col(label).alias(LABEL), distinct_score]).agg(
+        pos=(w * true).sum(), neg=(w * ~true).sum()
+    )
+
+
+def combine(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame:
+    """Tables of disjoint sets of samples (buckets) added up per ``keys``."""
+    frame = pl.concat(tables)
+    return frame.group_by(list(keys)).agg(pl.exclude(keys).sum())
+
+
+def label_scores(
+    counts: pl.DataFrame, kinds: Sequence[str], *, beta: float = 1.0, zero_division: float = 0.0
+) -> pl.DataFrame:
+    """Per row of ``counts``: ``support`` (tp + fn) and each of ``kinds`` (``precision``,
+    ``recall``, ``f1``, ``fbeta``, ``jaccard``)."""
+    tp, fp, fn = (pl.col(c) for c in SET_COUNTS)
+    scores = [
+        set_score(kind, tp, fp, fn, beta=beta, zero_division=zero_division).alias(kind)
+        for kind in kinds
+    ]
+    return counts.with_columns((tp + fn).alias("support"), *scores)
+
+
+def label_curves(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Per ``keys`` (group and ``label``; or the group alone, pooling the labels: micro) from
+    score counts: ``support`` and ``negatives`` (weighted), ``average_precision`` and
+    ``roc_auc``."""
+    keys = list(keys)
+    pos, neg = pl.col("pos"), pl.col("neg")
+    ordered = (
+        counts.group_by([*keys, "score"])
+        .agg(pos.sum(), neg.sum())
+        .sort([*keys, "score"], descending=[False] * len(keys) + [True])
+        .with_columns(
+            pos.cum_sum().over(keys).alias("__tp"), neg.cum_sum().over(keys).alias("__fp")
+        )
+    )
+    tp, fp = pl.col("__tp"), pl.col("__fp")
+    precision = pl.when(tp + fp > 0).then(tp / (tp + fp)).otherwise(0.0)
+    support, negatives = pl.col("support"), pl.col("negatives")
+    return (
+        ordered.group_by(keys)
+        .agg(
+            pos.sum().alias("support"),
+            neg.sum().alias("negatives"),
+            (pos * precision).sum().alias("__ap"),
+            (neg * (tp - pos / 2)).sum().alias("__auc"),
+        )
+        .with_columns(
+            pl.when(support > 0).then(pl.col("__ap") / support).otherwise(0.0)
+            .alias("average_precision"),
+            pl.when((support > 0) & (negatives > 0))
+            .then(pl.col("__auc") / (support * negatives))
+            .otherwise(_NAN)
+            .alias("roc_auc"),
+        )
+        .drop("__ap", "__auc")
+    )  # fmt: skip
+
+
+def averages(
+    per_label: pl.DataFrame, group: Sequence[str], columns: Sequence[str], average: str,
+    *, no_support: float | None,
+) -> pl.DataFrame:  # fmt: skip
+    """Per ``group``: the ``macro`` or ``weighted`` average of each of ``columns`` over the
+    labels of ``per_label`` (which has a ``support`` column). ``no_support`` is the weighted
+    value where the labels left have no support (None: the plain mean)."""
+    support = pl.col("support")
+    values = []
+    for name in columns:
+        score = pl.col(name)
+        if average == "macro":
+            value = score.mean()
+        else:
+            counted = score.is_not_null() & (support > 0)
+            kept = support.filter(counted).sum()
+            weighted = (score * support).filter(counted).sum() / kept
+            fallback = score.mean() if no_support is None else pl.lit(no_support)
+            value = pl.when(kept > 0).then(weighted).otherwise(fallback)
+        values.append(value.cast(pl.Float64).fill_null(_NAN).alias(name))
+    return per_label.group_by(list(group)).agg(values)
+
+
+def label_means(
+    tables: Mapping[str, pl.DataFrame], group: Sequence[str], keys: Sequence[MetricKey],
+    context: Context,
+) -> pl.DataFrame:  # fmt: skip
+    """One row per ``group`` with a column per key, from the combined tables by reduction
+    (``"labels"``: label counts, ``"curves"``: score counts)."""
+    group = list(group)
+    options = {"beta": context.beta, "zero_division": context.zero_division}
+    parts = []
+    for key in keys:
+        kind, average = key.metric.label_score  # type: ignore[misc]
+        table = tables[key.metric.reduction]
+        if key.metric.reduction == "labels":
+            if average == "micro":
+                pooled = table.group_by(group).agg(pl.col(SET_COUNTS).sum())
+                value = label_scores(pooled, [kind], **options).select(*group, kind)
+            else:
+                per_label = label_scores(table, [kind], **options)
+                value = averages(per_label, group, [kind], average, no_support=None)
+        elif average == "micro":
+            value = label_curves(table, group).select(*group, kind)
+        else:
+            per_label = label_curves(table, [*group, LABEL])
+            value = averages(per_label, group, [kind], average, no_support=0.0)
+        parts.append(value.select(*group, pl.col(kind).fill_null(_NAN).alias(str(key))))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.join(part, on=group, nulls_equal=True)
+    return result

@@ -1,0 +1,127 @@
+"""``label_report``: one row per label, the answer to scikit-learn's ``classification_report`` for
+the long table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics import driver, validation
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.engines import Engine, Progress, get_engine
+from polars_rankmetrics.evaluate import parameters
+from polars_rankmetrics.label_averages import LABEL, combine, label_curves, label_scores
+from polars_rankmetrics.metrics import Context, MetricKey
+
+REPORT_COLUMNS = (
+    "support", "predicted", "precision", "recall", "f1", "average_precision", "roc_auc",
+    "lwlrap", "lwlrap_weight",
+)  # fmt: skip
+# What the report needs checked: binary truth, as for every metric it holds.
+_KEYS = [MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap")]
+
+
+def label_report(
+    data: Any,
+    *,
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
+    engine: str = "polars",
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+    pred: str | None = None,
+    threshold: float = 0.5,
+    zero_division: float | str = 0.0,
+    memory_limit: str | None = None,
+    temp_dir: str | PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> pl.DataFrame:
+    """One row per label (per ``by`` group): how well each label is predicted and ranked.
+
+    Parameters
+    ----------
+    data, by, weight, engine, sample, label, score, truth, pred, threshold, zero_division,
+    memory_limit, temp_dir, progress
+        As for :func:`~polars_rankmetrics.evaluate`; the table is checked the same way (binary
+        truth).
+
+    Returns
+    -------
+    polars.DataFrame
+        The ``by`` columns, the label column, then, with counts weighted by the sample weights:
+
+        - ``support``: the label's positives (true cells), ``predicted``: its predicted cells;
+        - ``precision``, ``recall``, ``f1`` of its predictions (scikit-learn's
+          ``average=None``); a 0/0 is ``zero_division`` (NaN: NaN);
+        - ``average_precision`` and ``roc_auc`` of its scores over the samples (scikit-learn's
+          ``average=None``): average precision is 0 for a label without positives, ROC AUC is
+          NaN (undefined) for a label whose cells are all positive or all negative;
+        - ``lwlrap`` (per-class lwlrap: the weighted mean lrap precision of its positive cells,
+          null without positives) and ``lwlrap_weight`` (its share of the group's positives, NaN
+          in a group without any), so that ``sum(lwlrap_weight * lwlrap)`` is the group's lwlrap.
+
+        Sorted by the ``by`` columns and the label. Their macro, weighted and micro averages are
+        :func:`~polars_rankmetrics.evaluate`'s ``*_macro``, ``*_weighted`` and ``*_micro`` keys.
+
+    Examples
+    --------
+    >>> import polars_rankmetrics as rm
+    >>> df = rm.from_dense([[1, 0], [0, 1], [1, 1]], [[0.9, 0.2], [0.6, 0.7], [0.4, 0.8]])
+    >>> rm.label_report(df).select("label", "support", "precision", "recall", "roc_auc")
+    shape: (2, 5)
+    ┌───────┬─────────┬───────────┬────────┬─────────┐
+    │ label ┆ support ┆ precision ┆ recall ┆ roc_auc │
+    │ ---   ┆ ---     ┆ ---       ┆ ---    ┆ ---     │
+    │ i64   ┆ f64     ┆ f64       ┆ f64    ┆ f64     │
+    ╞═══════╪═════════╪═══════════╪════════╪═════════╡
+    │ 0     ┆ 2.0     ┆ 0.5       ┆ 0.5    ┆ 0.5     │
+    │ 1     ┆ 2.0     ┆ 1.0       ┆ 1.0    ┆ 1.0     │
+    └───────┴─────────┴───────────┴────────┴─────────┘
+    """
+    cols = Columns.of(
+        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
+    )
+    context = parameters(threshold=threshold, zero_division=zero_division)
+    return build(
+        get_engine(engine), data, cols, context, memory_limit=memory_limit, temp_dir=temp_dir,
+        progress=progress,
+    )  # fmt: skip
+
+
+def build(
+    engine: Engine, data: Any, cols: Columns, context: Context, **options: Any
+) -> pl.DataFrame:
+    """:func:`label_report` on ``engine``; ``options`` go to :func:`.driver.collect`."""
+    collected, context = driver.collect(
+        engine,
+        data,
+        cols,
+        _KEYS,
+        ["labels", "curves", "precisions"],
+        parameters=context,
+        **options,
+    )
+    group = list(cols.by) or [validation.GROUP]
+    keys = [*group, LABEL]
+    counts = combine(collected["labels"], keys)
+    scores = label_scores(
+        counts, ["precision", "recall", "f1"], zero_division=context.zero_division
+    ).with_columns((pl.col("tp") + pl.col("fp")).alias("predicted"))
+    curves = label_curves(combine(collected["curves"], [*keys, "score"]), keys)
+    support = pl.col("support")
+    report = (
+        scores.join(curves.drop("support", "negatives"), on=keys, nulls_equal=True)
+        .join(combine(collected["precisions"], keys), on=keys, how="left", nulls_equal=True)
+        .with_columns(
+            pl.when(support > 0).then(pl.col("precision_sum") / support).alias("lwlrap"),
+            (support / support.sum().over(group)).alias("lwlrap_weight"),
+            pl.col("precision", "recall", "f1").fill_null(float("nan")),
+        )
+    )
+    report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *REPORT_COLUMNS)
+    return report.sort([*cols.by, cols.label])
