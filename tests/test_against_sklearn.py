@@ -15,7 +15,7 @@ BINARY_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg"
 GRADED_KEYS = ["dcg", "ndcg", "dcg@1", "ndcg@2", "ndcg@20"]
 
 SETTINGS = settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 

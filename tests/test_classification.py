@@ -16,7 +16,7 @@ import polars_rankmetrics as rm
 from polars_rankmetrics.metrics import CLASSIFICATION_METRICS
 
 SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
@@ -257,3 +257,29 @@ def test_the_cli_takes_the_threshold_options():
     )  # fmt: skip
     assert bad.returncode == 1
     assert bad.stderr.strip() == "rankmetrics: error: zero_division must be 0, 1 or nan, not 2.0"
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(first=long_tables(), second=long_tables())
+def test_by_groups_are_evaluated_as_tables_of_their_own(engine, first, second):
+    """Two random tables stacked with a ``model`` column: each group's row is scikit-learn's
+    value on that table alone (label sets may differ between groups)."""
+    parts, expected = [], []
+    for name, (df, y_true, y_score, weights) in zip(("a", "b"), (first, second), strict=True):
+        w = np.ones(len(y_true)) if weights is None else weights
+        if weights is None:
+            df = df.with_columns(weight=pl.lit(1.0))
+        parts.append(df.with_columns(model=pl.lit(name), score=pl.col("score").cast(pl.Float64),
+                                     truth=pl.col("truth").cast(pl.Int64)))  # fmt: skip
+        expected.append(
+            sklearn_values(y_true, y_score >= 0.5, w, beta=1.0, zero_division=0.0, y_score=y_score)
+        )
+    keys = list(CLASSIFICATION_METRICS)
+    result = engine.evaluate(pl.concat(parts, how="diagonal_relaxed"), keys, by="model",
+                             weight="weight")  # fmt: skip
+    assert result["model"].to_list() == ["a", "b"]
+    for row, values in zip(result.iter_rows(named=True), expected, strict=True):
+        for key in keys:
+            assert_close(row[key], values[key])

@@ -46,7 +46,7 @@ def test_engines_agree_on_the_example_file(per_sample):
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(table=long_tables(), per_sample=st.booleans())
 def test_engines_agree_on_the_same_parquet_file(tmp_path_factory, table, per_sample):
@@ -58,7 +58,7 @@ def test_engines_agree_on_the_same_parquet_file(tmp_path_factory, table, per_sam
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(table=long_tables(graded=True))
 def test_engines_agree_on_graded_truth(tmp_path_factory, table):
