@@ -24,9 +24,10 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,14 @@ def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> C
 def check_piece(session: Session, cols: Columns, checked: Checked) -> pl.DataFrame:
     """Step 3's checks on a bucket of whole samples; returns its sample summary (weights)."""
     summary = session.sample_summary()
-    validation.check_samples(summary, checked.labels, cols, session.repeated_label)
+    _check_samples(session, cols, checked, summary)
     return summary
+
+
+def _check_samples(
+    session: Session, cols: Columns, checked: Checked, summary: pl.DataFrame
+) -> None:
+    validation.check_samples(summary, checked.labels, cols, session.repeated_label)
 
 
 def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Context:
@@ -199,16 +206,6 @@ def run(
 LABEL_TABLES = {"labels": ("label",), "curves": ("label", "score")}
 
 
-# What a session computes for each table a run collects per bucket.
-_TABLES: dict[str, Callable[[Session, Sequence[MetricKey], Context], pl.DataFrame]] = {
-    "sums": lambda s, keys, c: s.sums([k for k in keys if k.metric.reduction == "samples"], c),
-    "per_sample": lambda s, keys, c: s.per_sample(keys, c),
-    "labels": lambda s, keys, c: s.label_counts(c),
-    "curves": lambda s, keys, c: s.score_counts(),
-    "precisions": lambda s, keys, c: s.label_precisions(),
-}
-
-
 def collect(
     engine: Engine,
     data: Any,
@@ -258,9 +255,12 @@ def collect(
                     continue  # no sample hashed to this bucket
                 opened = _reuse(whole) if pieces is None else engine.open(pieces[i], cols, settings)
                 with opened as session, reporter.step(i + 1, session):
-                    summaries.append(check_piece(session, cols, checked))
-                    for table in tables:
-                        collected[table].append(_TABLES[table](session, keys, context))
+                    summary, frames = session.piece(
+                        tables, keys, context, partial(_check_samples, session, cols, checked)
+                    )
+                    summaries.append(summary)
+                    for table, frame in frames.items():
+                        collected[table].append(frame)
     validation.check_weight_totals(pl.concat(summaries), cols)
     return collected, context
 

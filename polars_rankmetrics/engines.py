@@ -93,6 +93,16 @@ class Session(Protocol):
         """One row per sample: the ``by`` columns, the sample id and one column per key."""
         ...
 
+    def piece(
+        self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
+        check: Callable[[pl.DataFrame], None],
+    ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
+        """The sample summary, passed to ``check`` (which raises on bad samples) before any
+        result is returned, and each of ``tables`` (see :data:`TABLES`) over the source. An
+        engine may answer them in one query (Polars) or one by one
+        (:func:`sequential_piece`)."""
+        ...
+
     def bytes_per_row(self) -> float:
         """Bytes of the engine's share of the budget that one row of a bucket needs."""
         ...
@@ -160,3 +170,26 @@ def get_engine(name: str) -> Engine:
 
 
 Progress = Callable[[float, float], None]
+
+# What a session computes for each table a run collects per piece: ``sums`` or ``per_sample``
+# for the keys reduced over samples, and the per-label tables of the keys reduced over labels.
+TABLES: dict[str, Callable[[Session, Sequence[MetricKey], Context], pl.DataFrame]] = {
+    "sums": lambda s, keys, c: s.sums([k for k in keys if k.metric.reduction == "samples"], c),
+    "per_sample": lambda s, keys, c: s.per_sample(
+        [k for k in keys if k.metric.reduction == "samples"], c
+    ),
+    "labels": lambda s, keys, c: s.label_counts(c),
+    "curves": lambda s, keys, c: s.score_counts(),
+    "precisions": lambda s, keys, c: s.label_precisions(),
+}
+SAMPLE_TABLES = ("sums", "per_sample")
+
+
+def sequential_piece(
+    session: Session, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
+    check: Callable[[pl.DataFrame], None],
+) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
+    """:meth:`Session.piece` as one query per table, the checks first."""
+    summary = session.sample_summary()
+    check(summary)
+    return summary, {table: TABLES[table](session, keys, context) for table in tables}

@@ -6,7 +6,7 @@ of the :class:`~polars_rankmetrics.engines.Session` interface is one plan over i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from polars_rankmetrics import expressions as rx
 from polars_rankmetrics import validation
 from polars_rankmetrics.classification import predicted
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Settings
+from polars_rankmetrics.engines import SAMPLE_TABLES, Settings
 from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
@@ -25,8 +25,9 @@ from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.sums import means, plain_columns, undefined_column, weight_column
 
-_WEIGHT = "__weight"
+_WEIGHT = validation.SAMPLE_WEIGHT
 _N_POS = "__n_positives"
+_FACTS = (validation.SAMPLE_ROWS, validation.SAMPLE_LABELS, validation.SAMPLE_WEIGHTS, _WEIGHT)
 
 # Peak bytes per row while a bucket is ranked: the sort's copy of the input columns, the rank
 # table's eleven 8-byte columns and the temporaries of the per-sample aggregation. Calibrated on
@@ -38,13 +39,13 @@ INPUT_COPIES = 4
 def per_sample(
     lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
 ) -> pl.LazyFrame:
-    """One row per sample: the ``by`` columns, the sample id, its weight (``__weight``), its
+    """One row per sample: the ``by`` columns, the sample id, the facts the checks need
+    (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
     positive count (``__n_positives``) and one column per key."""
-    weight = pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0)
     if any(key.metric.needs_rank_table for key in keys):
         lf = rank_table(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
     return lf.group_by(cols.sample_keys).agg(
-        weight.alias(_WEIGHT),
+        *validation.sample_facts(cols),
         rx.n_positives(cols.truth).alias(_N_POS),
         *(key.expression(context) for key in keys),
     )
@@ -52,7 +53,7 @@ def per_sample(
 
 def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
     """Per-sample output: the ``by`` and sample columns and the metric columns, sorted."""
-    return samples.drop(_WEIGHT, _N_POS).sort(cols.sample_keys)
+    return samples.drop(*_FACTS, _N_POS).sort(cols.sample_keys)
 
 
 def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
@@ -130,28 +131,50 @@ class PolarsSession:
         weight = pl.col(self.cols.weight) if self.cols.weight else pl.lit(1.0)
         return group, weight
 
-    def label_counts(self, context: Context) -> pl.DataFrame:
-        cols = self.cols
-        is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
-        group, weight = self._label_table_options()
-        return label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight).collect()
+    def piece(
+        self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
+        check: Callable[[pl.DataFrame], None],
+    ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
+        """One query for everything: the per-sample rows carry the facts of the checks next to
+        the metrics, and the per-label tables are collected with them (one scan)."""
+        sample_keys = [k for k in keys if k.metric.reduction == "samples"]
+        lazy = {t: self._label_table(t, context) for t in tables if t not in SAMPLE_TABLES}
+        samples, *label_tables = pl.collect_all(
+            [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()]
+        )
+        summary = validation.summarise_samples(samples.lazy(), self.cols).collect()
+        check(summary)
+        frames = dict(zip(lazy, label_tables, strict=True))
+        if "sums" in tables:
+            frames["sums"] = weighted_sums(samples.lazy(), self.cols, sample_keys).collect()
+        if "per_sample" in tables:
+            frames["per_sample"] = per_sample_result(samples.lazy(), self.cols).collect()
+        return summary, frames
 
-    def score_counts(self) -> pl.DataFrame:
+    def _label_table(self, table: str, context: Context) -> pl.LazyFrame:
         cols = self.cols
         group, weight = self._label_table_options()
-        return score_counts(self.lf, group, cols.label, cols.score, cols.truth, weight).collect()
-
-    def label_precisions(self) -> pl.DataFrame:
-        cols = self.cols
-        group, weight = self._label_table_options()
+        if table == "labels":
+            is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
+            return label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight)
+        if table == "curves":
+            return score_counts(self.lf, group, cols.label, cols.score, cols.truth, weight)
         ranked = rank_table(self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
         precision = rx.label_precision(cols.truth) * weight.cast(pl.Float64)
         return (
             ranked.filter(pl.col(cols.truth) > 0)
             .group_by([*group, pl.col(cols.label).alias(LABEL)])
             .agg(precision.sum().alias("precision_sum"))
-            .collect()
         )
+
+    def label_counts(self, context: Context) -> pl.DataFrame:
+        return self._label_table("labels", context).collect()
+
+    def score_counts(self) -> pl.DataFrame:
+        return self._label_table("curves", Context()).collect()
+
+    def label_precisions(self) -> pl.DataFrame:
+        return self._label_table("precisions", Context()).collect()
 
     def bytes_per_row(self) -> float:
         return OVERHEAD_BYTES_PER_ROW + INPUT_COPIES * row_bytes(self.schema(), self.cols)

@@ -9,12 +9,13 @@ and :meth:`SQLSession._source_type` (a source column's SQL type).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
 from polars_rankmetrics import sql_checks, sql_results, validation
 from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.engines import sequential_piece
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sql_export import input_statements, quote, view_statements
@@ -135,6 +136,12 @@ class SQLSession:
 
     def label_precisions(self) -> pl.DataFrame:
         return self._grouped("SELECT grp, label, precision_sum FROM rankmetrics_label_precisions")
+
+    def piece(
+        self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
+        check: Callable[[pl.DataFrame], None],
+    ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
+        return sequential_piece(self, tables, keys, context, check)
 
     def _run(
         self, queries: list[sql_results.ViewQuery]

@@ -225,30 +225,49 @@ def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[Metric
         raise_too_few_labels(cols, metric, needed)
 
 
+# The per-sample facts the sample summary is made of.
+SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHTS, SAMPLE_WEIGHT = (
+    "__rows", "__labels", "__weights", "__weight",
+)  # fmt: skip
+
+
+def sample_facts(cols: Columns) -> list[pl.Expr]:
+    """Aggregations over one sample's rows: its row count, distinct labels, distinct weights
+    and weight (the first), which :func:`summarise_samples` reduces per group."""
+    weight = pl.col(cols.weight) if cols.weight else None
+    return [
+        pl.len().alias(SAMPLE_ROWS),
+        pl.col(cols.label).n_unique().alias(SAMPLE_LABELS),
+        (weight.n_unique() if weight is not None else pl.lit(1, pl.UInt32)).alias(SAMPLE_WEIGHTS),
+        (weight.first().cast(pl.Float64) if weight is not None else pl.lit(1.0)).alias(
+            SAMPLE_WEIGHT
+        ),
+    ]
+
+
+def summarise_samples(per_sample: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+    """The sample summary from per-sample rows holding the ``by`` columns, the sample id and
+    :func:`sample_facts`: see :func:`sample_summary`."""
+    sample, labels = pl.col(cols.sample), pl.col(SAMPLE_LABELS)
+    summary = [
+        pl.col(SAMPLE_WEIGHT).sum().alias("weight"),
+        labels.min().alias("min_labels"),
+        sample.filter(labels == labels.min()).min().alias("short_sample"),
+        sample.filter(pl.col(SAMPLE_ROWS) > labels).min().alias("repeated_sample"),
+        sample.filter(pl.col(SAMPLE_WEIGHTS) > 1).min().alias("varying_weight_sample"),
+    ]
+    if cols.by:
+        return per_sample.group_by(list(cols.by)).agg(summary)
+    return per_sample.select(summary).with_columns(pl.lit(0).alias(GROUP))
+
+
 def sample_summary(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
     """Per group: ``weight`` (the summed sample weights), ``min_labels`` (the fewest distinct
     labels a sample has) and ``short_sample`` (one such sample), ``repeated_sample`` (a sample
     with a repeated label) and ``varying_weight_sample`` (a sample whose weight varies), null
     when there is none. Examples are the smallest such sample id, as in the SQL."""
-    sample = pl.col(cols.sample)
-    per_sample = lf.group_by([*_group_exprs(cols), sample]).agg(
-        rows=pl.len(),
-        labels=pl.col(cols.label).n_unique(),
-        weights=pl.col(cols.weight).n_unique() if cols.weight else pl.lit(1, pl.UInt32),
-        weight=pl.col(cols.weight).first().cast(pl.Float64) if cols.weight else pl.lit(1.0),
-    )
-    labels = pl.col("labels")
-    return (
-        per_sample.group_by(group_keys(cols))
-        .agg(
-            weight=pl.col("weight").sum(),
-            min_labels=labels.min(),
-            short_sample=sample.filter(labels == labels.min()).min(),
-            repeated_sample=sample.filter(pl.col("rows") > labels).min(),
-            varying_weight_sample=sample.filter(pl.col("weights") > 1).min(),
-        )
-        .collect()
-    )
+    per_sample = lf.group_by(cols.sample_keys).agg(sample_facts(cols))
+    return summarise_samples(per_sample, cols).collect()
 
 
 def check_samples(
