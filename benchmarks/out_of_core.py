@@ -5,7 +5,8 @@
 Writes the file first if it is missing (benchmarks/out/), then runs
 ``rankmetrics evaluate FILE --engine ENGINE --memory-limit LIMIT [--metrics KEYS]`` in a child
 process and prints its wall time, peak RSS (of the whole process tree: Spark's JVM too) and rows
-per second as a Markdown table row. ``--engine spark`` runs a local[2] session, which keeps its own memory.
+per second as a Markdown table row. ``--engine spark`` runs a local[2] session, which keeps its
+own memory.
 """
 
 from __future__ import annotations
