@@ -56,16 +56,17 @@ def n_positives(truth: str = "truth") -> pl.Expr:
     return _positive(truth).sum().alias("n_positives")
 
 
-def coverage_error(truth: str = "truth") -> pl.Expr:
+def coverage_error(truth: str = "truth", *, score: str = "score") -> pl.Expr:
     """Coverage error of one sample: the largest rank of a positive label.
 
     How many top-scored labels must be predicted to include every true one; ties take the largest
     rank. 0 when the sample has no positive label; L (the number of labels) when all are positive.
-    Lower is better.
+    Lower is better. It needs no rank table: the largest rank "max" of a positive is the number
+    of labels scoring at least the lowest positive score.
     """
-    return (
-        _rank.filter(_positive(truth)).max().fill_null(0).cast(pl.Float64).alias("coverage_error")
-    )
+    s = pl.col(score)
+    lowest_positive = s.filter(_positive(truth)).min()
+    return (s >= lowest_positive).sum().cast(pl.Float64).alias("coverage_error")
 
 
 def label_precision(truth: str = "truth") -> pl.Expr:

@@ -187,7 +187,8 @@ def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
 
 register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
-    lambda key, c: rx.coverage_error(c.truth), RANKING_VIEW, "coverage_error",
+    lambda key, c: rx.coverage_error(c.truth, score=c.score), RANKING_VIEW, "coverage_error",
+    needs_rank_table=False,
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",

@@ -38,7 +38,7 @@ def test_expressions_with_other_column_names_and_extra_keys():
     means = (
         rm.rank_table(two_models, sample=["model", "q"], score="p", truth="y")
         .group_by("model", "q")
-        .agg(rx.coverage_error("y"))
+        .agg(rx.coverage_error("y", score="p"))
         .group_by("model")
         .agg(pl.col("coverage_error").mean())
         .sort("model")
