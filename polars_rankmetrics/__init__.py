@@ -5,6 +5,8 @@ The long table has one row per (sample, label): the model's score and the truth.
 :func:`evaluate`, or the scikit-learn-named frame functions, which chain with ``.pipe()``.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from polars_rankmetrics import expressions
 from polars_rankmetrics.convert import from_dense, from_lists
 from polars_rankmetrics.evaluate import evaluate
@@ -20,6 +22,11 @@ from polars_rankmetrics.metrics import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
 from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.report import label_report
+
+try:
+    __version__ = version("polars-rankmetrics")
+except PackageNotFoundError:  # imported from a checkout that is not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "DEFAULT_METRICS",

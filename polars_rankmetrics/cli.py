@@ -8,9 +8,11 @@ import os
 import signal
 import sys
 from types import FrameType
+from typing import NoReturn
 
 import polars as pl
 
+from polars_rankmetrics import __version__
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import engine_names, get_engine
 from polars_rankmetrics.evaluate import evaluate, parameters
@@ -19,11 +21,19 @@ from polars_rankmetrics.report import label_report
 from polars_rankmetrics.sql_export import DIALECTS, input_statements, view_statements
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage error (exit status 2, argparse's convention)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"rankmetrics: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rankmetrics",
         description="Multilabel ranking and classification metrics over long-format Parquet.",
     )
+    parser.add_argument("--version", action="version", version=f"rankmetrics {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     ev = commands.add_parser("evaluate", help="evaluate one or more Parquet files (or globs)")
     valid = ", ".join(f"{m.name}[@K]" if m.takes_k else m.name for m in REGISTRY.values())
@@ -32,7 +42,12 @@ def _parser() -> argparse.ArgumentParser:
         default=",".join(DEFAULT_METRICS),
         help=f"comma-separated metric keys, from: {valid} (default: %(default)s)",
     )
-    ev.add_argument("--k", type=int, help="cut the metrics that take @K at K (ndcg -> ndcg@K)")
+    ev.add_argument(
+        "-k", "--k", type=int, help="cut the metrics that take @K at K (ndcg -> ndcg@K)"
+    )
+    ev.add_argument(
+        "--per-sample", action="store_true", help="one row per sample instead of the means"
+    )
     _input_options(ev)
     _threshold_options(ev)
     report = commands.add_parser(
@@ -53,7 +68,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="TABLE",
         help="also define rankmetrics_input over TABLE (schema.table) and rankmetrics_cutoffs",
     )
-    sql.add_argument("--by", action="append", default=[], help="group column (repeatable)")
+    sql.add_argument(
+        "--by", action="append", default=[], help="group column(s), comma-separated or repeated"
+    )
     sql.add_argument("--weight", help="sample weight column")
     for name in ("sample", "label", "score", "truth"):
         sql.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
@@ -73,9 +90,15 @@ def _parser() -> argparse.ArgumentParser:
 def _input_options(parser: argparse.ArgumentParser) -> None:
     """What ``evaluate`` and ``report`` share: the input, its columns, the engine, the output."""
     parser.add_argument("paths", nargs="+", metavar="PATH", help="Parquet file or glob")
-    parser.add_argument("--by", action="append", default=[], help="group column (repeatable)")
+    parser.add_argument(
+        "--by", action="append", default=[], help="group column(s), comma-separated or repeated"
+    )
     parser.add_argument("--engine", choices=engine_names(), default="polars")
-    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    parser.add_argument(
+        "--format", choices=FORMATS,
+        help="output format (default: from the --output file's extension, else table)",
+    )  # fmt: skip
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE")
     for name in ("sample", "label", "score", "truth"):
         parser.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
     parser.add_argument("--weight", help="sample weight column")
@@ -114,19 +137,39 @@ def _zero_division(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not 0, 1 or nan: {text!r}") from None
 
 
+def _split(values: list[str]) -> list[str]:
+    """Repeated and comma-separated values, in order."""
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
 def _metric_list(text: str, k: int | None) -> list[str]:
-    keys = [m.strip() for m in text.split(",") if m.strip()]
+    keys = _split([text])
     if k is None:
         return keys
     if k < 1:
         raise ValueError(f"--k must be a positive integer, not {k}")
+    cut = [m for m in keys if "@" in m]
+    if cut:
+        raise ValueError(f"--k {k} and the explicit cut-off of {cut[0]!r}: give one or the other")
     return [f"{m}@{k}" if m in REGISTRY and REGISTRY[m].takes_k else m for m in keys]
+
+
+FORMATS = ("table", "json", "csv")
+
+
+def _format(args: argparse.Namespace) -> str:
+    """--format, else the --output file's extension (.json, .csv), else a table."""
+    if args.format:
+        return str(args.format)
+    suffix = os.path.splitext(args.output or "")[1].lstrip(".").lower()
+    return suffix if suffix in ("json", "csv") else "table"
 
 
 def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
     if fmt == "json":
-        # NaN (lwlrap of a group without positives) is not JSON: it is written as null.
-        rows = result.fill_nan(None).to_dicts()
+        # Polars writes every column type (dates, decimals, categoricals, structs); NaN (lwlrap of
+        # a group without positives) is not JSON: it is written as null.
+        rows = json.loads(result.fill_nan(None).write_json())
         return json.dumps(rows if grouped else rows[0], indent=2, allow_nan=False)
     if fmt == "csv":
         return result.write_csv().rstrip("\n")
@@ -174,7 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         return _print_sql(args)
     options = {
-        "by": args.by or None, "weight": args.weight, "engine": args.engine,
+        "by": _split(args.by) or None, "weight": args.weight, "engine": args.engine,
         "sample": args.sample, "label": args.label, "score": args.score, "truth": args.truth,
         "pred": args.pred, "threshold": args.threshold, "zero_division": args.zero_division,
         "memory_limit": args.memory_limit, "temp_dir": args.temp_dir,
@@ -185,7 +228,9 @@ def _run(args: argparse.Namespace) -> int:
             result = label_report(args.paths, **options)
         else:
             metrics = _metric_list(args.metrics, args.k)
-            result = evaluate(args.paths, metrics, beta=args.beta, **options)
+            result = evaluate(
+                args.paths, metrics, beta=args.beta, per_sample=args.per_sample, **options
+            )
     except (
         ValueError,
         OSError,
@@ -199,7 +244,19 @@ def _run(args: argparse.Namespace) -> int:
         print(f"rankmetrics: error: {message}", file=sys.stderr)
         return 1
     _clear_progress(args)
-    print(_render(result, args.format, grouped=bool(args.by) or args.command == "report"))
+    grouped = bool(args.by) or args.command == "report" or getattr(args, "per_sample", False)
+    text = _render(result, _format(args), grouped)
+    if args.output is None:
+        print(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+    except OSError as error:
+        print(
+            f"rankmetrics: error: cannot write {args.output!r}: {error.strerror}", file=sys.stderr
+        )
+        return 1
     return 0
 
 
@@ -208,7 +265,7 @@ def _print_sql(args: argparse.Namespace) -> int:
     if args.input is not None:
         cols = Columns.of(
             sample=args.sample, label=args.label, score=args.score, truth=args.truth,
-            weight=args.weight, by=args.by, pred=args.pred,
+            weight=args.weight, by=_split(args.by), pred=args.pred,
         )  # fmt: skip
         try:
             if any(k < 1 for k in args.k):

@@ -168,11 +168,12 @@ def parse_key(text: str) -> MetricKey:
 
 
 def parse_keys(metrics: str | Iterable[str] | None) -> list[MetricKey]:
-    """Parse a list of keys (or one key, or ``None`` for the default ranking set), each once."""
+    """Parse a list of keys (or one string of comma-separated keys, or ``None`` for the default
+    ranking set), each once."""
     if metrics is None:
         metrics = DEFAULT_METRICS
     elif isinstance(metrics, str):
-        metrics = [metrics]
+        metrics = [m.strip() for m in metrics.split(",")]
     keys = [parse_key(m) for m in metrics]
     if not keys:
         raise ValueError("metrics is empty; ask for at least one metric")

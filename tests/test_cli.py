@@ -1,5 +1,6 @@
 """The rankmetrics command, run as users run it: a subprocess."""
 
+import importlib.metadata
 import json
 import subprocess
 import sys
@@ -107,3 +108,65 @@ def test_missing_file_is_one_line():
         done.stderr.strip()
         == "rankmetrics: error: no Parquet file matches '/nonexistent/x.parquet'"
     )
+
+
+def test_version_and_python_m():
+    done = subprocess.run([sys.executable, "-m", "polars_rankmetrics", "--version"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"rankmetrics {rm.__version__}"
+    assert rm.__version__ == importlib.metadata.version("polars-rankmetrics")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["evaluate", EXAMPLE, "--bogus"], ["evaluate"], ["nothing"], ["evaluate", EXAMPLE, "-k", "x"]],
+)
+def test_usage_errors_are_one_line_with_status_2(args):
+    done = run(*args)
+    assert done.returncode == 2
+    assert done.stderr.startswith("rankmetrics: error: ")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_k_next_to_an_explicit_cut_off_is_refused():
+    done = run("evaluate", EXAMPLE, "--by", "model", "--metrics", "ndcg@3,lrap", "-k", "5")
+    assert done.returncode == 1
+    assert "--k 5 and the explicit cut-off of 'ndcg@3'" in done.stderr
+
+
+def test_by_is_comma_separated_and_json_writes_every_by_type(tmp_path):
+    """Dates, datetimes, decimals, categoricals and structs in by columns: JSON output works,
+    with the values as Polars writes them."""
+    df = pl.read_parquet(EXAMPLE).with_columns(
+        day=pl.date(2024, 1, 1)
+        + pl.duration(days=pl.col("sample").str.slice(-1).cast(pl.Int64) % 2),
+        at=pl.datetime(2024, 1, 1, 12),
+        price=pl.lit(1.5).cast(pl.Decimal(10, 2)),
+        kind=pl.col("model").cast(pl.Categorical),
+        meta=pl.struct(v=pl.lit(1)),
+    )
+    path = tmp_path / "typed.parquet"
+    df.write_parquet(path)
+    by = "model,day,at,price,kind,meta"
+    out = tmp_path / "result.json"
+    done = run("evaluate", str(path), "--by", by, "--metrics", "lrap", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text())  # .json: JSON without --format
+    expected = rm.evaluate(df, ["lrap"], by=by.split(","))
+    assert len(rows) == expected.height == 4
+    for row, want in zip(rows, expected.iter_rows(named=True), strict=True):
+        assert row["day"] == want["day"].isoformat()
+        assert row["kind"] == want["kind"] and row["meta"] == {"v": 1}
+        assert row["lrap"] == pytest.approx(want["lrap"])
+
+
+def test_per_sample_rows_to_a_csv_file(tmp_path):
+    out = tmp_path / "rows.csv"
+    done = run("evaluate", EXAMPLE, "--by", "model", "--metrics", "lrap,f1_samples",
+               "--per-sample", "--output", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = pl.read_csv(out)
+    expected = rm.evaluate(EXAMPLE, "lrap,f1_samples", by="model", per_sample=True)
+    assert rows.columns == expected.columns == ["model", "sample", "lrap", "f1_samples"]
+    assert rows["lrap"].to_list() == pytest.approx(expected["lrap"].to_list())
