@@ -39,6 +39,7 @@ from polars_rankmetrics.engines import Engine, Progress, Session, Settings
 from polars_rankmetrics.label_averages import combine, label_means
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.sources import is_eager
 from polars_rankmetrics.sums import means, undefined_as_nan
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
@@ -144,7 +145,7 @@ def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Con
 
 
 def _in_memory(data: Any) -> bool:
-    return isinstance(data, pl.DataFrame)
+    return is_eager(data) and not isinstance(data, str)
 
 
 def run(

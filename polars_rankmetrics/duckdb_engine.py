@@ -29,7 +29,7 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.memory import engine_limit
-from polars_rankmetrics.sources import parquet_paths
+from polars_rankmetrics.sources import foreign_to_polars, parquet_paths
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
@@ -85,6 +85,12 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
     registered on the connection (temporary, like every view here)."""
     if isinstance(source, duckdb.DuckDBPyRelation):
         return source.sql_query()
+    if type(source).__module__.startswith("pyarrow") and hasattr(source, "scanner"):
+        con.register("rankmetrics_frame", source)  # a pyarrow dataset: scanned, not loaded
+        return "SELECT * FROM rankmetrics_frame"
+    converted = None if isinstance(source, str) else foreign_to_polars(source)
+    if converted is not None:
+        source = converted
     if isinstance(source, pl.LazyFrame):
         source = source.collect()
     if isinstance(source, pl.DataFrame):
@@ -97,8 +103,19 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
 
 
 def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.Schema:
-    """``rankmetrics_source`` over ``source``; its schema, checked."""
-    con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {_source_query(con, source)}")
+    """``rankmetrics_source`` over ``source``; its schema, checked.
+
+    A relation is read where it is when its SQL stands alone (over files, say); one over
+    objects of another connection (its tables, registered frames) is read into memory through
+    Arrow."""
+    try:
+        query = _source_query(con, source)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
+    except duckdb.CatalogException:
+        if not isinstance(source, duckdb.DuckDBPyRelation):
+            raise
+        query = _source_query(con, pl.DataFrame(source))
+        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
     validation.check_schema(schema, cols)
     return schema

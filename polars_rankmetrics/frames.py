@@ -1,5 +1,6 @@
 """Frame functions named as in scikit-learn: DataFrame in, DataFrame out (LazyFrame in, LazyFrame
-out), so they chain with ``.pipe()``.
+out), so they chain with ``.pipe()``. Any other dataframe (pandas, pyarrow, a DuckDB relation,
+see :mod:`polars_rankmetrics.sources`) or Parquet path in: a Polars DataFrame out.
 
 Each returns one row with the metric; one row per group with ``by=``; or one row per sample (with
 the ``by`` and sample columns) with ``per_sample=True``. The value column is named by the metric key
@@ -20,6 +21,7 @@ from polars_rankmetrics.driver import check_all
 from polars_rankmetrics.evaluate import check_log_base
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.polars_engine import PolarsSession, lazy_result
+from polars_rankmetrics.sources import to_lazy
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -37,15 +39,13 @@ def _frame_metric(
     truth: str,
     log_base: float = 2,
 ) -> Frame:
-    if not isinstance(data, pl.DataFrame | pl.LazyFrame):
-        raise TypeError(f"expected a polars DataFrame or LazyFrame, got {type(data).__name__}")
     check_log_base(log_base)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
-    lf = data.lazy()
+    lf = to_lazy(data)
     checked = check_all(PolarsSession(lf, cols), cols, [key])
     context = Context(truth, log_base, checked.binary_truth)
     lazy = lazy_result(lf, cols, [key], context, per_sample_output=per_sample)
-    return lazy.collect() if isinstance(data, pl.DataFrame) else lazy
+    return lazy if isinstance(data, pl.LazyFrame) else lazy.collect()
 
 
 def coverage_error(

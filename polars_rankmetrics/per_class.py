@@ -35,7 +35,8 @@ def lwlrap_per_class(
     is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive (or only in
     samples of weight 0) has a null ``lwlrap`` and weight 0; in a group without any positive
     (weighted) every label's weight is NaN (0 / 0) and every ``lwlrap`` null. One row per label
-    (per ``by`` group), sorted.
+    (per ``by`` group), sorted: a LazyFrame for a LazyFrame, a DataFrame for anything else (a
+    DataFrame, another library's frame, Parquet paths).
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     lf = to_lazy(data)
@@ -66,4 +67,4 @@ def lwlrap_per_class(
         .drop("__positives")
         .sort(label_keys)
     )
-    return result.collect() if isinstance(data, pl.DataFrame) else result
+    return result if isinstance(data, pl.LazyFrame) else result.collect()

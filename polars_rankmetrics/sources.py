@@ -1,4 +1,10 @@
-"""Turning what users pass as ``data`` into a LazyFrame: frames, Parquet paths, globs, lists."""
+"""Turning what users pass as ``data`` into Polars: frames, Parquet paths, globs, lists.
+
+Other dataframes come in through the Arrow PyCapsule stream interface (``__arrow_c_stream__``),
+which pandas (2.2 and later), pyarrow tables and record batch readers, DuckDB relations and
+every Arrow-native library implement: Polars reads the stream without copying where Arrow
+allows, and no compatibility layer is needed. A pyarrow dataset is scanned lazily.
+"""
 
 from __future__ import annotations
 
@@ -31,11 +37,44 @@ def parquet_paths(data: str | PathLike | Sequence[str | PathLike]) -> list[str]:
     return paths
 
 
-def to_lazy(data: Source) -> pl.LazyFrame:
+ACCEPTED = (
+    "a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table, RecordBatchReader or "
+    "Dataset, a DuckDB relation, any object with the Arrow stream interface "
+    "(__arrow_c_stream__), or Parquet paths or globs"
+)
+
+
+def _is_paths(data: object) -> bool:
+    if isinstance(data, str | PathLike):
+        return True
+    return isinstance(data, list | tuple) and all(isinstance(p, str | PathLike) for p in data)
+
+
+def foreign_to_polars(data: object) -> pl.DataFrame | pl.LazyFrame | None:
+    """``data`` as Polars when it is another library's frame (see the module docstring); None
+    for Polars frames and paths. ``TypeError`` naming what is accepted for anything else."""
+    if isinstance(data, pl.DataFrame | pl.LazyFrame) or _is_paths(data):
+        return None
+    if type(data).__module__.startswith("pyarrow") and hasattr(data, "scanner"):
+        return pl.scan_pyarrow_dataset(data)  # type: ignore[arg-type]
+    if hasattr(data, "__arrow_c_stream__"):
+        return pl.DataFrame(data)
+    raise TypeError(f"data must be {ACCEPTED}, not {type(data).__name__}")
+
+
+def to_lazy(data: object) -> pl.LazyFrame:
     """A LazyFrame over ``data``; Parquet files are scanned, not read."""
     if isinstance(data, pl.LazyFrame):
         return data
     if isinstance(data, pl.DataFrame):
         return data.lazy()
+    converted = foreign_to_polars(data)
+    if converted is not None:
+        return converted.lazy()
     # The paths are expanded already: a '[' in a file name is not a glob pattern again.
-    return pl.scan_parquet(parquet_paths(data), glob=False)
+    return pl.scan_parquet(parquet_paths(data), glob=False)  # type: ignore[arg-type]
+
+
+def is_eager(data: object) -> bool:
+    """Whether ``data`` is held in memory (a result from it is a DataFrame, not a LazyFrame)."""
+    return not isinstance(data, pl.LazyFrame) and not _is_paths(data)

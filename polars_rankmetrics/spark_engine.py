@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
-from polars_rankmetrics.sources import parquet_paths
+from polars_rankmetrics.sources import foreign_to_polars, parquet_paths
 from polars_rankmetrics.sql_export import view_names
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
@@ -55,6 +55,9 @@ def local_session() -> SparkSession:
 def _source(data: Any) -> DataFrame:
     if isinstance(data, DataFrame):
         return data
+    converted = None if isinstance(data, str) else foreign_to_polars(data)
+    if converted is not None:
+        data = converted
     if isinstance(data, pl.LazyFrame):
         data = data.collect()
     session = local_session()

@@ -1,0 +1,76 @@
+"""Any dataframe in: pandas, pyarrow, DuckDB relations and Arrow-stream objects give the numbers
+of the same table as a Polars DataFrame, on every engine path; results are Polars."""
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_rankmetrics as rm
+
+KEYS = ["lrap", "ndcg@3", "f1_macro", "roc_auc_samples"]
+
+
+def example() -> pl.DataFrame:
+    return pl.read_parquet("data/example.parquet").filter(pl.col("sample") < "clip_00030")
+
+
+class ArrowStreamOnly:
+    """An object that offers nothing but the Arrow PyCapsule stream interface."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self.table.__arrow_c_stream__(requested_schema)
+
+
+def inputs(df: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> dict[str, object]:
+    table = df.to_arrow()
+    return {
+        "pandas": df.to_pandas(),
+        "pyarrow table": table,
+        "record batch reader": pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+        "pyarrow dataset": ds.dataset(table),
+        "duckdb relation": con.from_arrow(table),
+        "arrow stream object": ArrowStreamOnly(table),
+    }
+
+
+KINDS = ["pandas", "pyarrow table", "record batch reader", "pyarrow dataset", "duckdb relation",
+         "arrow stream object"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_dataframe_kind_gives_the_polars_numbers(engine, kind):
+    df = example()
+    expected = rm.evaluate(df, KEYS, by="model", weight="weight")
+    con = duckdb.connect()
+    result = engine.evaluate(inputs(df, con)[kind], KEYS, by="model", weight="weight")
+    assert isinstance(result, pl.DataFrame)
+    assert_frame_equal(result, expected, check_exact=False, rel_tol=1e-12)
+
+
+def test_frame_functions_and_reports_take_pandas_and_return_polars():
+    df = example().filter(model="candidate")
+    pandas = df.to_pandas()
+    ranking_loss = pandas.pipe(rm.label_ranking_loss, weight="weight")
+    assert isinstance(ranking_loss, pl.DataFrame)
+    assert ranking_loss.item() == pytest.approx(rm.label_ranking_loss(df, weight="weight").item())
+    report = rm.label_report(pandas)
+    assert_frame_equal(report, rm.label_report(df))
+    per_class = rm.lwlrap_per_class(pandas)
+    assert isinstance(per_class, pl.DataFrame)
+    assert isinstance(rm.lwlrap_per_class(df.lazy()), pl.LazyFrame)
+    assert isinstance(rm.lwlrap_per_class("data/example.parquet", by="model"), pl.DataFrame)
+    # Back to pandas: one documented call.
+    assert isinstance(report.to_pandas(), pd.DataFrame)
+
+
+@pytest.mark.parametrize("data", [{"sample": [1]}, 42, [1, 2]])
+def test_anything_else_is_a_type_error_saying_what_is_accepted(data):
+    with pytest.raises(TypeError, match="data must be a polars DataFrame or LazyFrame, a pandas"):
+        rm.evaluate(data, ["lrap"])
