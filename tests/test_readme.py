@@ -123,6 +123,11 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert value.sort("model")["lrap"].to_list() == close(
             _sklearn_by_model(skm.label_ranking_average_precision_score, df)
         )
+    elif source.startswith("label_ranking_average_precision_score("):
+        expected = skm.label_ranking_average_precision_score(
+            [[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]
+        )
+        assert isinstance(value, float) and value == close(expected)
     elif source.startswith("rm.from_dense"):
         assert value.sort("sample", "label")["truth"].to_list() == [1, 0, 0, 0, 0, 1]
     elif source.startswith("rm.from_lists"):
