@@ -114,7 +114,7 @@ def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.
     except duckdb.CatalogException:
         if not isinstance(source, duckdb.DuckDBPyRelation):
             raise
-        query = _source_query(con, pl.DataFrame(source))
+        query = _source_query(con, source.pl())
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
     validation.check_schema(schema, cols)

@@ -74,3 +74,19 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
         sys.stderr.write("\nCI: these tests were skipped but must run:\n")
         sys.stderr.write("".join(f"  {nodeid}\n" for nodeid in _SKIPPED))
+
+
+# The quick subset (`pytest -m "not slow"`): every test on the Polars engine's one-piece path,
+# without the DuckDB, bucketed and SQL engine paths, Spark, the PostgreSQL server and the
+# subprocess-heavy modules (all of which the full suite, CI's command, runs).
+_SLOW_MODULES = {
+    "test_sql_engines", "test_readme", "test_resources", "test_progress", "test_duckdb",
+}  # fmt: skip
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        engine = getattr(item, "callspec", None) and item.callspec.params.get("engine")
+        other_path = isinstance(engine, Engine) and (engine.name != "polars" or engine.bucket_rows)
+        if item.module.__name__ in _SLOW_MODULES or other_path:
+            item.add_marker(pytest.mark.slow)

@@ -146,7 +146,7 @@ def test_threshold_metrics_match_sklearn(engine, table, parameters, use_pred, la
         assert_close(result[key][0], expected[key])
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=15)
 @given(table=long_tables(), zero_division=st.sampled_from([0.0, 1.0, float("nan")]))
 def test_per_sample_threshold_metrics_match_sklearn_row_by_row(engine, table, zero_division):
     df, y_true, y_score, _ = table

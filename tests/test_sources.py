@@ -28,16 +28,18 @@ class ArrowStreamOnly:
         return self.table.__arrow_c_stream__(requested_schema)
 
 
-def inputs(df: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> dict[str, object]:
+def make_input(kind: str, df: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> object:
     table = df.to_arrow()
     return {
-        "pandas": df.to_pandas(),
-        "pyarrow table": table,
-        "record batch reader": pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
-        "pyarrow dataset": ds.dataset(table),
-        "duckdb relation": con.from_arrow(table),
-        "arrow stream object": ArrowStreamOnly(table),
-    }
+        "pandas": lambda: df.to_pandas(),
+        "pyarrow table": lambda: table,
+        "record batch reader": lambda: pa.RecordBatchReader.from_batches(
+            table.schema, table.to_batches()
+        ),
+        "pyarrow dataset": lambda: ds.dataset(table),
+        "duckdb relation": lambda: con.from_arrow(table),
+        "arrow stream object": lambda: ArrowStreamOnly(table),
+    }[kind]()
 
 
 KINDS = ["pandas", "pyarrow table", "record batch reader", "pyarrow dataset", "duckdb relation",
@@ -49,7 +51,12 @@ def test_every_dataframe_kind_gives_the_polars_numbers(engine, kind):
     df = example()
     expected = rm.evaluate(df, KEYS, by="model", weight="weight")
     con = duckdb.connect()
-    result = engine.evaluate(inputs(df, con)[kind], KEYS, by="model", weight="weight")
+    try:
+        data = make_input(kind, df, con)
+        result = engine.evaluate(data, KEYS, by="model", weight="weight")
+        del data
+    finally:
+        con.close()
     assert isinstance(result, pl.DataFrame)
     assert_frame_equal(result, expected, check_exact=False, rel_tol=1e-12)
 
