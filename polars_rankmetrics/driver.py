@@ -117,6 +117,7 @@ class Checked:
 
 def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Checked:
     """Step 1: the checks that need the whole table."""
+    validation.check_by_names(cols, keys)
     facts = session.check_rows(keys)
     labels = session.group_labels()
     validation.check_label_count(labels, cols, keys)

@@ -49,6 +49,34 @@ def check_schema(schema: pl.Schema, cols: Columns) -> None:
         )
 
 
+# Names of the columns the library's own frames hold next to the ``by`` columns (the sample
+# summary, the per-label tables, the label report): a ``by`` column may not take one.
+RESERVED_NAMES = frozenset({
+    "weight", "min_labels", "short_sample", "repeated_sample", "varying_weight_sample",
+    "group_labels", "label", "score", "tp", "fp", "fn", "pos", "neg", "precision_sum",
+    "support", "negatives", "predicted", "precision", "recall", "f1", "fbeta", "jaccard",
+    "average_precision", "roc_auc", "lwlrap", "lwlrap_weight",
+})  # fmt: skip
+
+
+def check_by_names(cols: Columns, keys: Sequence[MetricKey]) -> None:
+    """No ``by`` column is named like a result column (a requested metric key) or like a column
+    of the library's own frames (:data:`RESERVED_NAMES`, names starting with ``__``)."""
+    results = {str(key) for key in keys}
+    for name in cols.by:
+        if name in results:
+            raise ValueError(
+                f"by column {name!r} has the name of a requested metric, which names a result "
+                "column; rename the column"
+            )
+        if name in RESERVED_NAMES or name.startswith("__") or "/" in name:
+            raise ValueError(
+                f"by column {name!r} has a name the library uses for its own columns "
+                f"({', '.join(sorted(RESERVED_NAMES))}, and names starting with __ or "
+                "holding /); rename the column"
+            )
+
+
 def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
     """The problems a single row can show, by id, with their messages, in the order checked."""
     problems = {f"null_by_{i}": f"column {name!r} has a null" for i, name in enumerate(cols.by)}

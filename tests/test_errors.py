@@ -146,3 +146,23 @@ def test_null_in_a_by_column(engine):
         ValueError, match=r"column 'm' has a null \(at m=None, sample=1, label='b'\)"
     ):
         engine.evaluate(df, by="m")
+
+
+@pytest.mark.parametrize("name", ["weight", "support", "tp", "lrap", "__group"])
+def test_a_by_column_named_like_a_result_or_internal_column_is_refused(engine, name):
+    df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.1], [0.2, 0.8]]).with_columns(
+        pl.lit("m").alias(name)
+    )
+    with pytest.raises(ValueError, match=f"by column '{name}' has"):
+        engine.evaluate(df, ["lrap", "f1_macro"], by=name)
+
+
+@pytest.mark.parametrize("name", ["rows", "labels", "grp", "k", "model_weight"])
+def test_other_by_column_names_work(name):
+    df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.1], [0.2, 0.8]]).with_columns(
+        pl.lit("m").alias(name)
+    )
+    for engine in ("polars", "duckdb"):
+        result = rm.evaluate(df, ["lrap", "f1_macro", "roc_auc_micro"], by=name, engine=engine)
+        assert result.columns == [name, "lrap", "f1_macro", "roc_auc_micro"]
+        assert result["lrap"][0] == 1.0
