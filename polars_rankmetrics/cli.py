@@ -89,7 +89,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _input_options(parser: argparse.ArgumentParser) -> None:
     """What ``evaluate`` and ``report`` share: the input, its columns, the engine, the output."""
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="Parquet file or glob")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH",
+        help="Parquet, CSV or NDJSON file (by extension), glob, or directory (hive partitions too)",
+    )  # fmt: skip
     parser.add_argument(
         "--by", action="append", default=[], help="group column(s), comma-separated or repeated"
     )

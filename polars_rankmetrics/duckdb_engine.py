@@ -29,7 +29,7 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.memory import engine_limit
-from polars_rankmetrics.sources import foreign_to_polars, parquet_paths
+from polars_rankmetrics.sources import data_files, foreign_to_polars
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
@@ -98,8 +98,14 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
         return "SELECT * FROM rankmetrics_frame"
     if isinstance(source, str) and _is_table(con, source):
         return f"SELECT * FROM {quote_identifier(source)}"
-    paths = ", ".join(quote_literal(_literal_glob(path)) for path in parquet_paths(source))
-    return f"SELECT * FROM read_parquet([{paths}])"
+    files = data_files(source)
+    paths = ", ".join(quote_literal(_literal_glob(path)) for path in files.paths)
+    if files.format == "csv":
+        return f"SELECT * FROM read_csv([{paths}])"
+    if files.format == "ndjson":
+        return f"SELECT * FROM read_json([{paths}], format = 'newline_delimited')"
+    hive = "true" if files.hive else "false"
+    return f"SELECT * FROM read_parquet([{paths}], hive_partitioning = {hive})"
 
 
 def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.Schema:

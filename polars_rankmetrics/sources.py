@@ -1,4 +1,5 @@
-"""Turning what users pass as ``data`` into Polars: frames, Parquet paths, globs, lists.
+"""Turning what users pass as ``data`` into Polars: frames, or paths, globs and directories of
+Parquet, CSV or NDJSON files.
 
 Other dataframes come in through the Arrow PyCapsule stream interface (``__arrow_c_stream__``),
 which pandas (2.2 and later), pyarrow tables and record batch readers, DuckDB relations and
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Sequence
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
@@ -18,29 +20,77 @@ import polars as pl
 Source = pl.DataFrame | pl.LazyFrame | str | PathLike | Sequence[str | PathLike]
 
 
-def parquet_paths(data: str | PathLike | Sequence[str | PathLike]) -> list[str]:
-    """Expand a path, a glob or a list of them to the Parquet files they name, sorted per pattern.
+# File formats by extension (compressed CSV and NDJSON too).
+_FORMATS = {
+    ".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".csv.gz": "csv",
+    ".ndjson": "ndjson", ".jsonl": "ndjson", ".ndjson.gz": "ndjson", ".jsonl.gz": "ndjson",
+}  # fmt: skip
 
-    Raises ``ValueError`` when a pattern matches no file.
+
+def _format_of(path: str) -> str | None:
+    name = path.lower()
+    for suffix, kind in sorted(_FORMATS.items(), key=lambda item: -len(item[0])):
+        if name.endswith(suffix):
+            return kind
+    return None
+
+
+@dataclass(frozen=True)
+class Files:
+    """The data files a path argument names: their format (``parquet``, ``csv`` or
+    ``ndjson``), the paths, and whether they sit in hive partitions (``key=value`` directories,
+    whose keys become columns)."""
+
+    format: str
+    paths: list[str]
+    hive: bool
+
+
+def data_files(data: str | PathLike | Sequence[str | PathLike]) -> Files:
+    """Expand paths, globs and directories (every data file below one, hive partitions
+    included) to the files they name, sorted per pattern. The format comes from the extension
+    and must be the same for all.
+
+    Raises ``ValueError`` when a pattern matches no data file, naming what was tried, or when
+    the formats differ or are not known.
     """
     patterns = [data] if isinstance(data, str | PathLike) else list(data)
     if not patterns:
-        raise ValueError("no Parquet path given")
+        raise ValueError("no data path given")
     paths: list[str] = []
+    hive = False
     for pattern in patterns:
         text = str(pattern)
-        found = [text] if Path(text).is_file() else sorted(glob.glob(text))
-        found = [p for p in found if Path(p).is_file()]
+        if Path(text).is_dir():
+            found = sorted(str(p) for p in Path(text).rglob("*") if p.is_file())
+            found = [p for p in found if _format_of(p) is not None]
+            hive = hive or any(
+                "=" in part for p in found for part in Path(p).relative_to(text).parts[:-1]
+            )
+            tried = f"the data files ({', '.join(sorted(_FORMATS))}) under the directory {text!r}"
+        else:
+            found = [text] if Path(text).is_file() else sorted(glob.glob(text))
+            found = [p for p in found if Path(p).is_file()]
+            tried = f"the file or glob {text!r}"
         if not found:
-            raise ValueError(f"no Parquet file matches {text!r}")
+            raise ValueError(f"no data file matches {tried}")
         paths.extend(found)
-    return paths
+    formats = {_format_of(p) for p in paths}
+    if None in formats:
+        unknown = next(p for p in paths if _format_of(p) is None)
+        raise ValueError(
+            f"{unknown!r} is not a data file this library reads: the extension must be one of "
+            f"{', '.join(sorted(_FORMATS))}"
+        )
+    if len(formats) > 1:
+        raise ValueError(f"the paths mix formats ({', '.join(sorted(formats))}); give one")  # type: ignore[arg-type]
+    return Files(formats.pop(), paths, hive)  # type: ignore[arg-type]
 
 
 ACCEPTED = (
     "a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table, RecordBatchReader or "
     "Dataset, a DuckDB relation, any object with the Arrow stream interface "
-    "(__arrow_c_stream__), or Parquet paths or globs"
+    "(__arrow_c_stream__), or paths, globs or directories of Parquet, CSV or NDJSON files"
 )
 
 
@@ -75,8 +125,13 @@ def to_lazy(data: object) -> pl.LazyFrame:
     converted = foreign_to_polars(data)
     if converted is not None:
         return converted.lazy()
+    files = data_files(data)  # type: ignore[arg-type]
     # The paths are expanded already: a '[' in a file name is not a glob pattern again.
-    return pl.scan_parquet(parquet_paths(data), glob=False)  # type: ignore[arg-type]
+    if files.format == "csv":
+        return pl.scan_csv(files.paths, glob=False)
+    if files.format == "ndjson":
+        return pl.scan_ndjson(files.paths)
+    return pl.scan_parquet(files.paths, glob=False, hive_partitioning=files.hive)
 
 
 def is_eager(data: object) -> bool:

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
-from polars_rankmetrics.sources import foreign_to_polars, parquet_paths
+from polars_rankmetrics.sources import data_files, foreign_to_polars
 from polars_rankmetrics.sql_export import view_names
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
@@ -65,7 +65,12 @@ def _source(data: Any) -> DataFrame:
         return session.createDataFrame(data.to_arrow())
     if isinstance(data, str) and _is_table(session, data):
         return session.table(data)
-    return session.read.parquet(*parquet_paths(data))
+    files = data_files(data)
+    if files.format == "csv":
+        return session.read.csv(files.paths, header=True, inferSchema=True)
+    if files.format == "ndjson":
+        return session.read.json(files.paths)
+    return session.read.parquet(*files.paths)
 
 
 def _is_table(session: SparkSession, name: str) -> bool:

@@ -106,7 +106,7 @@ def test_missing_file_is_one_line():
     assert done.returncode == 1
     assert (
         done.stderr.strip()
-        == "rankmetrics: error: no Parquet file matches '/nonexistent/x.parquet'"
+        == "rankmetrics: error: no data file matches the file or glob '/nonexistent/x.parquet'"
     )
 
 

@@ -129,7 +129,7 @@ def test_unknown_engine():
 
 
 def test_missing_parquet_file(tmp_path):
-    with pytest.raises(ValueError, match=r"no Parquet file matches"):
+    with pytest.raises(ValueError, match=r"no data file matches the file or glob"):
         rm.evaluate(tmp_path / "nothing-*.parquet")
 
 

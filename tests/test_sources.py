@@ -81,3 +81,28 @@ def test_frame_functions_and_reports_take_pandas_and_return_polars():
 def test_anything_else_is_a_type_error_saying_what_is_accepted(data):
     with pytest.raises(TypeError, match="data must be a polars DataFrame or LazyFrame, a pandas"):
         rm.evaluate(data, ["lrap"])
+
+
+@pytest.mark.parametrize("engine_name", ["polars", "duckdb"])
+def test_directories_hive_partitions_csv_and_ndjson(tmp_path, engine_name):
+    """A directory of hive partitions (model=...), whose key is a by column; the same table as
+    CSV and as NDJSON files by extension; errors that say what was tried."""
+    df = example()
+    expected = rm.evaluate(df, KEYS, by="model", weight="weight")
+    for model in ("baseline", "candidate"):
+        part = tmp_path / "hive" / f"model={model}"
+        part.mkdir(parents=True)
+        df.filter(model=model).drop("model").write_parquet(part / "part-0.parquet")
+    df.write_csv(tmp_path / "table.csv")
+    df.write_ndjson(tmp_path / "table.ndjson")
+    options = {"by": "model", "weight": "weight", "engine": engine_name}
+    for source in (tmp_path / "hive", tmp_path / "table.csv", str(tmp_path / "*.ndjson")):
+        result = rm.evaluate(source, KEYS, **options)
+        assert_frame_equal(result, expected, check_exact=False, rel_tol=1e-12)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="no data file matches the data files .* under the dir"):
+        rm.evaluate(empty, KEYS, engine=engine_name)
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(ValueError, match="'.*notes.txt' is not a data file this library reads"):
+        rm.evaluate(tmp_path / "notes.txt", KEYS, engine=engine_name)
