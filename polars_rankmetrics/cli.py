@@ -226,6 +226,9 @@ def _run(args: argparse.Namespace) -> int:
         "memory_limit": args.memory_limit, "temp_dir": args.temp_dir,
         "progress": None if args.quiet or not sys.stderr.isatty() else _show_progress,
     }  # fmt: skip
+    reported: tuple[type[Exception], ...] = (
+        ValueError, OSError, pl.exceptions.PolarsError, *get_engine(args.engine).errors,
+    )  # fmt: skip
     try:
         if args.command == "report":
             result = label_report(args.paths, **options)
@@ -234,12 +237,7 @@ def _run(args: argparse.Namespace) -> int:
             result = evaluate(
                 args.paths, metrics, beta=args.beta, per_sample=args.per_sample, **options
             )
-    except (
-        ValueError,
-        OSError,
-        pl.exceptions.PolarsError,
-        *get_engine(args.engine).errors,
-    ) as error:
+    except reported as error:
         if isinstance(error.__context__, Interrupted):
             raise
         _clear_progress(args)
@@ -264,7 +262,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _print_sql(args: argparse.Namespace) -> int:
-    statements = view_statements(args.dialect)
+    statements = list(view_statements(args.dialect))
     if args.input is not None:
         cols = Columns.of(
             sample=args.sample, label=args.label, score=args.score, truth=args.truth,

@@ -54,7 +54,7 @@ def connect(
     """An in-memory connection. ``memory_limit`` (e.g. ``"1GB"``) is the budget of the whole
     process: DuckDB gets its share (:mod:`polars_rankmetrics.memory`) and spills beyond it to
     ``temp_directory``."""
-    config: dict[str, str] = {"preserve_insertion_order": "false"}
+    config: dict[str, str | bool | int | float | list[str]] = {"preserve_insertion_order": "false"}
     if memory_limit is not None:
         config["memory_limit"] = engine_limit(memory_limit)
         if temp_directory is not None:
@@ -122,7 +122,7 @@ def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.
             raise
         query = _source_query(con, source.pl())
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
-    schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
+    schema: pl.Schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
     validation.check_schema(schema, cols)
     return schema
 
@@ -191,7 +191,10 @@ class DuckDBSession(SQLSession):
         self.con = con
 
     def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
-        return self.con.sql(sql, params=dict(parameters) if parameters else None).pl()
+        frame: pl.DataFrame = self.con.sql(
+            sql, params=dict(parameters) if parameters else None
+        ).pl()
+        return frame
 
     def _source_type(self, column: str) -> str:
         found = self.con.execute(

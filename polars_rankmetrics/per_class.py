@@ -38,7 +38,9 @@ def lwlrap_per_class(
     (per ``by`` group), sorted: a LazyFrame for a LazyFrame, a DataFrame for anything else (a
     DataFrame, another library's frame, Parquet paths).
     """
-    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    cols: Columns = Columns.of(
+        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by
+    )
     lf = to_lazy(data)
     check_all(PolarsSession(lf, cols), cols, [MetricKey("lwlrap")])
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-Source = pl.DataFrame | pl.LazyFrame | str | PathLike | Sequence[str | PathLike]
+Source = pl.DataFrame | pl.LazyFrame | str | PathLike[str] | Sequence[str | PathLike[str]]
 
 
 # File formats by extension (compressed CSV and NDJSON too).
@@ -46,7 +46,7 @@ class Files:
     hive: bool
 
 
-def data_files(data: str | PathLike | Sequence[str | PathLike]) -> Files:
+def data_files(data: str | PathLike[str] | Sequence[str | PathLike[str]]) -> Files:
     """Expand paths, globs and directories (every data file below one, hive partitions
     included) to the files they name, sorted per pattern. The format comes from the extension
     and must be the same for all.
@@ -106,7 +106,7 @@ def foreign_to_polars(data: object) -> pl.DataFrame | pl.LazyFrame | None:
     if isinstance(data, pl.DataFrame | pl.LazyFrame) or _is_paths(data):
         return None
     if type(data).__module__.startswith("pyarrow") and hasattr(data, "scanner"):
-        return pl.scan_pyarrow_dataset(data)  # type: ignore[arg-type]
+        return pl.scan_pyarrow_dataset(data)
     if type(data).__module__.startswith("duckdb") and hasattr(data, "pl"):
         # A DuckDB relation's own conversion: through its stream capsule, duckdb 2.0 leaves
         # objects that its bindings report as leaked when the interpreter exits.

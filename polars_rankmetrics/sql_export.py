@@ -212,7 +212,7 @@ def input_statements(
         )
         for k in dict.fromkeys(cutoffs)
     ]
-    union = ks[0]
+    union: exp.Query = ks[0]
     for k in ks[1:]:
         union = exp.union(union, k, distinct=False)
     views = [

@@ -97,7 +97,7 @@ def group_values(grp: object, cols: Columns) -> dict[str, object]:
         return {}
     if len(cols.by) == 1:
         return {cols.by[0]: grp}
-    return dict(grp)  # type: ignore[call-overload]
+    return dict(grp)  # type: ignore[call-overload, no-any-return]
 
 
 def _scale(key: MetricKey, context: Context) -> float:

@@ -10,12 +10,13 @@ and :meth:`SQLSession._source_type` (a source column's SQL type).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 import polars as pl
 
 from polars_rankmetrics import sql_checks, sql_results, validation
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import sequential_piece
+from polars_rankmetrics.engines import Session, sequential_piece
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sql_export import input_statements, quote, view_statements
@@ -141,7 +142,8 @@ class SQLSession:
         self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
         check: Callable[[pl.DataFrame], None],
     ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
-        return sequential_piece(self, tables, keys, context, check)
+        # Every engine's subclass adds split(), the one Session method not written in SQL here.
+        return sequential_piece(cast("Session", self), tables, keys, context, check)
 
     def _run(
         self, queries: list[sql_results.ViewQuery]
