@@ -31,11 +31,12 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rankmetrics",
-        description="Multilabel ranking and classification metrics over long-format Parquet.",
+        description="Multilabel ranking and classification metrics over long tables (Parquet, "
+        "CSV, NDJSON).",
     )
     parser.add_argument("--version", action="version", version=f"rankmetrics {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    ev = commands.add_parser("evaluate", help="evaluate one or more Parquet files (or globs)")
+    ev = commands.add_parser("evaluate", help="the metrics of one or more files, globs or directories")
     valid = ", ".join(f"{m.name}[@K]" if m.takes_k else m.name for m in REGISTRY.values())
     ev.add_argument(
         "--metrics",
