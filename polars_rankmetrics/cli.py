@@ -36,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rankmetrics {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    ev = commands.add_parser("evaluate", help="the metrics of one or more files, globs or directories")
+    ev = commands.add_parser(
+        "evaluate", help="the metrics of one or more files, globs or directories"
+    )
     valid = ", ".join(f"{m.name}[@K]" if m.takes_k else m.name for m in REGISTRY.values())
     ev.add_argument(
         "--metrics",
