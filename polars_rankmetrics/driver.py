@@ -247,7 +247,7 @@ def collect(
             with reporter.step(0, whole):
                 checked = check_table(whole, cols, keys)
                 if budget is not None:
-                    sample_rows = int(checked.labels["group_labels"].max())  # type: ignore[arg-type]
+                    sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
                     n = bucket_count(rows, budget, bytes_per_row, sample_rows)
                 pieces = whole.split(n, directory / "buckets") if n > 1 else None
             context = replace(parameters, binary_truth=checked.facts.binary_truth)

@@ -110,7 +110,13 @@ class SQLSession:
         return found.row(0, named=True) if found.height else None
 
     def _grouped(self, sql: str) -> pl.DataFrame:
-        frame = sql_results.ungroup(self._frame(sql), self.cols)
+        """The rows of ``sql`` per group: ``grp`` as the ``by`` columns (or ``__group``); the
+        checks' columns under their internal names (see ``validation.SUMMARY_NAMES``)."""
+        frame = self._frame(sql)
+        frame = frame.rename(
+            {k: v for k, v in validation.SUMMARY_NAMES.items() if k in frame.columns}
+        )
+        frame = sql_results.ungroup(frame, self.cols)
         return frame if self.cols.by else frame.with_columns(pl.lit(0).alias(validation.GROUP))
 
     def group_labels(self) -> pl.DataFrame:

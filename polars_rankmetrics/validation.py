@@ -52,8 +52,7 @@ def check_schema(schema: pl.Schema, cols: Columns) -> None:
 # Names of the columns the library's own frames hold next to the ``by`` columns (the sample
 # summary, the per-label tables, the label report): a ``by`` column may not take one.
 RESERVED_NAMES = frozenset({
-    "weight", "min_labels", "short_sample", "repeated_sample", "varying_weight_sample",
-    "group_labels", "label", "score", "tp", "fp", "fn", "pos", "neg", "precision_sum",
+    "label", "score", "tp", "fp", "fn", "pos", "neg", "precision_sum",
     "support", "negatives", "predicted", "precision", "recall", "f1", "fbeta", "jaccard",
     "average_precision", "roc_auc", "lwlrap", "lwlrap_weight",
 })  # fmt: skip
@@ -161,6 +160,20 @@ def raise_too_few_labels(cols: Columns, metric: str, needed: int) -> None:
 
 GROUP = "__group"  # the one group of a table evaluated without by=
 
+# The columns of the group labels and the sample summary, by their names in the SQL views
+# (rankmetrics_group_labels, rankmetrics_sample_checks): internal names, so that a by column
+# may be called "weight".
+SUMMARY_NAMES = {
+    name: f"__rm_{name}"
+    for name in (
+        "group_labels", "weight", "min_labels", "short_sample", "repeated_sample",
+        "varying_weight_sample",
+    )
+}  # fmt: skip
+GROUP_LABELS, SUMMARY_WEIGHT, MIN_LABELS, SHORT_SAMPLE, REPEATED_SAMPLE, VARYING_WEIGHT_SAMPLE = (
+    SUMMARY_NAMES.values()
+)
+
 
 def group_keys(cols: Columns) -> list[str]:
     """The columns of a per-group frame: the ``by`` columns, or ``__group`` without ``by``."""
@@ -241,15 +254,19 @@ def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> Ro
 
 
 def group_labels(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
-    """How many distinct labels each group has (``group_keys`` and ``group_labels``)."""
-    return lf.group_by(_group_exprs(cols)).agg(group_labels=pl.col(cols.label).n_unique()).collect()
+    """How many distinct labels each group has (``group_keys`` and :data:`GROUP_LABELS`)."""
+    return (
+        lf.group_by(_group_exprs(cols))
+        .agg(pl.col(cols.label).n_unique().alias(GROUP_LABELS))
+        .collect()
+    )
 
 
 def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
     """Every group has as many labels as the metrics need (``labels`` from
     :func:`group_labels`; ndcg needs two)."""
     needed, metric = min_labels(keys)
-    if labels.height and labels["group_labels"].min() < needed:  # type: ignore[operator]
+    if labels.height and labels[GROUP_LABELS].min() < needed:  # type: ignore[operator]
         raise_too_few_labels(cols, metric, needed)
 
 
@@ -278,11 +295,11 @@ def summarise_samples(per_sample: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
     :func:`sample_facts`: see :func:`sample_summary`."""
     sample, labels = pl.col(cols.sample), pl.col(SAMPLE_LABELS)
     summary = [
-        pl.col(SAMPLE_WEIGHT).sum().alias("weight"),
-        labels.min().alias("min_labels"),
-        sample.filter(labels == labels.min()).min().alias("short_sample"),
-        sample.filter(pl.col(SAMPLE_ROWS) > labels).min().alias("repeated_sample"),
-        sample.filter(pl.col(SAMPLE_WEIGHTS) > 1).min().alias("varying_weight_sample"),
+        pl.col(SAMPLE_WEIGHT).sum().alias(SUMMARY_WEIGHT),
+        labels.min().alias(MIN_LABELS),
+        sample.filter(labels == labels.min()).min().alias(SHORT_SAMPLE),
+        sample.filter(pl.col(SAMPLE_ROWS) > labels).min().alias(REPEATED_SAMPLE),
+        sample.filter(pl.col(SAMPLE_WEIGHTS) > 1).min().alias(VARYING_WEIGHT_SAMPLE),
     ]
     if cols.by:
         return per_sample.group_by(list(cols.by)).agg(summary)
@@ -290,9 +307,10 @@ def summarise_samples(per_sample: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
 
 
 def sample_summary(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
-    """Per group: ``weight`` (the summed sample weights), ``min_labels`` (the fewest distinct
-    labels a sample has) and ``short_sample`` (one such sample), ``repeated_sample`` (a sample
-    with a repeated label) and ``varying_weight_sample`` (a sample whose weight varies), null
+    """Per group (columns named by :data:`SUMMARY_NAMES`): ``weight`` (the summed sample
+    weights), ``min_labels`` (the fewest distinct labels a sample has) and ``short_sample`` (one
+    such sample), ``repeated_sample`` (a sample with a repeated label) and
+    ``varying_weight_sample`` (a sample whose weight varies), null
     when there is none. Examples are the smallest such sample id, as in the SQL."""
     per_sample = lf.group_by(cols.sample_keys).agg(sample_facts(cols))
     return summarise_samples(per_sample, cols).collect()
@@ -314,22 +332,22 @@ def check_samples(
     joined = summary.join(labels, on=keys, how="left", nulls_equal=True).sort(keys)
     for row in joined.iter_rows(named=True):
         group = {b: row[b] for b in cols.by}
-        if row["repeated_sample"] is not None:
-            where = group | {cols.sample: row["repeated_sample"]}
+        if row[REPEATED_SAMPLE] is not None:
+            where = group | {cols.sample: row[REPEATED_SAMPLE]}
             raise_repeated_label(cols, repeated_label(where), where)
-        if row["min_labels"] != row["group_labels"]:
-            where = group | {cols.sample: row["short_sample"]}
-            raise_label_sets(cols, where, row["min_labels"], row["group_labels"])
-        if row["varying_weight_sample"] is not None:
-            raise_varying_weight(cols, group | {cols.sample: row["varying_weight_sample"]})
+        if row[MIN_LABELS] != row[GROUP_LABELS]:
+            where = group | {cols.sample: row[SHORT_SAMPLE]}
+            raise_label_sets(cols, where, row[MIN_LABELS], row[GROUP_LABELS])
+        if row[VARYING_WEIGHT_SAMPLE] is not None:
+            raise_varying_weight(cols, group | {cols.sample: row[VARYING_WEIGHT_SAMPLE]})
 
 
 def check_weight_totals(summaries: pl.DataFrame, cols: Columns) -> None:
     """The sample weights of each group (the ``weight`` of :func:`sample_summary`, maybe one
     row per bucket) add up to more than 0."""
     keys = group_keys(cols)
-    totals = summaries.group_by(keys).agg(pl.col("weight").sum()).sort(keys)
-    zero = totals.filter(pl.col("weight") <= 0)
+    totals = summaries.group_by(keys).agg(pl.col(SUMMARY_WEIGHT).sum()).sort(keys)
+    zero = totals.filter(pl.col(SUMMARY_WEIGHT) <= 0)
     if zero.height:
         raise_zero_weight(cols, {k: zero[k][0] for k in cols.by})
 
