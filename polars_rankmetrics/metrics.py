@@ -84,6 +84,9 @@ class Metric:
     min_labels: int = 1
     scales_with_log_base: bool = False
     needs_rank_table: bool = True
+    # Whether the rank "max" and, on positive rows, the positive rank suffice (window ranks, no
+    # sort: ranks.window_ranks) instead of the whole rank table.
+    positive_ranks_only: bool = False
     undefined: Literal["skip", "nan"] = "skip"
     reduction: Literal["samples", "labels", "curves"] = "samples"
     label_score: tuple[str, str] | None = None
@@ -193,15 +196,17 @@ register(Metric(
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",
-    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap",
+    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap", positive_ranks_only=True,
 ))  # fmt: skip
 register(Metric(
     "ranking_loss", "share of (positive, negative) pairs ordered wrongly; a tie is wrong", "lower",
     lambda key, c: rx.ranking_loss(c.truth), RANKING_VIEW, "ranking_loss",
+    positive_ranks_only=True,
 ))  # fmt: skip
 register(Metric(
     "lwlrap", "label-weighted LRAP: LRAP weighted by each sample's positives", "higher",
     lambda key, c: rx.lwlrap(c.truth), RANKING_VIEW, "lwlrap", weighting="positives",
+    positive_ranks_only=True,
 ))  # fmt: skip
 register(Metric(
     "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
@@ -293,7 +298,7 @@ for _name, _what in _SCORES.items():
 register(Metric(
     "average_precision_samples", "per sample average precision over its labels, averaged",
     "higher", lambda key, c: rx.average_precision(c.truth), RANKING_VIEW, "average_precision",
-    family="classification",
+    family="classification", positive_ranks_only=True,
 ))  # fmt: skip
 register(Metric(
     "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",

@@ -21,7 +21,7 @@ from polars_rankmetrics.engines import SAMPLE_TABLES, Settings
 from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.ranks import rank_table
+from polars_rankmetrics.ranks import rank_table, window_ranks
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.sums import means, plain_columns, undefined_column, weight_column
 
@@ -42,8 +42,10 @@ def per_sample(
     """One row per sample: the ``by`` columns, the sample id, the facts the checks need
     (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
     positive count (``__n_positives``) and one column per key."""
-    if any(key.metric.needs_rank_table for key in keys):
-        lf = rank_table(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+    ranked = [key.metric for key in keys if key.metric.needs_rank_table]
+    if ranked:
+        ranks = window_ranks if all(m.positive_ranks_only for m in ranked) else rank_table
+        lf = ranks(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
     return lf.group_by(cols.sample_keys).agg(
         *validation.sample_facts(cols),
         rx.n_positives(cols.truth).alias(_N_POS),
@@ -159,7 +161,7 @@ class PolarsSession:
             return label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight)
         if table == "curves":
             return score_counts(self.lf, group, cols.label, cols.score, cols.truth, weight)
-        ranked = rank_table(self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+        ranked = window_ranks(self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
         precision = rx.label_precision(cols.truth) * weight.cast(pl.Float64)
         return (
             ranked.filter(pl.col(cols.truth) > 0)

@@ -137,3 +137,32 @@ def rank_table(
             "__positives",
         )
     )
+
+
+def window_ranks(
+    data: pl.DataFrame | pl.LazyFrame,
+    *,
+    sample: str | Sequence[str] = "sample",
+    score: str = "score",
+    truth: str = "truth",
+) -> pl.LazyFrame:
+    """The long table with ``rm_rank`` and ``rm_positive_rank`` only, as window ranks over each
+    sample, without sorting the table (about a third faster than :func:`rank_table` on the
+    benchmark table): what lrap, lwlrap, ranking loss and average precision read.
+
+    ``rm_rank`` is as in :func:`rank_table`; ``rm_positive_rank`` is set on the positive rows
+    only (the rank "max" of the score among the sample's positives, which is
+    :func:`rank_table`'s value there) and null on the others. ``truth`` is cast to Float64.
+    """
+    keys = [sample] if isinstance(sample, str) else list(sample)
+    lf = data.lazy()
+    s, positive = pl.col(score), pl.col(truth) > 0
+    return lf.with_columns(pl.col(truth).cast(pl.Float64)).with_columns(
+        s.rank("max", descending=True).over(keys).cast(pl.Int64).alias(RANK),
+        pl.when(positive)
+        .then(s)
+        .rank("max", descending=True)
+        .over(keys)
+        .cast(pl.Int64)
+        .alias(POSITIVE_RANK),
+    )
