@@ -11,7 +11,7 @@ result is returned.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import polars as pl
@@ -24,6 +24,60 @@ from polars_rankmetrics.polars_engine import PolarsSession, lazy_result
 from polars_rankmetrics.sources import to_lazy
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+F = TypeVar("F", bound=Callable[..., object])
+
+# The part of the frame functions' docstrings they share (numpydoc), added by _documented.
+_SHARED_DOC = """
+    Parameters
+    ----------
+    data
+        The long table, one row per (sample, label): a polars DataFrame or LazyFrame, another
+        library's dataframe (pandas, pyarrow, a DuckDB relation: see
+        :mod:`polars_rankmetrics.sources`), or paths of Parquet, CSV or NDJSON files.
+    by
+        Column(s) splitting the table into independent evaluations: one result row each.
+    per_sample
+        One row per sample (the ``by`` and sample columns, then the value) instead of the mean.
+    weight
+        Column of sample weights, constant within a sample: the mean is weighted by them.
+    sample, label, score, truth
+        Column names.{extra}
+
+    Returns
+    -------
+    polars.DataFrame or polars.LazyFrame
+        A LazyFrame for a LazyFrame (checked at once, computed when collected), a DataFrame for
+        anything else: one row, or one per ``by`` group (sorted), or one per sample, with the
+        value in the column ``{column}``.
+
+    Raises
+    ------
+    ValueError
+        For input the metric is not defined on (see :func:`~polars_rankmetrics.evaluate`).
+
+    Examples
+    --------
+    >>> import polars_rankmetrics as rm
+    >>> df = rm.from_dense([[1, 0, 0], [0, 0, 1]], [[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]])
+    >>> df.pipe(rm.{name}{call}).item()
+    {value}
+"""
+_K_DOC = """
+    k
+        Cut the ranking after the k-th position (None: the whole ranking)."""
+_LOG_BASE_DOC = """
+    log_base
+        Base of the logarithm of the discount, > 1."""
+
+
+def _documented(column: str, value: str, call: str = "", extra: str = "") -> Callable[[F], F]:
+    def add(function: F) -> F:
+        function.__doc__ = (function.__doc__ or "") + _SHARED_DOC.format(
+            name=function.__name__, column=column, value=value, call=call, extra=extra
+        )
+        return function
+
+    return add
 
 
 def _frame_metric(
@@ -48,6 +102,7 @@ def _frame_metric(
     return lazy if isinstance(data, pl.LazyFrame) else lazy.collect()
 
 
+@_documented("coverage_error", "2.5")
 def coverage_error(
     data: Frame,
     *,
@@ -72,6 +127,7 @@ def coverage_error(
     )  # fmt: skip
 
 
+@_documented("lrap", "0.41666666666666663")
 def label_ranking_average_precision_score(
     data: Frame,
     *,
@@ -95,6 +151,7 @@ def label_ranking_average_precision_score(
     )  # fmt: skip
 
 
+@_documented("ranking_loss", "0.75")
 def label_ranking_loss(
     data: Frame,
     *,
@@ -118,6 +175,7 @@ def label_ranking_loss(
     )  # fmt: skip
 
 
+@_documented("lwlrap", "0.41666666666666663")
 def lwlrap(
     data: Frame,
     *,
@@ -143,6 +201,7 @@ def lwlrap(
     )  # fmt: skip
 
 
+@_documented("dcg`` or ``dcg@k", "0.31546487678572877", ", k=2", _K_DOC + _LOG_BASE_DOC)
 def dcg_score(
     data: Frame,
     *,
@@ -169,6 +228,7 @@ def dcg_score(
     )  # fmt: skip
 
 
+@_documented("ndcg`` or ``ndcg@k", "0.31546487678572877", ", k=2", _K_DOC)
 def ndcg_score(
     data: Frame,
     *,

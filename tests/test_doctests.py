@@ -4,10 +4,12 @@ import doctest
 
 import pytest
 
-from polars_rankmetrics import convert, expressions, ranks
+from polars_rankmetrics import convert, expressions, frames, ranks, report
 
 
-@pytest.mark.parametrize("module", [convert, expressions, ranks], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module", [convert, expressions, frames, ranks, report], ids=lambda m: m.__name__
+)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
