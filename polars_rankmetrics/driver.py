@@ -146,7 +146,7 @@ def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Con
 
 
 def _in_memory(data: Any) -> bool:
-    return is_eager(data) and not isinstance(data, str)
+    return is_eager(data)
 
 
 def run(

@@ -29,7 +29,7 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.memory import engine_limit
-from polars_rankmetrics.sources import data_files, foreign_to_polars
+from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
@@ -85,7 +85,7 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
     registered on the connection (temporary, like every view here)."""
     if isinstance(source, duckdb.DuckDBPyRelation):
         return source.sql_query()
-    if type(source).__module__.startswith("pyarrow") and hasattr(source, "scanner"):
+    if is_arrow_dataset(source):
         con.register("rankmetrics_frame", source)  # a pyarrow dataset: scanned, not loaded
         return "SELECT * FROM rankmetrics_frame"
     converted = None if isinstance(source, str) else foreign_to_polars(source)

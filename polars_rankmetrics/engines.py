@@ -67,40 +67,16 @@ class Session(Protocol):
         """A label repeated within the sample ``where``."""
         ...
 
-    def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
-        """Per group and key, ``key`` = sum of weight x value and ``key/w`` = sum of weight
-        (the weighting of the metric's record); sums of disjoint sets of samples add up."""
-        ...
-
-    def label_counts(self, context: Context) -> pl.DataFrame:
-        """Per group and label (column ``label``): ``tp``, ``fp``, ``fn`` of the predicted labels,
-        summed with the sample weights; they add up over disjoint sets of samples."""
-        ...
-
-    def score_counts(self) -> pl.DataFrame:
-        """Per group, label and distinct score (column ``score``, Float64, -0.0 as 0.0):
-        ``pos`` and ``neg``, the weighted counts of positive and negative cells; they add up
-        over disjoint sets of samples."""
-        ...
-
-    def label_precisions(self) -> pl.DataFrame:
-        """Per group and label: ``precision_sum``, the sum over the label's positive cells of
-        the sample weight times the cell's lrap precision (per-class lwlrap's numerator); it
-        adds up over disjoint sets of samples."""
-        ...
-
-    def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
-        """One row per sample: the ``by`` columns, the sample id and one column per key."""
-        ...
-
     def piece(
         self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
         check: Callable[[pl.DataFrame], None],
     ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
-        """The sample summary, passed to ``check`` (which raises on bad samples) before any
-        result is returned, and each of ``tables`` (see :data:`TABLES`) over the source. An
-        engine may answer them in one query (Polars) or one by one
-        (:func:`sequential_piece`)."""
+        """The sample summary (see ``sample_summary``), passed to ``check`` (which raises on bad
+        samples) before any result is returned, and each of ``tables`` over the source, by name
+        (:data:`TABLES`). An engine may answer them in one query (Polars) or one by one (SQL).
+
+        Every table adds up over disjoint sets of samples, except ``per_sample``, whose rows
+        are concatenated."""
         ...
 
     def bytes_per_row(self) -> float:
@@ -171,25 +147,11 @@ def get_engine(name: str) -> Engine:
 
 Progress = Callable[[float, float], None]
 
-# What a session computes for each table a run collects per piece: ``sums`` or ``per_sample``
-# for the keys reduced over samples, and the per-label tables of the keys reduced over labels.
-TABLES: dict[str, Callable[[Session, Sequence[MetricKey], Context], pl.DataFrame]] = {
-    "sums": lambda s, keys, c: s.sums([k for k in keys if k.metric.reduction == "samples"], c),
-    "per_sample": lambda s, keys, c: s.per_sample(
-        [k for k in keys if k.metric.reduction == "samples"], c
-    ),
-    "labels": lambda s, keys, c: s.label_counts(c),
-    "curves": lambda s, keys, c: s.score_counts(),
-    "precisions": lambda s, keys, c: s.label_precisions(),
-}
+# The tables a run collects per piece, of the keys reduced over samples (``sums``: per group and
+# key, ``key`` = sum of weight x value, ``key/w`` = sum of weight and the columns of
+# :mod:`polars_rankmetrics.sums`; ``per_sample``: the ``by`` columns, the sample id and one column
+# per key) and of the per-label tables of :mod:`polars_rankmetrics.label_averages` (``labels``:
+# label counts; ``curves``: score counts; ``precisions``: per group and label,
+# ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells).
+TABLES = ("sums", "per_sample", "labels", "curves", "precisions")
 SAMPLE_TABLES = ("sums", "per_sample")
-
-
-def sequential_piece(
-    session: Session, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
-    check: Callable[[pl.DataFrame], None],
-) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
-    """:meth:`Session.piece` as one query per table, the checks first."""
-    summary = session.sample_summary()
-    check(summary)
-    return summary, {table: TABLES[table](session, keys, context) for table in tables}

@@ -287,13 +287,23 @@ _AVERAGES = {
     "macro": "per label, averaged over the labels",
     "weighted": "per label, averaged weighted by the labels' support",
 }
-for _name, _what in _SCORES.items():
-    for _average, _how in _AVERAGES.items():
-        register(Metric(
-            f"{_name}_{_average}", f"{_what} {_how}", "higher", None, LABEL_VIEW, "",
-            family="classification", needs_rank_table=False, reduction="labels",
-            label_score=(_name, _average),
-        ))  # fmt: skip
+_CURVES = {
+    "average_precision": "average precision (area under the precision-recall steps)",
+    "roc_auc": "area under the ROC curve (NaN: a one-class label)",
+}
+# (names, the per-label table they reduce, its view): every score under every average.
+_LABEL_FAMILIES: tuple[tuple[dict[str, str], Literal["labels", "curves"], str], ...] = (
+    (_SCORES, "labels", LABEL_VIEW),
+    (_CURVES, "curves", SCORE_VIEW),
+)
+for _scores, _reduction, _view in _LABEL_FAMILIES:
+    for _name, _what in _scores.items():
+        for _average, _how in _AVERAGES.items():
+            register(Metric(
+                f"{_name}_{_average}", f"{_what} {_how}", "higher", None, _view, "",
+                family="classification", needs_rank_table=False, reduction=_reduction,
+                label_score=(_name, _average),
+            ))  # fmt: skip
 
 register(Metric(
     "average_precision_samples", "per sample average precision over its labels, averaged",
@@ -305,15 +315,4 @@ register(Metric(
     "higher", lambda key, c: rx.roc_auc(c.truth), RANKING_VIEW, "roc_auc",
     family="classification", undefined="nan",
 ))  # fmt: skip
-_CURVES = {
-    "average_precision": "average precision (area under the precision-recall steps)",
-    "roc_auc": "area under the ROC curve (NaN: a one-class label)",
-}
-for _name, _what in _CURVES.items():
-    for _average, _how in _AVERAGES.items():
-        register(Metric(
-            f"{_name}_{_average}", f"{_what} {_how}", "higher", None, SCORE_VIEW, "",
-            family="classification", needs_rank_table=False, reduction="curves",
-            label_score=(_name, _average),
-        ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")

@@ -12,7 +12,7 @@ from polars_rankmetrics.driver import check_all
 from polars_rankmetrics.expressions import label_precision
 from polars_rankmetrics.metrics import MetricKey
 from polars_rankmetrics.polars_engine import PolarsSession
-from polars_rankmetrics.ranks import rank_table
+from polars_rankmetrics.ranks import window_ranks
 from polars_rankmetrics.sources import to_lazy
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
@@ -46,7 +46,7 @@ def lwlrap_per_class(
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
     label_keys = [*cols.by, label]
     per_label = (
-        rank_table(lf, sample=cols.sample_keys, score=score, truth=truth)
+        window_ranks(lf, sample=cols.sample_keys, score=score, truth=truth)
         .with_columns(label_precision(truth).alias("__precision"), w.alias("__w"))
         .filter(pl.col(truth) > 0)
         .group_by(label_keys)

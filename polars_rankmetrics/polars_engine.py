@@ -119,15 +119,6 @@ class PolarsSession:
     def repeated_label(self, where: Mapping[str, object]) -> object:
         return validation.repeated_label(self.lf, self.cols, where)
 
-    def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
-        return weighted_sums(
-            per_sample(self.lf, self.cols, keys, context), self.cols, keys
-        ).collect()
-
-    def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
-        samples = per_sample(self.lf, self.cols, keys, context)
-        return per_sample_result(samples, self.cols).collect()
-
     def _label_table_options(self) -> tuple[list[pl.Expr], pl.Expr]:
         group = [pl.col(b) for b in self.cols.by] or [pl.lit(0).alias(validation.GROUP)]
         weight = pl.col(self.cols.weight) if self.cols.weight else pl.lit(1.0)
@@ -168,15 +159,6 @@ class PolarsSession:
             .group_by([*group, pl.col(cols.label).alias(LABEL)])
             .agg(precision.sum().alias("precision_sum"))
         )
-
-    def label_counts(self, context: Context) -> pl.DataFrame:
-        return self._label_table("labels", context).collect()
-
-    def score_counts(self) -> pl.DataFrame:
-        return self._label_table("curves", Context()).collect()
-
-    def label_precisions(self) -> pl.DataFrame:
-        return self._label_table("precisions", Context()).collect()
 
     def bytes_per_row(self) -> float:
         return OVERHEAD_BYTES_PER_ROW + INPUT_COPIES * row_bytes(self.schema(), self.cols)

@@ -100,12 +100,17 @@ def _is_paths(data: object) -> bool:
     return isinstance(data, list | tuple) and all(isinstance(p, str | PathLike) for p in data)
 
 
+def is_arrow_dataset(data: object) -> bool:
+    """Whether ``data`` is a pyarrow dataset (scanned lazily by every engine)."""
+    return type(data).__module__.startswith("pyarrow") and hasattr(data, "scanner")
+
+
 def foreign_to_polars(data: object) -> pl.DataFrame | pl.LazyFrame | None:
     """``data`` as Polars when it is another library's frame (see the module docstring); None
     for Polars frames and paths. ``TypeError`` naming what is accepted for anything else."""
     if isinstance(data, pl.DataFrame | pl.LazyFrame) or _is_paths(data):
         return None
-    if type(data).__module__.startswith("pyarrow") and hasattr(data, "scanner"):
+    if is_arrow_dataset(data):
         return pl.scan_pyarrow_dataset(data)
     if type(data).__module__.startswith("duckdb") and hasattr(data, "pl"):
         # A DuckDB relation's own conversion: through its stream capsule, duckdb 2.0 leaves

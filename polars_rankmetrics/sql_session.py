@@ -10,13 +10,11 @@ and :meth:`SQLSession._source_type` (a source column's SQL type).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
 
 import polars as pl
 
 from polars_rankmetrics import sql_checks, sql_results, validation
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Session, sequential_piece
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sql_export import input_statements, quote, view_statements
@@ -135,7 +133,7 @@ class SQLSession:
         in_group = [pl.col(b).eq_missing(where[b]) for b in self.cols.by] or [pl.lit(True)]
         return found.filter(*in_group).sort("label")["label"][0]
 
-    def label_counts(self, context: Context) -> pl.DataFrame:
+    def label_counts(self) -> pl.DataFrame:
         return self._grouped("SELECT grp, label, tp, fp, fn FROM rankmetrics_label_counts")
 
     def score_counts(self) -> pl.DataFrame:
@@ -148,8 +146,18 @@ class SQLSession:
         self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
         check: Callable[[pl.DataFrame], None],
     ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
-        # Every engine's subclass adds split(), the one Session method not written in SQL here.
-        return sequential_piece(cast("Session", self), tables, keys, context, check)
+        """One query per table, the checks first."""
+        summary = self.sample_summary()
+        check(summary)
+        sample_keys = [k for k in keys if k.metric.reduction == "samples"]
+        queries: dict[str, Callable[[], pl.DataFrame]] = {
+            "sums": lambda: self.sums(sample_keys, context),
+            "per_sample": lambda: self.per_sample(sample_keys, context),
+            "labels": self.label_counts,
+            "curves": self.score_counts,
+            "precisions": self.label_precisions,
+        }
+        return summary, {table: queries[table]() for table in tables}
 
     def _run(
         self, queries: list[sql_results.ViewQuery]
