@@ -22,6 +22,7 @@ from polars_rankmetrics.metrics import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
 from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.report import label_report
+from polars_rankmetrics.topk import label_propensities
 
 try:
     __version__ = version("polars-rankmetrics")
@@ -38,6 +39,7 @@ __all__ = [
     "from_lists",
     "label_ranking_average_precision_score",
     "label_ranking_loss",
+    "label_propensities",
     "label_report",
     "lwlrap",
     "lwlrap_per_class",

@@ -15,7 +15,9 @@ class Columns:
     be constant within a sample. ``by`` names the columns that split the table into independent
     evaluations (models, slices); each group is evaluated as if it were a table of its own.
     ``pred`` optionally holds the model's decisions (bool or 0/1) for the threshold metrics,
-    which otherwise predict a label when its score reaches the threshold.
+    which otherwise predict a label when its score reaches the threshold. ``top_k``: the table
+    joins a predictions table (``score``, ``weight``) with a truth table (``truth``), as
+    :mod:`polars_rankmetrics.topk` builds it.
     """
 
     sample: str = "sample"
@@ -25,6 +27,7 @@ class Columns:
     weight: str | None = None
     by: tuple[str, ...] = ()
     pred: str | None = None
+    top_k: bool = False
 
     @classmethod
     def of(

@@ -24,7 +24,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -33,13 +33,13 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import validation
+from polars_rankmetrics import topk, validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Engine, Progress, Session, Settings
 from polars_rankmetrics.label_averages import combine, label_means
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.sources import is_eager
+from polars_rankmetrics.sources import is_eager, to_lazy
 from polars_rankmetrics.sums import means, undefined_as_nan
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
@@ -112,13 +112,16 @@ class Checked:
     """What the whole-table checks found: the row facts and each group's label count."""
 
     facts: validation.RowFacts
-    labels: pl.DataFrame
+    labels: pl.DataFrame | None
 
 
 def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Checked:
-    """Step 1: the checks that need the whole table."""
+    """Step 1: the checks that need the whole table. (A top-k table's samples carry label sets
+    of their own: no group label count.)"""
     validation.check_by_names(cols, keys)
     facts = session.check_rows(keys)
+    if cols.top_k:
+        return Checked(facts, None)
     labels = session.group_labels()
     validation.check_label_count(labels, cols, keys)
     return Checked(facts, labels)
@@ -134,6 +137,7 @@ def check_piece(session: Session, cols: Columns, checked: Checked) -> pl.DataFra
 def _check_samples(
     session: Session, cols: Columns, checked: Checked, summary: pl.DataFrame
 ) -> None:
+    assert checked.labels is not None  # a dense table
     validation.check_samples(summary, checked.labels, cols, session.repeated_label)
 
 
@@ -149,12 +153,60 @@ def _in_memory(data: Any) -> bool:
     return is_eager(data)
 
 
+@dataclass(frozen=True)
+class TopK:
+    """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.topk`): the truth table
+    (None: the data is a dense table) and the size of the label space; and, for the
+    propensity-scored metrics on either shape, the propensity table."""
+
+    truth_table: Any = None
+    n_labels: int | None = None
+    propensities: Any = None
+
+
+def prepare(
+    engine: Engine, data: Any, cols: Columns, keys: Sequence[MetricKey], inputs: TopK
+) -> tuple[Any, Columns, Callable[..., None] | None]:
+    """The table to evaluate (a top-k table's predictions joined with its truth table, and
+    propensities joined in where asked for), its columns, and the per-bucket sample check of a
+    top-k table (None: the dense table's)."""
+    if inputs.truth_table is None and inputs.n_labels is not None:
+        raise ValueError("n_labels is the label space of a top-k table: give truth_table= too")
+    ps_keys = [key for key in keys if key.metric.needs_propensities]
+    if ps_keys and inputs.propensities is None:
+        raise ValueError(
+            f"{ps_keys[0]} needs label propensities: give propensities= (a table of label and "
+            "propensity, for example from label_propensities())"
+        )
+    if inputs.truth_table is None and not ps_keys:
+        return data, cols, None
+    if engine.name != "polars":
+        raise ValueError(
+            "top-k tables (truth_table=) and the propensity-scored metrics are evaluated by the "
+            f"polars engine; the {engine.name} engine does not have them yet"
+        )
+    check: Callable[..., None] | None = None
+    if inputs.truth_table is not None:
+        topk.check_request(keys, inputs.n_labels)
+        cols = replace(cols, top_k=True)
+        predictions, truth_table = data, inputs.truth_table
+        data = topk.joined(predictions, truth_table, cols)
+        check = partial(
+            topk.check_samples, cols=cols, n_labels=inputs.n_labels,
+            repeated_label=partial(topk.repeated_in, predictions, truth_table, cols),
+        )  # fmt: skip
+    if ps_keys:
+        data = topk.with_propensities(to_lazy(data), inputs.propensities, cols)
+    return data, cols, check
+
+
 def run(
     engine: Engine,
     data: Any,
     cols: Columns,
     keys: Sequence[MetricKey],
     *,
+    inputs: TopK = TopK(),
     per_sample: bool = False,
     parameters: Context | None = None,
     memory_limit: str | None = None,
@@ -178,7 +230,7 @@ def run(
     tables = ["per_sample" if per_sample else "sums"] if by_reduction["samples"] else []
     tables += [reduction for reduction in LABEL_TABLES if by_reduction[reduction]]
     collected, context = collect(
-        engine, data, cols, keys, tables, parameters=parameters or Context(),
+        engine, data, cols, keys, tables, parameters=parameters or Context(), inputs=inputs,
         memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
     )  # fmt: skip
     if per_sample:
@@ -216,6 +268,7 @@ def collect(
     tables: Sequence[str],
     *,
     parameters: Context,
+    inputs: TopK = TopK(),
     memory_limit: str | None = None,
     temp_dir: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
@@ -224,7 +277,11 @@ def collect(
     ``per_sample``, ``labels``: label counts, ``curves``: score counts, ``precisions``: label
     precisions); the tables of every bucket, and the context the metrics were computed with
     (``parameters`` with the columns of ``cols`` and whether the truth is binary)."""
-    parameters = replace(parameters, truth=cols.truth, score=cols.score, pred=cols.pred)
+    data, cols, top_k_check = prepare(engine, data, cols, keys, inputs)
+    parameters = replace(
+        parameters, truth=cols.truth, score=cols.score, pred=cols.pred,
+        n_labels=inputs.n_labels, top_k=cols.top_k,
+    )  # fmt: skip
     if memory_limit is not None:
         if not engine.splits:
             raise ValueError(
@@ -246,8 +303,14 @@ def collect(
             reporter = Reporter(progress, n + 1)
             with reporter.step(0, whole):
                 checked = check_table(whole, cols, keys)
+                if any(key.metric.needs_propensities for key in keys):
+                    topk.check_propensities(to_lazy(data), cols)
                 if budget is not None:
-                    sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
+                    sample_rows = (
+                        None  # a top-k sample's rows are few: a prediction or a true label each
+                        if checked.labels is None
+                        else int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
+                    )
                     n = bucket_count(rows, budget, bytes_per_row, sample_rows)
                 pieces = whole.split(n, directory / "buckets") if n > 1 else None
             context = replace(parameters, binary_truth=checked.facts.binary_truth)
@@ -257,9 +320,8 @@ def collect(
                     continue  # no sample hashed to this bucket
                 opened = _reuse(whole) if pieces is None else engine.open(pieces[i], cols, settings)
                 with opened as session, reporter.step(i + 1, session):
-                    summary, frames = session.piece(
-                        tables, keys, context, partial(_check_samples, session, cols, checked)
-                    )
+                    check = top_k_check or partial(_check_samples, session, cols, checked)
+                    summary, frames = session.piece(tables, keys, context, check)
                     summaries.append(summary)
                     for table, frame in frames.items():
                         collected[table].append(frame)

@@ -58,6 +58,9 @@ def evaluate(
     data: Any,
     metrics: str | Sequence[str] | None = None,
     *,
+    truth_table: Any = None,
+    n_labels: int | None = None,
+    propensities: Any = None,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
     weight: str | None = None,
@@ -82,11 +85,27 @@ def evaluate(
     data
         A DataFrame or LazyFrame with one row per (sample, label), or the path of a Parquet file,
         a glob, or a list of paths. On DuckDB also a relation or a table name; a LazyFrame
-        given to DuckDB is collected first.
+        given to DuckDB is collected first. With ``truth_table``: the predictions, one row per
+        scored (sample, label), any number per sample (the top k, or all), without truth.
     metrics
         Metric keys (a list, or one key): ``coverage_error``, ``lrap``, ``ranking_loss``,
-        ``lwlrap``, ``dcg``, ``ndcg``, ``dcg@K`` / ``ndcg@K`` for any K >= 1, and the threshold
-        metrics below. Default: the six ranking metrics.
+        ``lwlrap``, ``dcg``, ``ndcg``, ``dcg@K`` / ``ndcg@K`` for any K >= 1, the threshold
+        metrics below, and the retrieval metrics ``precision@K``, ``recall@K``,
+        ``hit_rate@K``, ``mrr``, ``mrr@K``, ``map``, ``map@K``, ``r_precision``,
+        ``psprecision@K``, ``psndcg@K`` and their ``_norm`` variants (see
+        :mod:`polars_rankmetrics.retrieval`). Default: the six ranking metrics.
+    truth_table
+        A top-k evaluation (:mod:`polars_rankmetrics.topk`, Polars engine): the true labels, one
+        row per (sample, label) with an optional gain in the ``truth`` column (1 without it), as
+        a frame, path or glob. A true label without a prediction is unscored: it ranks below
+        every scored label of its sample, tied with the other unscored labels. The samples are
+        those of either table.
+    n_labels
+        The size of the label space of a top-k evaluation, which the ranking metrics need (they
+        count the unscored labels, in closed form); the retrieval metrics do not.
+    propensities
+        For ``psprecision@K`` and ``psndcg@K``: a table of the label column and ``propensity``
+        (in (0, 1]), for example from :func:`~polars_rankmetrics.label_propensities`.
     by
         Column(s) splitting the table into independent evaluations (one result row each).
     per_sample
@@ -155,7 +174,9 @@ def evaluate(
     cols = Columns.of(
         sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
     )
+    inputs = driver.TopK(truth_table, n_labels, propensities)
     return driver.run(
-        get_engine(engine), data, cols, keys, per_sample=per_sample, parameters=context,
+        get_engine(engine), data, cols, keys, inputs=inputs, per_sample=per_sample,
+        parameters=context,
         memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
     )  # fmt: skip

@@ -42,6 +42,7 @@ from polars_rankmetrics.ranks import (
     POSITION_DISCOUNT,
     POSITIVE_RANK,
     RANK,
+    cumulative_discount,
 )
 
 _rank, _positive_rank = pl.col(RANK), pl.col(POSITIVE_RANK)
@@ -56,17 +57,30 @@ def n_positives(truth: str = "truth") -> pl.Expr:
     return _positive(truth).sum().alias("n_positives")
 
 
-def coverage_error(truth: str = "truth", *, score: str = "score") -> pl.Expr:
+def label_count(n_labels: int | None = None) -> pl.Expr:
+    """L, the number of labels of one sample: its rows, or ``n_labels`` on a top-k table (where
+    only the scored and the true labels have rows)."""
+    return pl.len().cast(pl.Float64) if n_labels is None else pl.lit(float(n_labels))
+
+
+def coverage_error(
+    truth: str = "truth", *, score: str = "score", n_labels: int | None = None
+) -> pl.Expr:
     """Coverage error of one sample: the largest rank of a positive label.
 
     How many top-scored labels must be predicted to include every true one; ties take the largest
-    rank. 0 when the sample has no positive label; L (the number of labels) when all are positive.
-    Lower is better. It needs no rank table: the largest rank "max" of a positive is the number
-    of labels scoring at least the lowest positive score.
+    rank. 0 when the sample has no positive label; L (the number of labels) when all are positive,
+    or (top-k table, ``n_labels`` = L) when a positive label is unscored. Lower is better. It needs
+    no rank table: the largest rank "max" of a positive is the number of labels scoring at least
+    the lowest positive score.
     """
     s = pl.col(score)
     lowest_positive = s.filter(_positive(truth)).min()
-    return (s >= lowest_positive).sum().cast(pl.Float64).alias("coverage_error")
+    covered = (s >= lowest_positive).sum().cast(pl.Float64)
+    if n_labels is not None:
+        unscored_positive = (_positive(truth) & s.is_null()).any()
+        covered = pl.when(unscored_positive).then(float(n_labels)).otherwise(covered)
+    return covered.alias("coverage_error")
 
 
 def label_precision(truth: str = "truth") -> pl.Expr:
@@ -104,7 +118,7 @@ def lwlrap(truth: str = "truth") -> pl.Expr:
     return _precisions(truth).mean().alias("lwlrap")
 
 
-def ranking_loss(truth: str = "truth") -> pl.Expr:
+def ranking_loss(truth: str = "truth", *, n_labels: int | None = None) -> pl.Expr:
     """Ranking loss of one sample: the share of (positive, negative) pairs ordered wrongly.
 
     A pair is wrong when the positive scores lower than **or equal to** the negative (a tie counts
@@ -114,7 +128,7 @@ def ranking_loss(truth: str = "truth") -> pl.Expr:
     positive = _positive(truth)
     wrong = (_rank - _positive_rank).filter(positive).sum().cast(pl.Float64)
     n_pos = positive.sum().cast(pl.Float64)
-    pairs = n_pos * (pl.len().cast(pl.Float64) - n_pos)
+    pairs = n_pos * (label_count(n_labels) - n_pos)
     return pl.when(pairs > 0).then(wrong / pairs).otherwise(0.0).alias("ranking_loss")
 
 
@@ -130,7 +144,7 @@ def average_precision(truth: str = "truth") -> pl.Expr:
     return _precisions(truth).mean().fill_null(0.0).alias("average_precision")
 
 
-def roc_auc(truth: str = "truth") -> pl.Expr:
+def roc_auc(truth: str = "truth", *, n_labels: int | None = None) -> pl.Expr:
     """Area under the ROC curve of one sample's labels (scikit-learn's ``roc_auc_score`` of the
     row): the share of (positive, negative) pairs the positive wins, a tie counting 1/2.
 
@@ -140,7 +154,7 @@ def roc_auc(truth: str = "truth") -> pl.Expr:
     into a NaN mean, unless the sample's weight is 0. Higher is better.
     """
     positive = _positive(truth)
-    n = pl.len().cast(pl.Float64)
+    n = label_count(n_labels)
     n_pos = positive.sum().cast(pl.Float64)
     average_rank = n + 1.0 - (pl.col(BLOCK_START) + _rank).cast(pl.Float64) / 2.0
     wins = average_rank.filter(positive).sum() - n_pos * (n_pos + 1.0) / 2.0
@@ -151,32 +165,35 @@ def roc_auc(truth: str = "truth") -> pl.Expr:
 def _capped(discount: pl.Expr, k: int | None) -> pl.Expr:
     """D(min(m, k)) from a cumulative discount D(m); unchanged without a cut.
 
-    D grows with m, so D(min(m, k)) = min(D(m), D(k)); D(k) is read at position k, and a k past
-    the sample's last position cuts nothing.
+    D grows with m, so D(min(m, k)) = min(D(m), D(k)); a k past the sample's last position cuts
+    nothing.
     """
     if k is None:
         return discount
-    at_k = pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == k).first()
-    return pl.min_horizontal(discount, at_k.fill_null(math.inf))
+    return pl.min_horizontal(discount, pl.lit(cumulative_discount(k)))
 
 
-def _tie_averaged_dcg(truth: str, k: int | None) -> pl.Expr:
+def tie_averaged_dcg(gain: pl.Expr, k: int | None) -> pl.Expr:
+    """Natural-log dcg@k of ``gain`` over the rank table's rows, a tied block taking the mean
+    over its orders."""
     # A tied block spanning positions a..b contributes mean(gain) * (D(b) - D(a - 1)), cut at k.
     # Each row adds its gain * that span / block size (McSherry & Najork).
     span = _capped(pl.col(DISCOUNT_TO), k) - _capped(pl.col(DISCOUNT_BEFORE), k)
     size = (_rank - pl.col(BLOCK_START) + 1).cast(pl.Float64)
-    return (pl.col(truth) * span / size).sum()
+    return (gain * span / size).sum()
 
 
-def _ideal_dcg(truth: str, k: int | None, *, binary_truth: bool) -> pl.Expr:
+def ideal_dcg(gain: pl.Expr, k: int | None, *, binary_truth: bool) -> pl.Expr:
+    """Natural-log dcg@k of the sample's rows ordered by ``gain`` itself (every gain 0 or 1
+    with ``binary_truth``, which needs no sort)."""
     if binary_truth:
         # n positives ranked first: D(min(n, k)).
-        n_pos = _positive(truth).sum()
+        n_pos = (gain > 0).sum()
         top = pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == n_pos).first().fill_null(0.0)
         return _capped(top, k)
     to = _capped(pl.col(POSITION_DISCOUNT).sort(), k)
     discounts = to - to.shift(1, fill_value=0.0)
-    return (pl.col(truth).sort(descending=True) * discounts).sum()
+    return (gain.sort(descending=True) * discounts).sum()
 
 
 def dcg(truth: str = "truth", *, k: int | None = None, log_base: float = 2) -> pl.Expr:
@@ -188,7 +205,7 @@ def dcg(truth: str = "truth", *, k: int | None = None, log_base: float = 2) -> p
     is 0. ``k`` larger than the number of labels means no cut.
     """
     name = "dcg" if k is None else f"dcg@{k}"
-    return (_tie_averaged_dcg(truth, k) * math.log(log_base)).alias(name)
+    return (tie_averaged_dcg(pl.col(truth), k) * math.log(log_base)).alias(name)
 
 
 def ndcg(truth: str = "truth", *, k: int | None = None, binary_truth: bool = False) -> pl.Expr:
@@ -200,6 +217,6 @@ def ndcg(truth: str = "truth", *, k: int | None = None, binary_truth: bool = Fal
     computes the ideal without sorting.
     """
     name = "ndcg" if k is None else f"ndcg@{k}"
-    ideal = _ideal_dcg(truth, k, binary_truth=binary_truth)
-    actual = _tie_averaged_dcg(truth, k)
+    ideal = ideal_dcg(pl.col(truth), k, binary_truth=binary_truth)
+    actual = tie_averaged_dcg(pl.col(truth), k)
     return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0).alias(name)

@@ -44,6 +44,7 @@ import polars as pl
 
 from polars_rankmetrics import classification as cx
 from polars_rankmetrics import expressions as rx
+from polars_rankmetrics import retrieval as qx
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ class Context:
     its score is at least ``threshold``); ``log_base`` is dcg's logarithm base; ``beta`` the
     F-beta weight of recall; ``zero_division`` the value of a 0/0 precision, recall, F or
     Jaccard (NaN: the sample drops out of the mean); ``binary_truth`` whether every truth value
-    of the table is 0 or 1 (found by the row checks).
+    of the table is 0 or 1 (found by the row checks); ``n_labels`` the size of the label space
+    of a top-k table (None: a dense table, whose samples carry every label);  ``top_k`` whether
+    the table is a top-k table (predictions joined with a truth table).
     """
 
     truth: str = "truth"
@@ -65,6 +68,8 @@ class Context:
     threshold: float = 0.5
     beta: float = 1.0
     zero_division: float = 0.0
+    n_labels: int | None = None
+    top_k: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,10 +88,17 @@ class Metric:
     weighting: Literal["sample", "positives"] = "sample"
     min_labels: int = 1
     scales_with_log_base: bool = False
-    needs_rank_table: bool = True
-    # Whether the rank "max" and, on positive rows, the positive rank suffice (window ranks, no
-    # sort: ranks.window_ranks) instead of the whole rank table.
-    positive_ranks_only: bool = False
+    # What the expression reads of the ranks: "none" (the rows as they are), "window" (the rank
+    # "max" and the positives' rank: ranks.window_ranks, no sort), "blocks" (also where tied
+    # blocks start: window_ranks(blocks=True)) or "table" (the sorted rank table and its
+    # discounts: ranks.rank_table).
+    ranks: Literal["none", "window", "blocks", "table"] = "table"
+    # Whether the key needs a cut-off (precision@K); takes_k alone makes it optional.
+    requires_k: bool = False
+    # Whether, on a top-k table, the value depends on the unscored labels (their count, n_labels).
+    needs_label_space: bool = False
+    # Whether it reads the label propensities (PROPENSITY).
+    needs_propensities: bool = False
     undefined: Literal["skip", "nan"] = "skip"
     reduction: Literal["samples", "labels", "curves"] = "samples"
     label_score: tuple[str, str] | None = None
@@ -99,6 +111,7 @@ GAIN_VIEW = "rankmetrics_gain_per_sample"
 SET_VIEW = "rankmetrics_set_per_sample"
 LABEL_VIEW = "rankmetrics_label_counts"
 SCORE_VIEW = "rankmetrics_score_counts"
+RETRIEVAL_VIEW = "rankmetrics_retrieval_per_sample"
 VIEWS_WITH_K = frozenset({GAIN_VIEW})
 
 
@@ -133,6 +146,8 @@ class MetricKey:
                 raise ValueError(f"metric {self.name!r} takes no cut-off @K")
             if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
                 raise ValueError(f"k must be a positive integer, not {self.k!r}")
+        elif self.metric.requires_k:
+            raise ValueError(f"metric {self.name!r} needs a cut-off: ask for {self.name}@K")
 
     def __str__(self) -> str:
         return self.name if self.k is None else f"{self.name}@{self.k}"
@@ -154,7 +169,10 @@ class MetricKey:
 
 
 def _valid() -> str:
-    names = [f"{m.name}, {m.name}@K" if m.takes_k else m.name for m in REGISTRY.values()]
+    names = [
+        f"{m.name}@K" if m.requires_k else f"{m.name}, {m.name}@K" if m.takes_k else m.name
+        for m in REGISTRY.values()
+    ]
     return ", ".join(names)
 
 
@@ -191,32 +209,33 @@ def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
 
 register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
-    lambda key, c: rx.coverage_error(c.truth, score=c.score), RANKING_VIEW, "coverage_error",
-    needs_rank_table=False,
+    lambda key, c: rx.coverage_error(c.truth, score=c.score, n_labels=c.n_labels), RANKING_VIEW,
+    "coverage_error", ranks="none", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",
-    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap", positive_ranks_only=True,
+    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap", ranks="window",
+    needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "ranking_loss", "share of (positive, negative) pairs ordered wrongly; a tie is wrong", "lower",
-    lambda key, c: rx.ranking_loss(c.truth), RANKING_VIEW, "ranking_loss",
-    positive_ranks_only=True,
+    lambda key, c: rx.ranking_loss(c.truth, n_labels=c.n_labels), RANKING_VIEW, "ranking_loss",
+    ranks="window", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "lwlrap", "label-weighted LRAP: LRAP weighted by each sample's positives", "higher",
     lambda key, c: rx.lwlrap(c.truth), RANKING_VIEW, "lwlrap", weighting="positives",
-    positive_ranks_only=True,
+    ranks="window", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
     lambda key, c: rx.dcg(c.truth, k=key.k, log_base=c.log_base), GAIN_VIEW, "dcg",
-    takes_k=True, binary_truth=False, scales_with_log_base=True,
+    takes_k=True, binary_truth=False, scales_with_log_base=True, needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "ndcg", "dcg over the ideal dcg", "higher",
     lambda key, c: rx.ndcg(c.truth, k=key.k, binary_truth=c.binary_truth), GAIN_VIEW, "ndcg",
-    takes_k=True, binary_truth=False, min_labels=2,
+    takes_k=True, binary_truth=False, min_labels=2, needs_label_space=True,
 ))  # fmt: skip
 
 RANKING_METRICS = tuple(REGISTRY)
@@ -239,7 +258,7 @@ def _set_metric(
 ) -> None:
     register(Metric(
         name, description, better, polars, SET_VIEW, name,
-        family="classification", needs_rank_table=False,
+        family="classification", ranks="none",
     ))  # fmt: skip
 
 
@@ -301,18 +320,76 @@ for _scores, _reduction, _view in _LABEL_FAMILIES:
         for _average, _how in _AVERAGES.items():
             register(Metric(
                 f"{_name}_{_average}", f"{_what} {_how}", "higher", None, _view, "",
-                family="classification", needs_rank_table=False, reduction=_reduction,
+                family="classification", ranks="none", reduction=_reduction,
                 label_score=(_name, _average),
             ))  # fmt: skip
 
 register(Metric(
     "average_precision_samples", "per sample average precision over its labels, averaged",
     "higher", lambda key, c: rx.average_precision(c.truth), RANKING_VIEW, "average_precision",
-    family="classification", positive_ranks_only=True,
+    family="classification", ranks="window", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",
-    "higher", lambda key, c: rx.roc_auc(c.truth), RANKING_VIEW, "roc_auc",
-    family="classification", undefined="nan",
+    "higher", lambda key, c: rx.roc_auc(c.truth, n_labels=c.n_labels), RANKING_VIEW, "roc_auc",
+    family="classification", undefined="nan", needs_label_space=True,
 ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
+
+
+def _retrieval(
+    name: str, description: str, *, polars: Callable[[MetricKey, Context], pl.Expr],
+    takes_k: bool = False, requires_k: bool = False, needs_propensities: bool = False,
+    ranks: Literal["blocks", "table"] = "blocks",
+) -> None:  # fmt: skip
+    register(Metric(
+        name, description, "higher", polars, RETRIEVAL_VIEW, name, family="retrieval",
+        takes_k=takes_k, requires_k=requires_k, needs_propensities=needs_propensities, ranks=ranks,
+    ))  # fmt: skip
+
+
+def _k(key: MetricKey) -> int:
+    assert key.k is not None  # requires_k
+    return key.k
+
+
+_retrieval(
+    "precision", "true labels among the top K, over K", requires_k=True, takes_k=True,
+    polars=lambda key, c: qx.precision_at(_k(key), c.truth, score=c.score),
+)  # fmt: skip
+_retrieval(
+    "recall", "true labels among the top K, over the sample's true labels", requires_k=True,
+    takes_k=True, polars=lambda key, c: qx.recall_at(_k(key), c.truth, score=c.score),
+)  # fmt: skip
+_retrieval(
+    "hit_rate", "1 if a true label is among the top K", requires_k=True, takes_k=True,
+    polars=lambda key, c: qx.hit_rate_at(_k(key), c.truth, score=c.score),
+)  # fmt: skip
+_retrieval(
+    "mrr", "reciprocal rank of the first true label (0 if none is scored or within K)",
+    takes_k=True, polars=lambda key, c: qx.mrr(c.truth, score=c.score, k=key.k),
+)  # fmt: skip
+_retrieval(
+    "map", "sum of precision@r at the ranks r <= K of true labels, over the true labels",
+    takes_k=True, polars=lambda key, c: qx.average_precision_at(c.truth, score=c.score, k=key.k),
+)  # fmt: skip
+_retrieval(
+    "r_precision", "precision among the top R, R the sample's number of true labels",
+    polars=lambda key, c: qx.r_precision(c.truth, score=c.score),
+)  # fmt: skip
+for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "over the best")):
+    _retrieval(
+        f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})", requires_k=True,
+        takes_k=True, needs_propensities=True,
+        polars=lambda key, c, n=_normalised: qx.ps_precision_at(
+            _k(key), c.truth, score=c.score, normalised=n
+        ),
+    )  # fmt: skip
+    _retrieval(
+        f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})", requires_k=True, takes_k=True,
+        needs_propensities=True, ranks="table",
+        polars=lambda key, c, n=_normalised: qx.ps_ndcg_at(
+            _k(key), c.truth, score=c.score, normalised=n
+        ),
+    )  # fmt: skip
+RETRIEVAL_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "retrieval")

@@ -21,7 +21,7 @@ from polars_rankmetrics.engines import SAMPLE_TABLES, Settings
 from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.ranks import rank_table, window_ranks
+from polars_rankmetrics.ranks import rank_table, window_ranks, with_harmonics
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.sums import means, plain_columns, undefined_column, weight_column
 
@@ -42,15 +42,34 @@ def per_sample(
     """One row per sample: the ``by`` columns, the sample id, the facts the checks need
     (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
     positive count (``__n_positives``) and one column per key."""
-    ranked = [key.metric for key in keys if key.metric.needs_rank_table]
-    if ranked:
-        ranks = window_ranks if all(m.positive_ranks_only for m in ranked) else rank_table
-        lf = ranks(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+    lf = ranked(lf, cols, keys, context)
     return lf.group_by(cols.sample_keys).agg(
         *validation.sample_facts(cols),
         rx.n_positives(cols.truth).alias(_N_POS),
         *(key.expression(context) for key in keys),
     )
+
+
+_PLANS = ("none", "window", "blocks", "table")
+
+
+def ranked(
+    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
+) -> pl.LazyFrame:
+    """The rows with the ranks ``keys`` read: the cheapest plan that serves them all."""
+    plan = max((key.metric.ranks for key in keys), key=_PLANS.index, default="none")
+    options = {
+        "sample": cols.sample_keys, "score": cols.score, "truth": cols.truth,
+        "n_labels": context.n_labels,
+    }  # fmt: skip
+    if plan == "table":
+        lf = rank_table(lf, **options)  # type: ignore[arg-type]
+        if any(key.metric.ranks == "blocks" for key in keys):
+            lf = with_harmonics(lf, score=cols.score)
+        return lf
+    if plan == "none":
+        return lf
+    return window_ranks(lf, **options, blocks=plan == "blocks")  # type: ignore[arg-type]
 
 
 def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:

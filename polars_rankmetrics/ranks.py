@@ -19,34 +19,74 @@ Columns added (1-based positions, highest score first):
     ``#{k positive : f_k >= f_j}``: the same rank counted among the positives (truth > 0).
 ``rm_position``
     The row's position in the sorted sample (ties in arbitrary order); positions run 1..L.
+``rm_positive_block_start``
+    ``1 + #{k positive : f_k > f_j}``: where the row's block starts among the positives.
 ``rm_discount_to``, ``rm_discount_before``, ``rm_position_discount``
     Cumulative dcg discounts ``D(m) = sum over r = 1..m of 1 / ln(r + 1)`` at ``rm_rank``, at
     ``rm_block_start - 1`` and at ``rm_position``: a tied block spanning positions a..b sums the
     discounts ``D(b) - D(a - 1)``.
+``rm_harmonic_to``, ``rm_harmonic_before``
+    Harmonic numbers ``H(m) = sum over r = 1..m of 1 / r`` at ``rm_rank`` and at
+    ``rm_block_start - 1`` (``window_ranks(..., blocks=True)`` only): what map's expected
+    precisions over a tied block sum.
+
+**Top-k tables** (:mod:`polars_rankmetrics.topk`): a row without a score is a true label that was
+not predicted. It ranks below every scored label of its sample, tied with all the sample's other
+unscored labels, of which only the true ones have rows; ``n_labels``, the size of the label space,
+places that block at positions ``s + 1 .. n_labels`` (``s`` the sample's scored labels): its
+``rm_rank`` is ``n_labels`` and its ``rm_discount_to`` is ``D(n_labels)``, computed here in
+closed form rather than from rows. Without ``n_labels`` those two are null (the retrieval
+metrics never read them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 RANK = "rm_rank"
 BLOCK_START = "rm_block_start"
 POSITIVE_RANK = "rm_positive_rank"
+POSITIVE_BLOCK_START = "rm_positive_block_start"
 POSITION = "rm_position"
 DISCOUNT_TO = "rm_discount_to"
 DISCOUNT_BEFORE = "rm_discount_before"
 POSITION_DISCOUNT = "rm_position_discount"
+HARMONIC_TO = "rm_harmonic_to"
+HARMONIC_BEFORE = "rm_harmonic_before"
 COLUMNS = (
     RANK,
     BLOCK_START,
     POSITIVE_RANK,
+    POSITIVE_BLOCK_START,
     POSITION,
     DISCOUNT_TO,
     DISCOUNT_BEFORE,
     POSITION_DISCOUNT,
+    HARMONIC_TO,
+    HARMONIC_BEFORE,
 )
+
+
+def cumulative_discount(m: int) -> float:
+    """``D(m) = sum over r = 1..m of 1 / ln(r + 1)``, summed in the order the rank table sums it
+    (the discount of a position past every row: ``D(n_labels)``, ``D(k)``)."""
+    if m <= 0:
+        return 0.0
+    return float(np.cumsum(1.0 / np.log(np.arange(2, m + 2, dtype=np.float64)))[-1])
+
+
+def harmonic(m: int) -> float:
+    """``H(m) = sum over r = 1..m of 1 / r``, summed in the order the rank table sums it."""
+    if m <= 0:
+        return 0.0
+    return float(np.cumsum(1.0 / np.arange(1, m + 1, dtype=np.float64))[-1])
+
+
+def _unscored_rank(n_labels: int | None) -> pl.Expr:
+    return pl.lit(n_labels, dtype=pl.Int64)
 
 
 def rank_table(
@@ -55,12 +95,14 @@ def rank_table(
     sample: str | Sequence[str] = "sample",
     score: str = "score",
     truth: str = "truth",
+    n_labels: int | None = None,
 ) -> pl.LazyFrame:
     """The long table sorted by sample and descending score, with the rank columns added.
 
     ``sample`` may name several columns (e.g. a model column and the sample id): a sample is
-    every row sharing them. ``truth`` is cast to Float64 once, here. Scores must not be null or
-    NaN (the frame functions check that first). Every other column is kept.
+    every row sharing them. ``truth`` is cast to Float64 once, here. Scores must not be NaN (the
+    frame functions check that first); a null score is an unscored label of a top-k table, ranked
+    last (see the module's notes, and ``n_labels``). Every other column is kept.
 
     >>> import polars as pl
     >>> from polars_rankmetrics.ranks import rank_table
@@ -86,18 +128,19 @@ def rank_table(
     positive = (pl.col(truth) > 0).cast(pl.Int64)
     row = pl.col("__row")
     new_sample = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
-    new_block = pl.col("__new_sample") | s.ne(s.shift(1)).fill_null(True)
+    new_block = pl.col("__new_sample") | s.ne_missing(s.shift(1))
     first, last, start = pl.col("__first"), pl.col("__last"), pl.col("__start")
     # Cumulative discount D(m) for m = 1..N lives at index m - 1 of __discount (D(0) = 0).
     term = 1.0 / (row + 2).cast(pl.Float64).log()
     cumulative = pl.col("__discount")
+    unscored = s.is_null()
 
     def discount_at(m: pl.Expr) -> pl.Expr:
         return pl.when(m > 0).then(cumulative.gather((m - 1).clip(lower_bound=0))).otherwise(0.0)
 
     return (
         lf.with_columns(pl.col(truth).cast(pl.Float64))
-        .sort([*keys, score], descending=[False] * len(keys) + [True])
+        .sort([*keys, score], descending=[False] * len(keys) + [True], nulls_last=True)
         .with_columns(
             pl.int_range(pl.len(), dtype=pl.Int64).alias("__row"), new_sample.alias("__new_sample")
         )
@@ -119,13 +162,24 @@ def rank_table(
                 - pl.col("__positives").gather(start)
                 + positive.gather(start)
             ).alias(POSITIVE_RANK),
+            (
+                pl.col("__positives").gather(first)
+                - positive.gather(first)
+                - pl.col("__positives").gather(start)
+                + positive.gather(start)
+                + 1
+            ).alias(POSITIVE_BLOCK_START),
             (row - start + 1).alias(POSITION),
         )
         .with_columns(
-            discount_at(pl.col(RANK)).alias(DISCOUNT_TO),
+            pl.when(unscored)
+            .then(pl.lit(n_labels and cumulative_discount(n_labels), dtype=pl.Float64))
+            .otherwise(discount_at(pl.col(RANK)))
+            .alias(DISCOUNT_TO),
             discount_at(pl.col(BLOCK_START) - 1).alias(DISCOUNT_BEFORE),
             discount_at(pl.col(POSITION)).alias(POSITION_DISCOUNT),
         )
+        .with_columns(pl.when(unscored).then(_unscored_rank(n_labels)).otherwise(RANK).alias(RANK))
         .drop(
             "__row",
             "__new_sample",
@@ -145,6 +199,8 @@ def window_ranks(
     sample: str | Sequence[str] = "sample",
     score: str = "score",
     truth: str = "truth",
+    n_labels: int | None = None,
+    blocks: bool = False,
 ) -> pl.LazyFrame:
     """The long table with ``rm_rank`` and ``rm_positive_rank`` only, as window ranks over each
     sample, without sorting the table (about a third faster than :func:`rank_table` on the
@@ -152,17 +208,59 @@ def window_ranks(
 
     ``rm_rank`` is as in :func:`rank_table`; ``rm_positive_rank`` is set on the positive rows
     only (the rank "max" of the score among the sample's positives, which is
-    :func:`rank_table`'s value there) and null on the others. ``truth`` is cast to Float64.
+    :func:`rank_table`'s value there) and null on the others. ``blocks=True`` adds
+    ``rm_block_start``, ``rm_positive_block_start`` (positive rows only) and the harmonic
+    numbers, what the retrieval metrics read. ``truth`` is cast to Float64. Unscored rows (null
+    score, top-k tables) are ranked as :func:`rank_table` ranks them.
     """
     keys = [sample] if isinstance(sample, str) else list(sample)
     lf = data.lazy()
     s, positive = pl.col(score), pl.col(truth) > 0
-    return lf.with_columns(pl.col(truth).cast(pl.Float64)).with_columns(
-        s.rank("max", descending=True).over(keys).cast(pl.Int64).alias(RANK),
-        pl.when(positive)
-        .then(s)
-        .rank("max", descending=True)
-        .over(keys)
-        .cast(pl.Int64)
+    positive_score = pl.when(positive).then(s)
+    unscored = s.is_null()
+    columns = [
+        pl.when(unscored)
+        .then(_unscored_rank(n_labels))
+        .otherwise(s.rank("max", descending=True).over(keys).cast(pl.Int64))
+        .alias(RANK),
+        pl.when(positive & unscored)
+        .then(positive.sum().over(keys).cast(pl.Int64))
+        .otherwise(positive_score.rank("max", descending=True).over(keys).cast(pl.Int64))
         .alias(POSITIVE_RANK),
+    ]
+    if blocks:
+        columns += [
+            pl.when(unscored)
+            .then(s.count().over(keys).cast(pl.Int64) + 1)
+            .otherwise(s.rank("min", descending=True).over(keys).cast(pl.Int64))
+            .alias(BLOCK_START),
+            pl.when(positive & unscored)
+            .then(positive_score.count().over(keys).cast(pl.Int64) + 1)
+            .otherwise(positive_score.rank("min", descending=True).over(keys).cast(pl.Int64))
+            .alias(POSITIVE_BLOCK_START),
+        ]
+    ranked = lf.with_columns(pl.col(truth).cast(pl.Float64)).with_columns(columns)
+    return with_harmonics(ranked, score=score) if blocks else ranked
+
+
+def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFrame:
+    """Add ``rm_harmonic_to`` and ``rm_harmonic_before`` to a table holding ``rm_rank`` and
+    ``rm_block_start`` (null on unscored rows)."""
+    # H(m) for m = 1..N lives at index m - 1 of __harmonic; a scored row's ranks are at most N.
+    last = pl.len() - 1
+    unscored = pl.col(score).is_null()
+
+    def harmonic_at(m: pl.Expr) -> pl.Expr:
+        at = pl.col("__harmonic").gather((m - 1).clip(0, last))
+        return pl.when(unscored).then(None).when(m > 0).then(at).otherwise(0.0)
+
+    return (
+        ranked.with_columns(
+            (1.0 / pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).cum_sum().alias("__harmonic")
+        )
+        .with_columns(
+            harmonic_at(pl.col(RANK)).alias(HARMONIC_TO),
+            harmonic_at(pl.col(BLOCK_START) - 1).alias(HARMONIC_BEFORE),
+        )
+        .drop("__harmonic")
     )

@@ -77,32 +77,40 @@ def check_by_names(cols: Columns, keys: Sequence[MetricKey]) -> None:
 
 
 def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
-    """The problems a single row can show, by id, with their messages, in the order checked."""
-    problems = {f"null_by_{i}": f"column {name!r} has a null" for i, name in enumerate(cols.by)}
+    """The problems a single row can show, by id, with their messages, in the order checked.
+    On a top-k table each message names the table the column is read from."""
+    either, predictions, truth_table = (
+        (" (predictions or truth table)", " of the predictions", " of the truth table")
+        if cols.top_k
+        else ("", "", "")
+    )
+    problems = {
+        f"null_by_{i}": f"column {name!r}{either} has a null" for i, name in enumerate(cols.by)
+    }
     problems |= {
-        "null_sample": f"column {cols.sample!r} has a null",
-        "null_label": f"column {cols.label!r} has a null",
-        "null_score": f"column {cols.score!r} (score) has a null",
-        "nan_score": f"column {cols.score!r} (score) has a NaN",
+        "null_sample": f"column {cols.sample!r}{either} has a null",
+        "null_label": f"column {cols.label!r}{either} has a null",
+        "null_score": f"column {cols.score!r} (score){predictions} has a null",
+        "nan_score": f"column {cols.score!r} (score){predictions} has a NaN",
         "inexact_score": (
-            f"column {cols.score!r} (score) has a value that a 64-bit float cannot hold exactly, "
-            "so it could tie with a neighbour on some engines; cast the column to Float64 first "
-            "if that is intended"
+            f"column {cols.score!r} (score){predictions} has a value that a 64-bit float cannot "
+            "hold exactly, so it could tie with a neighbour on some engines; cast the column to "
+            "Float64 first if that is intended"
         ),
-        "null_truth": f"column {cols.truth!r} (truth) has a null",
-        "nan_truth": f"column {cols.truth!r} (truth) has a NaN or infinite value",
+        "null_truth": f"column {cols.truth!r} (truth){truth_table} has a null",
+        "nan_truth": f"column {cols.truth!r} (truth){truth_table} has a NaN or infinite value",
     }
     binary = [str(k) for k in keys if k.is_binary]
     if binary:
         problems["non_binary_truth"] = (
-            f"column {cols.truth!r} (truth) must be 0 or 1 for {', '.join(binary)}, "
-            "but has a value outside {0, 1}"
+            f"column {cols.truth!r} (truth){truth_table} must be 0 or 1 for "
+            f"{', '.join(binary)}, but has a value outside {{0, 1}}"
         )
-    problems["negative_truth"] = f"column {cols.truth!r} (truth) has a negative value"
+    problems["negative_truth"] = f"column {cols.truth!r} (truth){truth_table} has a negative value"
     if cols.weight is not None:
-        problems["null_weight"] = f"column {cols.weight!r} (weight) has a null"
+        problems["null_weight"] = f"column {cols.weight!r} (weight){predictions} has a null"
         problems["bad_weight"] = (
-            f"column {cols.weight!r} (weight) has a negative, NaN or infinite value"
+            f"column {cols.weight!r} (weight){predictions} has a negative, NaN or infinite value"
         )
     if cols.pred is not None:
         problems["null_pred"] = f"column {cols.pred!r} (pred) has a null"
@@ -159,6 +167,7 @@ def raise_too_few_labels(cols: Columns, metric: str, needed: int) -> None:
 
 
 GROUP = "__group"  # the one group of a table evaluated without by=
+PREDICTED = "__predicted"  # top-k tables: true on the rows the predictions table has
 
 # The columns of the group labels and the sample summary, by their names in the SQL views
 # (rankmetrics_group_labels, rankmetrics_sample_checks): internal names, so that a by column
@@ -197,18 +206,20 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
     score, truth = pl.col(cols.score), pl.col(cols.truth).cast(pl.Float64)
     weight = pl.col(cols.weight).cast(pl.Float64) if cols.weight else pl.lit(1.0)
     pred = pl.col(cols.pred).cast(pl.Float64) if cols.pred else pl.lit(0.0)
+    # On a top-k table, a row that only the truth table has carries no score and no weight.
+    predicted = pl.col(PREDICTED).is_not_null() if cols.top_k else pl.lit(True)
     conditions = {f"null_by_{i}": pl.col(name).is_null() for i, name in enumerate(cols.by)}
     return conditions | {
         "null_sample": pl.col(cols.sample).is_null(),
         "null_label": pl.col(cols.label).is_null(),
-        "null_score": score.is_null(),
+        "null_score": score.is_null() & predicted,
         "nan_score": score.is_nan() if schema[cols.score].is_float() else pl.lit(False),
         "inexact_score": score.is_not_null() & ~_is_exact_in_float64(score, schema[cols.score]),
         "null_truth": truth.is_null(),
         "nan_truth": ~truth.is_finite(),
         "non_binary_truth": ~truth.is_in([0.0, 1.0]),
         "negative_truth": truth < 0,
-        "null_weight": weight.is_null(),
+        "null_weight": weight.is_null() & predicted,
         "bad_weight": ~weight.is_finite() | (weight < 0),
         "null_pred": pred.is_null(),
         "non_binary_pred": ~pred.is_in([0.0, 1.0]),
@@ -270,6 +281,10 @@ def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[Metric
         raise_too_few_labels(cols, metric, needed)
 
 
+# Top-k tables' facts (the Polars engine's summary only): the most distinct labels a sample
+# has and one such sample, and a sample without a weight (no prediction row).
+MAX_LABELS, LONG_SAMPLE, UNWEIGHTED_SAMPLE = "__rm_max_labels", "__rm_long_sample", "__rm_unweighted"
+
 # The per-sample facts the sample summary is made of.
 SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHTS, SAMPLE_WEIGHT = (
     "__rows", "__labels", "__weights", "__weight",
@@ -278,8 +293,10 @@ SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHTS, SAMPLE_WEIGHT = (
 
 def sample_facts(cols: Columns) -> list[pl.Expr]:
     """Aggregations over one sample's rows: its row count, distinct labels, distinct weights
-    and weight (the first), which :func:`summarise_samples` reduces per group."""
-    weight = pl.col(cols.weight) if cols.weight else None
+    and weight (the first), which :func:`summarise_samples` reduces per group. (A top-k table's
+    rows of true labels without a prediction have no weight: the sample's weight is that of its
+    predictions.)"""
+    weight = pl.col(cols.weight).drop_nulls() if cols.weight else None
     return [
         pl.len().alias(SAMPLE_ROWS),
         pl.col(cols.label).n_unique().alias(SAMPLE_LABELS),
@@ -300,6 +317,9 @@ def summarise_samples(per_sample: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
         sample.filter(labels == labels.min()).min().alias(SHORT_SAMPLE),
         sample.filter(pl.col(SAMPLE_ROWS) > labels).min().alias(REPEATED_SAMPLE),
         sample.filter(pl.col(SAMPLE_WEIGHTS) > 1).min().alias(VARYING_WEIGHT_SAMPLE),
+        labels.max().alias(MAX_LABELS),
+        sample.filter(labels == labels.max()).min().alias(LONG_SAMPLE),
+        sample.filter(pl.col(SAMPLE_WEIGHT).is_null()).min().alias(UNWEIGHTED_SAMPLE),
     ]
     if cols.by:
         return per_sample.group_by(list(cols.by)).agg(summary)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 import polars as pl
 from sklearn import metrics as skm
@@ -63,3 +66,65 @@ def sklearn_per_sample(key: MetricKey, y_true, y_score) -> np.ndarray:
         one = MetricKey("lrap") if key.name == "lwlrap" else key
         values.append(sklearn_value(one, y_true[i : i + 1], y_score[i : i + 1]))
     return np.array(values, dtype=float)
+
+
+# The retrieval metrics, written from their definitions (trec_eval, ranx; Jain et al. 2016 for
+# the propensity-scored ones) on one ordered list, and averaged over every order of the tied
+# blocks: the slow, obvious oracle of the tie rule.
+
+
+def ranked_list_value(name: str, k: int | None, relevant: list[bool], gains: list[float],
+                      true_gains: list[float]) -> float:  # fmt: skip
+    """One metric of one sample whose retrieved labels, best first, are ``relevant`` (with
+    ``gains`` = 1 / propensity where relevant); ``true_gains``: every true label's gain,
+    retrieved or not."""
+    n_true = len(true_gains)
+    cut = relevant if k is None else relevant[:k]
+    hits = sum(cut)
+    if name == "precision":
+        return hits / k
+    if name == "recall":
+        return hits / n_true if n_true else 0.0
+    if name == "hit_rate":
+        return float(hits > 0)
+    if name == "mrr":
+        return next((1.0 / (i + 1) for i, r in enumerate(cut) if r), 0.0)
+    if name == "map":
+        found, total = 0, 0.0
+        for i, r in enumerate(cut):
+            if r:
+                found += 1
+                total += found / (i + 1)
+        return total / n_true if n_true else 0.0
+    if name == "r_precision":
+        return sum(relevant[:n_true]) / n_true if n_true else 0.0
+    if name.startswith("psprecision"):
+        value = sum(g for r, g in zip(cut, gains, strict=False) if r) / k
+        if name.endswith("_norm"):
+            best = sum(sorted(true_gains, reverse=True)[:k]) / k
+            return value / best if best else 0.0
+        return value
+    if name.startswith("psndcg"):
+        dcg = sum(g / math.log2(i + 2) for i, (r, g) in enumerate(zip(cut, gains, strict=False))
+                  if r)  # fmt: skip
+        if name.endswith("_norm"):
+            best = sorted(true_gains, reverse=True)[:k]
+            ideal = sum(g / math.log2(i + 2) for i, g in enumerate(best))
+        else:
+            ideal = sum(1 / math.log2(i + 2) for i in range(min(k, n_true)))
+        return dcg / ideal if ideal else 0.0
+    raise AssertionError(name)
+
+
+def expected_over_orders(name: str, k: int | None, scored: list[tuple[float, bool, float]],
+                         true_gains: list[float]) -> float:  # fmt: skip
+    """The mean of :func:`ranked_list_value` over every order of the tied blocks of
+    ``scored`` = [(score, relevant, gain)] (the unscored labels are not retrieved)."""
+    blocks = [list(group) for _, group in itertools.groupby(
+        sorted(scored, key=lambda row: -row[0]), key=lambda row: row[0])]  # fmt: skip
+    values = []
+    for orders in itertools.product(*(itertools.permutations(b) for b in blocks)):
+        ranked = [row for block in orders for row in block]
+        values.append(ranked_list_value(
+            name, k, [r for _, r, _ in ranked], [g for _, _, g in ranked], true_gains))  # fmt: skip
+    return sum(values) / len(values)

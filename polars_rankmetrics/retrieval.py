@@ -1,0 +1,185 @@
+"""Retrieval metrics of each sample's ranked list cut at K, as Polars expressions over its ranked
+rows (:func:`~polars_rankmetrics.ranks.window_ranks` with ``blocks=True``, or the rank table).
+
+These are trec_eval's and ranx's measures (``P_K``, ``recall_K``, ``success_K``,
+``recip_rank``, ``map_cut_K``, ``Rprec``) and the propensity-scored precision and nDCG of extreme
+classification (Jain, Prabhu and Varma, KDD 2016). Only scored labels are retrieved: a true label
+without a score (a top-k table, :mod:`polars_rankmetrics.topk`) is never among the top K, so these
+metrics need no ``n_labels``; it still counts among the sample's true labels (recall's and map's
+denominator, the ideal of the normalised metrics).
+
+**Ties.** A result never depends on row order: a tied block of scores takes the expected value
+over all orders of the block, as dcg does. A block spanning positions a..b, with p positives among
+its n = b - a + 1 labels, puts a positive at each of its positions with probability p / n; cut at
+K, it contributes ``p * (min(b, K) - a + 1) / n`` expected hits. The first positive's position
+(mrr, hit rate) follows the hypergeometric law within the first block holding a positive, and a
+positive's expected precision (map) at position r of its block counts the positives above the
+block, itself, and ``(r - a) (p - 1) / (n - 1)`` expected positives before it within the block.
+On untied scores every value is the plain one.
+
+**Degenerate cases.** A sample without a true label scores 0 on every metric here (recall,
+map and R-precision divide by its true labels; ranx and trec_eval leave such queries out). A K
+past the sample's scored labels: precision@K still divides by K.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_rankmetrics import expressions as rx
+from polars_rankmetrics.ranks import (
+    BLOCK_START,
+    HARMONIC_BEFORE,
+    HARMONIC_TO,
+    POSITIVE_BLOCK_START,
+    POSITIVE_RANK,
+    RANK,
+    harmonic,
+)
+
+PROPENSITY = "__propensity"
+"""The column holding each row's label propensity (joined in for the propensity-scored keys)."""
+
+_start, _end = pl.col(BLOCK_START), pl.col(RANK)
+_size = (_end - _start + 1).cast(pl.Float64)
+
+
+def _true(truth: str) -> pl.Expr:
+    return pl.col(truth) > 0
+
+
+def _hit(truth: str, score: str) -> pl.Expr:
+    """A true label that is scored (retrieved)."""
+    return _true(truth) & pl.col(score).is_not_null()
+
+
+def _n_true(truth: str) -> pl.Expr:
+    return _true(truth).sum().cast(pl.Float64)
+
+
+def _share_within(k: int | pl.Expr | None) -> pl.Expr:
+    """The share of a row's tied block within the top ``k``: the probability that the row's
+    label is among the top ``k`` over the orders of its block."""
+    if k is None:
+        return pl.lit(1.0)
+    within = pl.min_horizontal(_end, k) - _start + 1
+    return within.clip(lower_bound=0).cast(pl.Float64) / _size
+
+
+def _per_true(value: pl.Expr, truth: str) -> pl.Expr:
+    n_true = _n_true(truth)
+    return pl.when(n_true > 0).then(value / n_true).otherwise(0.0)
+
+
+def expected_hits(truth: str, score: str, k: int | pl.Expr | None) -> pl.Expr:
+    """The expected number of true labels among the top ``k``."""
+    return _share_within(k).filter(_hit(truth, score)).sum()
+
+
+def precision_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
+    """precision@K: expected true labels among the top K, over K (also when fewer than K labels
+    are scored). 0 without a true label scored."""
+    return (expected_hits(truth, score, k) / k).alias(f"precision@{k}")
+
+
+def recall_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
+    """recall@K: expected true labels among the top K, over the sample's true labels; 0 for a
+    sample without any."""
+    return _per_true(expected_hits(truth, score, k), truth).alias(f"recall@{k}")
+
+
+def r_precision(truth: str = "truth", *, score: str = "score") -> pl.Expr:
+    """R-precision: precision@R, R being the sample's number of true labels; 0 without any."""
+    n_true = _true(truth).sum()
+    return _per_true(expected_hits(truth, score, n_true), truth).alias("r_precision")
+
+
+def _first_block(truth: str, score: str, k: int | None) -> tuple[pl.Expr, pl.Expr]:
+    """Over the first tied block holding a scored true label (start a, n labels, p true), cut
+    at ``k``: the positions ``i = 0 .. m-1`` of the block within the cut, and ``Q(i + 1)``, the
+    probability that none of the block's first ``i + 1`` positions holds a true label."""
+    first = _hit(truth, score) & (pl.col(POSITIVE_BLOCK_START) == 1)
+    start = _start.filter(first).first()
+    n = _size.filter(first).first()
+    p = pl.col(POSITIVE_RANK).filter(first).first().cast(pl.Float64)
+    m = n if k is None else pl.min_horizontal(n, k - start + 1)
+    i = pl.int_range(0, m.clip(lower_bound=0).fill_null(0).cast(pl.Int64), dtype=pl.Int64)
+    none_yet = ((n - p - i) / (n - i)).cum_prod()
+    return i, none_yet
+
+
+def hit_rate_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
+    """hit_rate@K (trec_eval's ``success_K``): 1 if a true label is among the top K; with a
+    tied block straddling K, the probability that one of its true labels falls within K."""
+    _, none_yet = _first_block(truth, score, k)
+    return (1.0 - none_yet.last().fill_null(1.0)).alias(f"hit_rate@{k}")
+
+
+def mrr(truth: str = "truth", *, score: str = "score", k: int | None = None) -> pl.Expr:
+    """Reciprocal rank of the first true label (expected over the orders of its tied block); 0
+    when no true label is scored, or none within ``k``."""
+    i, none_yet = _first_block(truth, score, k)
+    start = _start.filter(_hit(truth, score) & (pl.col(POSITIVE_BLOCK_START) == 1)).first()
+    first_here = none_yet.shift(1, fill_value=1.0) - none_yet
+    name = "mrr" if k is None else f"mrr@{k}"
+    return (first_here / (start + i).cast(pl.Float64)).sum().alias(name)
+
+
+def average_precision_at(
+    truth: str = "truth", *, score: str = "score", k: int | None = None
+) -> pl.Expr:
+    """map@K for one sample (trec_eval's ``map_cut_K``): the sum of precision@r over the ranks
+    r <= K holding a true label, over the sample's true labels (0 without any); ``k=None``:
+    every scored rank (trec_eval's ``map``)."""
+    positive_start = pl.col(POSITIVE_BLOCK_START)
+    above = (positive_start - 1).cast(pl.Float64)
+    p = (pl.col(POSITIVE_RANK) - positive_start + 1).cast(pl.Float64)
+    slope = pl.when(_size > 1).then((p - 1) / (_size - 1)).otherwise(0.0)
+    end = _end if k is None else pl.min_horizontal(_end, k)
+    to = pl.col(HARMONIC_TO)
+    if k is not None:
+        to = pl.min_horizontal(to, pl.lit(harmonic(k)))
+    harmonic_span = to - pl.col(HARMONIC_BEFORE)
+    # sum over r = a..end of (above + 1 + (r - a) * slope) / r, over the block's n positions.
+    value = (
+        (above + 1 - slope * _start) * harmonic_span + slope * (end - _start + 1)
+    ) / _size
+    value = pl.when(end >= _start).then(value).otherwise(0.0)
+    name = "map" if k is None else f"map@{k}"
+    return _per_true(value.filter(_hit(truth, score)).sum(), truth).alias(name)
+
+
+def _gain(truth: str) -> pl.Expr:
+    """A true label's propensity-scored gain, 1 / propensity (0 for the others)."""
+    return pl.when(_true(truth)).then(1.0 / pl.col(PROPENSITY)).otherwise(0.0)
+
+
+def _ps_hits(truth: str, score: str, k: int) -> pl.Expr:
+    return (_gain(truth) * _share_within(k)).filter(_hit(truth, score)).sum()
+
+
+def ps_precision_at(
+    k: int, truth: str = "truth", *, score: str = "score", normalised: bool = False
+) -> pl.Expr:
+    """psprecision@K: the sum of 1 / propensity over the true labels among the top K, over K.
+    ``normalised``: over the best achievable value instead (the K true labels of largest
+    1 / propensity ranked first), so 1 is perfect; 0 without a true label."""
+    hits = _ps_hits(truth, score, k)
+    if not normalised:
+        return (hits / k).alias(f"psprecision@{k}")
+    best = _gain(truth).filter(_true(truth)).top_k(k).sum()
+    return pl.when(best > 0).then(hits / best).otherwise(0.0).alias(f"psprecision_norm@{k}")
+
+
+def ps_ndcg_at(
+    k: int, truth: str = "truth", *, score: str = "score", normalised: bool = False
+) -> pl.Expr:
+    """psndcg@K: propensity-scored dcg@K (gain 1 / propensity, tie-averaged) over the dcg@K of
+    the sample's true labels with gain 1 (Jain et al.'s normaliser, ``sum over r <= min(K, R)
+    of 1 / log(r + 1)``). ``normalised``: over the best achievable propensity-scored dcg@K
+    instead, so 1 is perfect. 0 without a true label. Reads the sorted rank table."""
+    gain = pl.when(pl.col(score).is_not_null()).then(_gain(truth)).otherwise(0.0)
+    actual = rx.tie_averaged_dcg(gain, k)
+    ideal = rx.ideal_dcg(_gain(truth), k, binary_truth=not normalised)
+    name = f"psndcg_norm@{k}" if normalised else f"psndcg@{k}"
+    return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0).alias(name)

@@ -1,0 +1,220 @@
+"""Top-k tables: the predictions for some labels of each sample (the top k that extreme
+classification, retrieval and recommender systems write), with the true labels in a table of
+their own (a run and its qrels), evaluated without densifying.
+
+The two tables are joined on (``by`` columns, sample, label) into one long table with a row per
+scored or true label: the score is null where a true label was not predicted, the truth 0 where a
+prediction is not a true label (or the truth table's gain where it is; 1 without a gain column).
+The samples evaluated are those of either table.
+
+**Semantics.** A label without a score ranks below every scored label of its sample, all the
+sample's unscored labels tied (as if scored minus infinity). With that rule every ranking metric
+is defined on a top-k table and equals scikit-learn's value on the dense matrix in which every
+unscored cell holds a score below all scored ones. Those metrics need the size of the label
+space, ``n_labels`` (:data:`LABEL_SPACE_METRICS`): the unscored block's labels without a row are
+counted in closed form, never materialised, so the cost grows with the rows of the two tables and
+never with samples x ``n_labels``. The retrieval metrics (precision@K, recall@K, mrr, map, ...)
+count only scored labels as retrieved, as trec_eval and ranx do, and need no ``n_labels``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics import validation
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.metrics import REGISTRY, MetricKey
+from polars_rankmetrics.retrieval import PROPENSITY
+from polars_rankmetrics.sources import to_lazy
+
+LABEL_SPACE_METRICS = tuple(name for name, m in REGISTRY.items() if m.needs_label_space)
+_TRUE = "__true"
+
+
+def check_request(keys: Sequence[MetricKey], n_labels: int | None) -> None:
+    """``n_labels`` is a positive integer where given, and given where a metric needs it; the
+    metrics are defined on top-k tables."""
+    if n_labels is not None and (
+        isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 1
+    ):
+        raise ValueError(f"n_labels must be a positive integer, not {n_labels!r}")
+    for key in keys:
+        metric = key.metric
+        if metric.family == "classification" and not metric.needs_label_space:
+            raise ValueError(
+                f"{key} is not defined on top-k tables (truth_table=); the ranking and "
+                "retrieval metrics are"
+            )
+        if metric.needs_label_space and n_labels is None:
+            raise ValueError(
+                f"{key} counts the unscored labels of a top-k table: give n_labels, the size of "
+                f"the label space (the metrics that need it: {', '.join(LABEL_SPACE_METRICS)})"
+            )
+        if metric.min_labels > (n_labels or 0) and metric.needs_label_space:
+            raise ValueError(f"{key} needs n_labels >= {metric.min_labels}")
+
+
+def _check_schema(schema: pl.Schema, names: Sequence[str], table: str) -> None:
+    missing = [name for name in names if name not in schema]
+    if missing:
+        raise ValueError(
+            f"column {missing[0]!r} not found in the {table}; it has columns "
+            f"{list(schema.names())}"
+        )
+
+
+def joined(predictions: Any, truth_table: Any, cols: Columns) -> pl.LazyFrame:
+    """The long table of a top-k evaluation: the predictions (``cols.score``, ``cols.weight``)
+    and the truth table (``cols.truth``, optional) joined on the ``by`` columns, sample and
+    label; ``cols`` must have ``top_k`` set. Refuses a missing column, naming the table."""
+    pred, true = to_lazy(predictions), to_lazy(truth_table)
+    keys = [*cols.by, cols.sample, cols.label]
+    weight = [cols.weight] if cols.weight else []
+    _check_schema(pred.collect_schema(), [*keys, cols.score, *weight], "predictions")
+    true_schema = true.collect_schema()
+    _check_schema(true_schema, keys, "truth table")
+    gain = pl.col(cols.truth) if cols.truth in true_schema else pl.lit(1, pl.Int64)
+    both = pred.select(*keys, cols.score, *weight, pl.lit(True).alias(validation.PREDICTED)).join(
+        true.select(*keys, gain.alias(cols.truth), pl.lit(True).alias(_TRUE)),
+        on=keys,
+        how="full",
+        coalesce=True,
+    )
+    truth = pl.when(pl.col(_TRUE).is_null()).then(0).otherwise(pl.col(cols.truth))
+    return both.with_columns(truth.alias(cols.truth)).drop(_TRUE)
+
+
+def with_propensities(data: pl.LazyFrame, propensities: Any, cols: Columns) -> pl.LazyFrame:
+    """``data`` with each row's label propensity (column ``__propensity``), from a table of
+    (label column, ``propensity``) rows such as :func:`label_propensities` returns."""
+    table = to_lazy(propensities)
+    schema = table.collect_schema()
+    _check_schema(schema, [cols.label, "propensity"], "propensity table")
+    return data.join(
+        table.select(cols.label, pl.col("propensity").cast(pl.Float64).alias(PROPENSITY)),
+        on=cols.label,
+        how="left",
+    )
+
+
+def check_propensities(data: pl.LazyFrame, cols: Columns) -> None:
+    """Every true label has a propensity in (0, 1]; a missing one is named with a sample."""
+    where = pl.struct([*cols.sample_keys, cols.label])
+    p = pl.col(PROPENSITY)
+    true = pl.col(cols.truth).cast(pl.Float64) > 0
+    found = data.select(
+        where.filter(true & p.is_null()).first().alias("missing"),
+        where.filter(true & ~((p > 0) & (p <= 1))).first().alias("bad"),
+        pl.col(cols.label).filter(p.is_not_null()).n_unique().alias("__n"),
+    ).collect()
+    missing, bad = found["missing"][0], found["bad"][0]
+    if missing is not None:
+        raise ValueError(
+            f"the propensity table has no row for true label {missing[cols.label]!r} "
+            f"(at {validation.describe(missing)}); give every label a propensity (a label "
+            "unseen in training: label_propensities(..., labels=...) gives it count 0)"
+        )
+    if bad is not None:
+        raise ValueError(
+            f"column 'propensity' of the propensity table must be in (0, 1], but label "
+            f"{bad[cols.label]!r} has another value (at {validation.describe(bad)})"
+        )
+
+
+def check_samples(
+    summary: pl.DataFrame,
+    cols: Columns,
+    n_labels: int | None,
+    repeated_label: Callable[[Mapping[str, object]], tuple[object, str]],
+) -> None:
+    """Per bucket: no (sample, label) pair twice in a table, at most ``n_labels`` distinct labels
+    in a sample's predictions and truth, and a weight for every weighted sample.
+    ``repeated_label(where)`` names a repeated label of sample ``where`` and its table."""
+    for row in summary.sort(validation.group_keys(cols)).iter_rows(named=True):
+        group = {b: row[b] for b in cols.by}
+        if row[validation.REPEATED_SAMPLE] is not None:
+            where = group | {cols.sample: row[validation.REPEATED_SAMPLE]}
+            label, table = repeated_label(where)
+            raise ValueError(
+                f"column {cols.label!r} of the {table} repeats label {label!r} within one sample "
+                f"({validation.describe(where)}); each (sample, label) pair must appear once"
+            )
+        if n_labels is not None and row[validation.MAX_LABELS] > n_labels:
+            where = group | {cols.sample: row[validation.LONG_SAMPLE]}
+            raise ValueError(
+                f"{validation.describe(where)} has {row[validation.MAX_LABELS]} distinct labels "
+                f"in its predictions and truth (column {cols.label!r}), more than "
+                f"n_labels={n_labels}"
+            )
+        if row[validation.VARYING_WEIGHT_SAMPLE] is not None:
+            where = group | {cols.sample: row[validation.VARYING_WEIGHT_SAMPLE]}
+            validation.raise_varying_weight(cols, where)
+        if cols.weight is not None and row[validation.UNWEIGHTED_SAMPLE] is not None:
+            where = group | {cols.sample: row[validation.UNWEIGHTED_SAMPLE]}
+            raise ValueError(
+                f"{validation.describe(where)} has true labels but no prediction, so no weight "
+                f"(column {cols.weight!r} is read from the predictions)"
+            )
+
+
+def repeated_in(
+    predictions: Any, truth_table: Any, cols: Columns, where: Mapping[str, object]
+) -> tuple[object, str]:
+    """A label repeated within sample ``where``, and which table repeats it."""
+    match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
+    for table, data in (("predictions", predictions), ("truth table", truth_table)):
+        repeated = (
+            to_lazy(data).filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
+        )
+        found = repeated.sort(cols.label).head(1).collect()
+        if found.height:
+            return found[cols.label][0], table
+    raise AssertionError(f"no repeated label in sample {where}")
+
+
+def label_propensities(
+    train: Any,
+    *,
+    a: float = 0.55,
+    b: float = 1.5,
+    labels: Sequence[object] | pl.Series | None = None,
+    sample: str = "sample",
+    label: str = "label",
+) -> pl.DataFrame:
+    """Label propensities from a training set's true labels, by Jain, Prabhu and Varma's model
+    (KDD 2016), as the Extreme Classification Repository computes them:
+    ``p = 1 / (1 + C (N_l + B)^-A)``, ``C = (ln N - 1) (B + 1)^A``, where ``N`` is the number of
+    training samples and ``N_l`` those with label l.
+
+    Parameters
+    ----------
+    train
+        The training set's true labels: one row per (sample, label) pair, as a truth table (a
+        frame or path).
+    a, b
+        The model's A and B (0.55 and 1.5, the repository's values for most data sets).
+    labels
+        Every label to give a propensity, including those never seen in training (count 0);
+        default: the labels of ``train``.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per label: the label column and ``propensity``, sorted by label.
+    """
+    table = to_lazy(train).select(sample, label)
+    counts = table.group_by(label).agg(pl.len().alias("__count"))
+    if labels is not None:
+        every = pl.LazyFrame({label: pl.Series(labels)}).unique()
+        counts = every.join(counts, on=label, how="left").with_columns(
+            pl.col("__count").fill_null(0)
+        )
+    n = table.select(pl.col(sample).n_unique()).collect().item()
+    if n < 2:
+        raise ValueError(f"column {sample!r}: label_propensities needs at least 2 training samples")
+    c = (pl.lit(float(n)).log() - 1.0) * (b + 1.0) ** a
+    p = 1.0 / (1.0 + c * (pl.col("__count").cast(pl.Float64) + b).pow(-a))
+    return counts.select(label, p.alias("propensity")).sort(label).collect()
