@@ -1,0 +1,197 @@
+"""Top-k tables: every ranking metric equals scikit-learn on the dense matrix whose unscored
+cells hold a score below all scored ones; bad input is refused naming the table."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import finite_scores, sklearn_value
+from sklearn import metrics as skm
+from strategies import matrices
+
+import polars_rankmetrics as rm
+from conftest import Engine
+from polars_rankmetrics.metrics import parse_key
+
+TOP_K_ENGINES = [Engine("polars"), Engine("polars", 7)]
+RANKING = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
+
+
+@st.composite
+def top_k_tables(draw):
+    """(predictions, truth table, n_labels, dense y_true, dense y_score, weights): a dense
+    matrix of which some cells are not predicted, plus label columns no table mentions."""
+    y_true, y_score = draw(matrices(graded=draw(st.booleans())))
+    n_samples, width = y_true.shape
+    extra = draw(st.integers(0, 3))
+    scored = np.array(draw(st.lists(st.booleans(), min_size=y_true.size, max_size=y_true.size)))
+    scored = scored.reshape(y_true.shape)
+    predictions, truth = [], []
+    for i in range(n_samples):
+        for j in range(width):
+            if scored[i, j]:
+                predictions.append((i, f"l{j}", float(y_score[i, j])))
+            if y_true[i, j] > 0:
+                truth.append((i, f"l{j}", float(y_true[i, j])))
+    # The samples either table has; the dense oracle gets the same, every unscored cell below
+    # every scored one, and the labels no table mentions as unscored negative columns.
+    present = sorted({i for i, _, _ in predictions} | {i for i, _, _ in truth})
+    dense_score = finite_scores(np.where(scored, y_score, np.nan))
+    finite = dense_score[np.isfinite(dense_score)]
+    low = (finite.min() if finite.size else 0.0) - 1.0
+    dense_score = np.where(scored, dense_score, low)
+    dense_true = np.hstack([y_true, np.zeros((n_samples, extra))])[present]
+    dense_score = np.hstack([dense_score, np.full((n_samples, extra), low)])[present]
+    weights = None
+    if draw(st.booleans()):
+        weights = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 3.0]),
+                                         min_size=len(present), max_size=len(present))))  # fmt: skip
+    tables = (
+        pl.DataFrame(predictions, schema={"sample": pl.Int64, "label": pl.String,
+                                          "score": pl.Float64}, orient="row"),
+        pl.DataFrame(truth, schema={"sample": pl.Int64, "label": pl.String,
+                                    "truth": pl.Float64}, orient="row"),
+    )  # fmt: skip
+    return *tables, width + extra, dense_true, dense_score, weights, present
+
+
+def _with_weights(predictions, truth, weights, present):
+    """The weights as a column of both tables (a sample may have rows in either only)."""
+    by_sample = dict(zip(present, weights.tolist(), strict=True))
+    weight = pl.col("sample").replace_strict(by_sample, return_dtype=pl.Float64)
+    return predictions.with_columns(weight.alias("w")), truth
+
+
+@pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
+@settings(max_examples=60, deadline=None)
+@given(table=top_k_tables())
+def test_ranking_metrics_equal_scikit_learn_on_the_filled_matrix(engine, table):
+    predictions, truth, n_labels, y_true, y_score, weights, present = table
+    if not present or n_labels < 2:
+        return
+    graded = bool(((y_true > 0) & (y_true != 1)).any())
+    keys = [k for k in RANKING if not graded or k.startswith(("dcg", "ndcg"))]
+    keys += [] if graded else ["average_precision_samples", "roc_auc_samples"]
+    options = {"truth_table": truth, "n_labels": n_labels}
+    if weights is not None:
+        # A sample with true labels only has no weight (it is read from the predictions).
+        if set(truth["sample"]) - set(predictions["sample"]):
+            return
+        predictions, truth = _with_weights(predictions, truth, weights, present)
+        options["weight"] = "w"
+    result = engine.evaluate(predictions, keys, **options)
+    for key in keys:
+        if key == "average_precision_samples":
+            expected = skm.average_precision_score(y_true, y_score, average="samples",
+                                                   sample_weight=weights)  # fmt: skip
+        elif key == "roc_auc_samples":
+            expected = _roc_auc_samples(y_true, y_score, weights)
+        else:
+            expected = sklearn_value(parse_key(key), y_true, y_score, sample_weight=weights)
+        np.testing.assert_allclose(result[key][0], expected, rtol=1e-9, atol=1e-12, err_msg=key)
+
+
+def _roc_auc_samples(y_true, y_score, weights):
+    """scikit-learn's per-sample ROC AUC mean, NaN where a sample of positive weight has one
+    class (it raises for the whole matrix then)."""
+    values = []
+    for i in range(len(y_true)):
+        if len(set(y_true[i])) < 2:
+            values.append(np.nan)
+        else:
+            values.append(skm.roc_auc_score(y_true[i], y_score[i]))
+    w = np.ones(len(values)) if weights is None else weights
+    values = np.array(values)
+    keep = w > 0
+    return float(np.sum(values[keep] * w[keep]) / np.sum(w[keep]))
+
+
+def test_a_sample_with_no_prediction_has_every_label_unscored():
+    predictions = pl.DataFrame({"sample": [0, 0], "label": ["a", "b"], "score": [0.9, 0.1]})
+    truth = pl.DataFrame({"sample": [0, 1, 1], "label": ["b", "a", "c"]})
+    result = rm.evaluate(
+        predictions, ["coverage_error", "lrap", "precision@1", "recall@5"], truth_table=truth,
+        n_labels=4, per_sample=True,
+    )  # fmt: skip
+    # sample 1: both true labels tie with the two others at the bottom: rank 4, precision 2/4.
+    assert result.row(1, named=True) == {
+        "sample": 1, "coverage_error": 4.0, "lrap": 0.5, "precision@1": 0.0, "recall@5": 0.0
+    }
+    # sample 0: b is second of the scored labels.
+    assert result.row(0, named=True)["lrap"] == 0.5
+
+
+def _tables():
+    predictions = pl.DataFrame({"sample": [0, 0, 1], "label": ["a", "b", "a"],
+                                "score": [0.9, 0.2, 0.5]})  # fmt: skip
+    truth = pl.DataFrame({"sample": [0, 1], "label": ["b", "c"], "truth": [1, 1]})
+    return predictions, truth
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda p, t: (pl.concat([p, p.head(1)]), t),
+         r"column 'label' of the predictions repeats label 'a' within one sample \(sample=0\)"),
+        (lambda p, t: (p, pl.concat([t, t.head(1)])),
+         r"column 'label' of the truth table repeats label 'b' within one sample \(sample=0\)"),
+        (lambda p, t: (p, t.with_columns(truth=-t["truth"])),
+         r"column 'truth' \(truth\) of the truth table has a negative value \(at sample=0"),
+        (lambda p, t: (p.drop("score"), t),
+         r"column 'score' not found in the predictions"),
+        (lambda p, t: (p, t.drop("sample")),
+         r"column 'sample' not found in the truth table"),
+        (lambda p, t: (p.with_columns(score=pl.lit(None, pl.Float64)), t),
+         r"column 'score' \(score\) of the predictions has a null \(at sample=[01], label='[ab]'\)"),
+    ],
+    ids=["repeated prediction", "repeated truth", "negative gain", "no score column",
+         "no sample column", "null score"],
+)  # fmt: skip
+def test_bad_input_names_the_table_column_and_sample(change, message):
+    predictions, truth = change(*_tables())
+    with pytest.raises(ValueError, match=message):
+        rm.evaluate(predictions, ["ndcg", "dcg@2"], truth_table=truth, n_labels=5)
+
+
+def test_more_labels_than_n_labels_is_refused():
+    predictions, truth = _tables()
+    with pytest.raises(ValueError, match=r"sample=0 has 2 distinct labels .* than n_labels=1"):
+        rm.evaluate(predictions, "mrr", truth_table=truth, n_labels=1)
+
+
+def test_metrics_that_count_unscored_labels_need_n_labels():
+    predictions, truth = _tables()
+    with pytest.raises(ValueError, match=r"lrap counts the unscored labels .* give n_labels"):
+        rm.evaluate(predictions, ["mrr", "lrap"], truth_table=truth)
+    with pytest.raises(ValueError, match=r"n_labels must be a positive integer, not 0"):
+        rm.evaluate(predictions, "mrr", truth_table=truth, n_labels=0)
+    with pytest.raises(ValueError, match=r"give truth_table= too"):
+        rm.evaluate(predictions.with_columns(truth=1), "mrr", n_labels=3)
+    with pytest.raises(ValueError, match=r"hamming_loss is not defined on top-k tables"):
+        rm.evaluate(predictions, "hamming_loss", truth_table=truth, n_labels=3)
+
+
+def test_cut_offs_are_checked():
+    predictions, truth = _tables()
+    with pytest.raises(ValueError, match=r"'precision' needs a cut-off: ask for precision@K"):
+        rm.evaluate(predictions, "precision", truth_table=truth)
+    with pytest.raises(ValueError, match=r"k must be a positive integer, not 0"):
+        rm.evaluate(predictions, "precision@0", truth_table=truth)
+
+
+def test_propensities_are_needed_and_complete():
+    predictions, truth = _tables()
+    with pytest.raises(ValueError, match=r"psprecision@1 needs label propensities"):
+        rm.evaluate(predictions, "psprecision@1", truth_table=truth)
+    partial = pl.DataFrame({"label": ["a", "b"], "propensity": [0.5, 0.5]})
+    with pytest.raises(ValueError, match=r"no row for true label 'c' \(at sample=1, label='c'\)"):
+        rm.evaluate(predictions, "psprecision@1", truth_table=truth, propensities=partial)
+
+
+def test_the_duckdb_engine_says_it_has_no_top_k_tables_yet():
+    predictions, truth = _tables()
+    with pytest.raises(ValueError, match=r"evaluated by the polars engine; the duckdb engine"):
+        rm.evaluate(predictions, "mrr", truth_table=truth, engine="duckdb")
