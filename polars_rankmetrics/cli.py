@@ -39,7 +39,10 @@ def _parser() -> argparse.ArgumentParser:
     ev = commands.add_parser(
         "evaluate", help="the metrics of one or more files, globs or directories"
     )
-    valid = ", ".join(f"{m.name}[@K]" if m.takes_k else m.name for m in REGISTRY.values())
+    valid = ", ".join(
+        f"{m.name}@K" if m.requires_k else f"{m.name}[@K]" if m.takes_k else m.name
+        for m in REGISTRY.values()
+    )
     ev.add_argument(
         "--metrics",
         default=",".join(DEFAULT_METRICS),
@@ -51,6 +54,19 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--per-sample", action="store_true", help="one row per sample instead of the means"
     )
+    ev.add_argument(
+        "--truth-table", metavar="PATH",
+        help="top-k evaluation: the true labels (sample, label[, truth gain]) as a file, glob or "
+        "directory; the input paths then hold the predictions (sample, label, score)",
+    )  # fmt: skip
+    ev.add_argument(
+        "--n-labels", type=int, metavar="N",
+        help="the size of the label space of a top-k evaluation (the ranking metrics need it)",
+    )  # fmt: skip
+    ev.add_argument(
+        "--propensities", metavar="PATH",
+        help="label propensities (label, propensity) for psprecision@K and psndcg@K",
+    )  # fmt: skip
     _input_options(ev)
     _threshold_options(ev)
     report = commands.add_parser(
@@ -238,8 +254,10 @@ def _run(args: argparse.Namespace) -> int:
         else:
             metrics = _metric_list(args.metrics, args.k)
             result = evaluate(
-                args.paths, metrics, beta=args.beta, per_sample=args.per_sample, **options
-            )
+                args.paths, metrics, beta=args.beta, per_sample=args.per_sample,
+                truth_table=args.truth_table, n_labels=args.n_labels,
+                propensities=args.propensities, **options,
+            )  # fmt: skip
     except reported as error:
         if isinstance(error.__context__, Interrupted):
             raise

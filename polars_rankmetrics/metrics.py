@@ -377,19 +377,26 @@ _retrieval(
     "r_precision", "precision among the top R, R the sample's number of true labels",
     polars=lambda key, c: qx.r_precision(c.truth, score=c.score),
 )  # fmt: skip
+
+
+def _propensity_scored(
+    metric: Callable[..., pl.Expr], normalised: bool
+) -> Callable[[MetricKey, Context], pl.Expr]:
+    def expression(key: MetricKey, c: Context) -> pl.Expr:
+        return metric(_k(key), c.truth, score=c.score, normalised=normalised)
+
+    return expression
+
+
 for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "over the best")):
     _retrieval(
         f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})", requires_k=True,
         takes_k=True, needs_propensities=True,
-        polars=lambda key, c, n=_normalised: qx.ps_precision_at(
-            _k(key), c.truth, score=c.score, normalised=n
-        ),
+        polars=_propensity_scored(qx.ps_precision_at, _normalised),
     )  # fmt: skip
     _retrieval(
         f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})", requires_k=True, takes_k=True,
         needs_propensities=True, ranks="table",
-        polars=lambda key, c, n=_normalised: qx.ps_ndcg_at(
-            _k(key), c.truth, score=c.score, normalised=n
-        ),
+        polars=_propensity_scored(qx.ps_ndcg_at, _normalised),
     )  # fmt: skip
 RETRIEVAL_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "retrieval")

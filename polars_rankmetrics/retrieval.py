@@ -141,9 +141,7 @@ def average_precision_at(
         to = pl.min_horizontal(to, pl.lit(harmonic(k)))
     harmonic_span = to - pl.col(HARMONIC_BEFORE)
     # sum over r = a..end of (above + 1 + (r - a) * slope) / r, over the block's n positions.
-    value = (
-        (above + 1 - slope * _start) * harmonic_span + slope * (end - _start + 1)
-    ) / _size
+    value = ((above + 1 - slope * _start) * harmonic_span + slope * (end - _start + 1)) / _size
     value = pl.when(end >= _start).then(value).otherwise(0.0)
     name = "map" if k is None else f"map@{k}"
     return _per_true(value.filter(_hit(truth, score)).sum(), truth).alias(name)

@@ -61,8 +61,7 @@ def _check_schema(schema: pl.Schema, names: Sequence[str], table: str) -> None:
     missing = [name for name in names if name not in schema]
     if missing:
         raise ValueError(
-            f"column {missing[0]!r} not found in the {table}; it has columns "
-            f"{list(schema.names())}"
+            f"column {missing[0]!r} not found in the {table}; it has columns {list(schema.names())}"
         )
 
 
@@ -166,9 +165,7 @@ def repeated_in(
     """A label repeated within sample ``where``, and which table repeats it."""
     match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
     for table, data in (("predictions", predictions), ("truth table", truth_table)):
-        repeated = (
-            to_lazy(data).filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
-        )
+        repeated = to_lazy(data).filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
         found = repeated.sort(cols.label).head(1).collect()
         if found.height:
             return found[cols.label][0], table

@@ -283,7 +283,11 @@ def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[Metric
 
 # Top-k tables' facts (the Polars engine's summary only): the most distinct labels a sample
 # has and one such sample, and a sample without a weight (no prediction row).
-MAX_LABELS, LONG_SAMPLE, UNWEIGHTED_SAMPLE = "__rm_max_labels", "__rm_long_sample", "__rm_unweighted"
+MAX_LABELS, LONG_SAMPLE, UNWEIGHTED_SAMPLE = (
+    "__rm_max_labels",
+    "__rm_long_sample",
+    "__rm_unweighted",
+)
 
 # The per-sample facts the sample summary is made of.
 SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHTS, SAMPLE_WEIGHT = (

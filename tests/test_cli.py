@@ -170,3 +170,25 @@ def test_per_sample_rows_to_a_csv_file(tmp_path):
     expected = rm.evaluate(EXAMPLE, "lrap,f1_samples", by="model", per_sample=True)
     assert rows.columns == expected.columns == ["model", "sample", "lrap", "f1_samples"]
     assert rows["lrap"].to_list() == pytest.approx(expected["lrap"].to_list())
+
+
+def test_a_top_k_run_with_its_truth_table_and_propensities(tmp_path):
+    predictions = pl.DataFrame({"sample": [0, 0, 1, 1], "label": [0, 1, 2, 3],
+                                "score": [0.9, 0.5, 0.8, 0.3]})  # fmt: skip
+    truth = pl.DataFrame({"sample": [0, 0, 2], "label": [1, 5, 7]})
+    propensities = pl.DataFrame({"label": list(range(10)), "propensity": [0.5] * 10})
+    paths = [tmp_path / f"{name}.parquet" for name in ("pred", "truth", "prop")]
+    for frame, path in zip((predictions, truth, propensities), paths, strict=True):
+        frame.write_parquet(path)
+    metrics = ["precision@2", "ndcg@2", "lrap", "psprecision@2", "mrr"]
+    done = run("evaluate", str(paths[0]), "--truth-table", str(paths[1]), "--n-labels", "10",
+               "--propensities", str(paths[2]), "--metrics", ",".join(metrics),
+               "--format", "json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = rm.evaluate(predictions, metrics, truth_table=truth, n_labels=10,
+                           propensities=propensities)  # fmt: skip
+    assert json.loads(done.stdout) == pytest.approx(expected.row(0, named=True), rel=1e-12)
+    missing = run("evaluate", str(paths[0]), "--truth-table", str(paths[1]), "--metrics", "lrap")
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("rankmetrics: error: lrap counts the unscored labels")
+    assert len(missing.stderr.splitlines()) == 1

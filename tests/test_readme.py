@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from reference import dense
@@ -138,6 +139,18 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
             _sklearn_by_model(skm.label_ranking_average_precision_score, df)
         )
         assert value["ndcg@10"].to_list() == close(_sklearn_by_model(skm.ndcg_score, df, k=10))
+    elif source.startswith('rm.evaluate(run, ["precision@1"'):
+        # By hand: q1's true c shares positions 2-3 with b, q2's and q3's true labels are
+        # unscored; ndcg and lrap from scikit-learn on the 1000-label matrix, unscored cells low.
+        y_true, y_score = np.zeros((3, 1000)), np.full((3, 1000), -1.0)
+        y_true[0, 2] = y_true[1, 4] = y_true[2, 1] = 1  # labels a, b, c, d, e are columns 0-4
+        y_score[0, :3] = [0.9, 0.7, 0.7]
+        y_score[1, [3, 0]] = [0.8, 0.1]
+        assert value.row(0, named=True) == close({
+            "precision@1": 0.0, "recall@2": 0.5 / 3, "mrr": (1 / 2 + 1 / 3) / 2 / 3,
+            "map@2": 0.5 * 0.5 / 3, "ndcg@2": skm.ndcg_score(y_true, y_score, k=2),
+            "lrap": skm.label_ranking_average_precision_score(y_true, y_score),
+        })  # fmt: skip
     elif source.startswith(("register_views(", "con.sql(")):
         assert value is None  # defines views; .show() prints (tests/test_duckdb.py checks both)
     else:

@@ -26,7 +26,7 @@ def positive_share():
             sql_view=metrics.RANKING_VIEW,
             sql_value="CAST(n_positives AS DOUBLE) / n_labels",
             family="toy",
-            needs_rank_table=False,
+            ranks="none",
         )
     )
     yield metric

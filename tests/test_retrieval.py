@@ -9,12 +9,12 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from conftest import Engine
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference import expected_over_orders
 
 import polars_rankmetrics as rm
-from conftest import Engine
 
 TOP_K_ENGINES = [Engine("polars"), Engine("polars", 7)]
 KEYS = [
@@ -119,9 +119,11 @@ def test_weighted_means_by_group_on_every_path(engine, data):
             key: sum(
                 weights[s] * expected_over_orders(name, k, scored, gains)
                 for s, scored, gains in samples
-            ) / total
-            for key, (name, k) in zip(keys, [("precision", 2), ("map", None), ("mrr", 3),
-                                             ("psndcg", 2)], strict=True)  # fmt: skip
+            )
+            / total
+            for key, (name, k) in zip(
+                keys, [("precision", 2), ("map", None), ("mrr", 3), ("psndcg", 2)], strict=True
+            )  # fmt: skip
         }
     predictions = pl.concat([p for p, _ in parts])
     truth = pl.concat([t for _, t in parts])

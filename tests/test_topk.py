@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from conftest import Engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import finite_scores, sklearn_value
@@ -13,10 +14,11 @@ from sklearn import metrics as skm
 from strategies import matrices
 
 import polars_rankmetrics as rm
-from conftest import Engine
 from polars_rankmetrics.metrics import parse_key
 
 TOP_K_ENGINES = [Engine("polars"), Engine("polars", 7)]
+# scikit-learn warns on the degenerate rows (no positive label) that these tables hold on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 RANKING = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
 
 
@@ -47,8 +49,8 @@ def top_k_tables(draw):
     dense_score = np.hstack([dense_score, np.full((n_samples, extra), low)])[present]
     weights = None
     if draw(st.booleans()):
-        weights = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 3.0]),
-                                         min_size=len(present), max_size=len(present))))  # fmt: skip
+        n = len(present)
+        weights = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 3.0]), min_size=n, max_size=n)))
     tables = (
         pl.DataFrame(predictions, schema={"sample": pl.Int64, "label": pl.String,
                                           "score": pl.Float64}, orient="row"),
@@ -118,7 +120,11 @@ def test_a_sample_with_no_prediction_has_every_label_unscored():
     )  # fmt: skip
     # sample 1: both true labels tie with the two others at the bottom: rank 4, precision 2/4.
     assert result.row(1, named=True) == {
-        "sample": 1, "coverage_error": 4.0, "lrap": 0.5, "precision@1": 0.0, "recall@5": 0.0
+        "sample": 1,
+        "coverage_error": 4.0,
+        "lrap": 0.5,
+        "precision@1": 0.0,
+        "recall@5": 0.0,
     }
     # sample 0: b is second of the scored labels.
     assert result.row(0, named=True)["lrap"] == 0.5
@@ -145,7 +151,8 @@ def _tables():
         (lambda p, t: (p, t.drop("sample")),
          r"column 'sample' not found in the truth table"),
         (lambda p, t: (p.with_columns(score=pl.lit(None, pl.Float64)), t),
-         r"column 'score' \(score\) of the predictions has a null \(at sample=[01], label='[ab]'\)"),
+         r"column 'score' \(score\) of the predictions has a null \(at sample=[01], "
+         r"label='[ab]'\)"),
     ],
     ids=["repeated prediction", "repeated truth", "negative gain", "no score column",
          "no sample column", "null score"],
