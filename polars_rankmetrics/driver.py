@@ -164,12 +164,24 @@ class TopK:
     propensities: Any = None
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """The table to evaluate (a top-k table's predictions joined with its truth table, and
+    propensities joined in where asked for) and its columns; for a top-k table, the per-bucket
+    sample check, a bound on its rows (the two tables' rows: counting the joined rows would run
+    the join) and how it splits into buckets (each table apart, joined per bucket)."""
+
+    data: Any
+    cols: Columns
+    check: Callable[..., None] | None = None
+    rows: int | None = None
+    split: Callable[[int, Path], list[Any]] | None = None
+
+
 def prepare(
     engine: Engine, data: Any, cols: Columns, keys: Sequence[MetricKey], inputs: TopK
-) -> tuple[Any, Columns, Callable[..., None] | None]:
-    """The table to evaluate (a top-k table's predictions joined with its truth table, and
-    propensities joined in where asked for), its columns, and the per-bucket sample check of a
-    top-k table (None: the dense table's)."""
+) -> Prepared:
+    """What :func:`collect` evaluates: see :class:`Prepared`."""
     if inputs.truth_table is None and inputs.n_labels is not None:
         raise ValueError("n_labels is the label space of a top-k table: give truth_table= too")
     ps_keys = [key for key in keys if key.metric.needs_propensities]
@@ -179,25 +191,28 @@ def prepare(
             "propensity, for example from label_propensities())"
         )
     if inputs.truth_table is None and not ps_keys:
-        return data, cols, None
+        return Prepared(data, cols)
     if engine.name != "polars":
         raise ValueError(
             "top-k tables (truth_table=) and the propensity-scored metrics are evaluated by the "
             f"polars engine; the {engine.name} engine does not have them yet"
         )
-    check: Callable[..., None] | None = None
-    if inputs.truth_table is not None:
-        topk.check_request(keys, inputs.n_labels)
-        cols = replace(cols, top_k=True)
-        predictions, truth_table = data, inputs.truth_table
-        data = topk.joined(predictions, truth_table, cols)
-        check = partial(
+    if inputs.truth_table is None:
+        return Prepared(topk.with_propensities(to_lazy(data), inputs.propensities, cols), cols)
+    topk.check_request(keys, inputs.n_labels)
+    cols = replace(cols, top_k=True)
+    predictions, truth_table = data, inputs.truth_table
+    propensities = inputs.propensities if ps_keys else None
+    return Prepared(
+        topk.joined(predictions, truth_table, cols, propensities),
+        cols,
+        check=partial(
             topk.check_samples, cols=cols, n_labels=inputs.n_labels,
             repeated_label=partial(topk.repeated_in, predictions, truth_table, cols),
-        )  # fmt: skip
-    if ps_keys:
-        data = topk.with_propensities(to_lazy(data), inputs.propensities, cols)
-    return data, cols, check
+        ),
+        rows=sum(to_lazy(t).select(pl.len()).collect().item() for t in (predictions, truth_table)),
+        split=partial(topk.split, predictions, truth_table, cols, propensities),
+    )  # fmt: skip
 
 
 def run(
@@ -277,7 +292,8 @@ def collect(
     ``per_sample``, ``labels``: label counts, ``curves``: score counts, ``precisions``: label
     precisions); the tables of every bucket, and the context the metrics were computed with
     (``parameters`` with the columns of ``cols`` and whether the truth is binary)."""
-    data, cols, top_k_check = prepare(engine, data, cols, keys, inputs)
+    prepared = prepare(engine, data, cols, keys, inputs)
+    data, cols = prepared.data, prepared.cols
     parameters = replace(
         parameters, truth=cols.truth, score=cols.score, pred=cols.pred,
         n_labels=inputs.n_labels, top_k=cols.top_k,
@@ -295,38 +311,43 @@ def collect(
         with engine.open(data, cols, settings) as whole:
             validation.check_schema(whole.schema(), cols)
             bytes_per_row = whole.bytes_per_row()
-            rows = whole.count_rows()
+            rows = whole.count_rows() if prepared.rows is None else prepared.rows
             budget = memory_limit
             if budget is None and engine.splits and not _in_memory(data):
                 budget = automatic_limit(rows, bytes_per_row)
             n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
             reporter = Reporter(progress, n + 1)
             with reporter.step(0, whole):
-                checked = check_table(whole, cols, keys)
-                if any(key.metric.needs_propensities for key in keys):
-                    topk.check_propensities(to_lazy(data), cols)
-                if budget is not None:
-                    sample_rows = (
-                        None  # a top-k sample's rows are few: a prediction or a true label each
-                        if checked.labels is None
-                        else int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
-                    )
-                    n = bucket_count(rows, budget, bytes_per_row, sample_rows)
-                pieces = whole.split(n, directory / "buckets") if n > 1 else None
-            context = replace(parameters, binary_truth=checked.facts.binary_truth)
-            summaries = []
+                checked: Checked | None = None
+                if prepared.split is not None and n > 1:
+                    # A top-k table too large for the budget: the two tables are split apart and
+                    # joined per bucket, where the row checks run (the join is never whole).
+                    if rows == 0:
+                        validation.raise_empty()
+                    pieces = prepared.split(n, directory / "buckets")
+                else:
+                    checked = check_table(whole, cols, keys)
+                    if budget is not None and checked.labels is not None:
+                        sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
+                        n = bucket_count(rows, budget, bytes_per_row, sample_rows)
+                    pieces = whole.split(n, directory / "buckets") if n > 1 else None
+            summaries, binary = [], []
             for i in range(n):
-                if pieces is not None and not pieces[i]:
+                if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
+                                           and not pieces[i]):  # fmt: skip
                     continue  # no sample hashed to this bucket
                 opened = _reuse(whole) if pieces is None else engine.open(pieces[i], cols, settings)
                 with opened as session, reporter.step(i + 1, session):
-                    check = top_k_check or partial(_check_samples, session, cols, checked)
+                    bucket_checked = checked or check_table(session, cols, keys)
+                    binary.append(bucket_checked.facts.binary_truth)
+                    context = replace(parameters, binary_truth=binary[-1])
+                    check = prepared.check or partial(_check_samples, session, cols, checked)
                     summary, frames = session.piece(tables, keys, context, check)
                     summaries.append(summary)
                     for table, frame in frames.items():
                         collected[table].append(frame)
     validation.check_weight_totals(pl.concat(summaries), cols)
-    return collected, context
+    return collected, replace(parameters, binary_truth=all(binary))
 
 
 @contextmanager

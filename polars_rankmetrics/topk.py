@@ -20,6 +20,7 @@ count only scored labels as retrieved, as trec_eval and ranx do, and need no ``n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -27,6 +28,7 @@ import polars as pl
 from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import REGISTRY, MetricKey
+from polars_rankmetrics.polars_engine import PolarsSession
 from polars_rankmetrics.retrieval import PROPENSITY
 from polars_rankmetrics.sources import to_lazy
 
@@ -65,10 +67,13 @@ def _check_schema(schema: pl.Schema, names: Sequence[str], table: str) -> None:
         )
 
 
-def joined(predictions: Any, truth_table: Any, cols: Columns) -> pl.LazyFrame:
+def joined(
+    predictions: Any, truth_table: Any, cols: Columns, propensities: Any = None
+) -> pl.LazyFrame:
     """The long table of a top-k evaluation: the predictions (``cols.score``, ``cols.weight``)
     and the truth table (``cols.truth``, optional) joined on the ``by`` columns, sample and
-    label; ``cols`` must have ``top_k`` set. Refuses a missing column, naming the table."""
+    label, with the ``propensities`` where given; ``cols`` must have ``top_k`` set. Refuses a
+    missing column, naming the table."""
     pred, true = to_lazy(predictions), to_lazy(truth_table)
     keys = [*cols.by, cols.sample, cols.label]
     weight = [cols.weight] if cols.weight else []
@@ -83,7 +88,32 @@ def joined(predictions: Any, truth_table: Any, cols: Columns) -> pl.LazyFrame:
         coalesce=True,
     )
     truth = pl.when(pl.col(_TRUE).is_null()).then(0).otherwise(pl.col(cols.truth))
-    return both.with_columns(truth.alias(cols.truth)).drop(_TRUE)
+    table = both.with_columns(truth.alias(cols.truth)).drop(_TRUE)
+    return table if propensities is None else with_propensities(table, propensities, cols)
+
+
+def split(
+    predictions: Any, truth_table: Any, cols: Columns, propensities: Any, n: int, directory: Path
+) -> list[pl.LazyFrame | None]:
+    """The two tables written apart as ``n`` buckets of whole samples (the same hash of the
+    sample keys), and each bucket's :func:`joined` table (None: a bucket without any row): the
+    join never holds more than a bucket."""
+    tables = [to_lazy(predictions), to_lazy(truth_table)]
+    files = [
+        PolarsSession(table, cols).split(n, directory / name)
+        for table, name in zip(tables, ("predictions", "truth"), strict=True)
+    ]
+    pieces: list[pl.LazyFrame | None] = []
+    for i in range(n):
+        if not files[0][i] and not files[1][i]:
+            pieces.append(None)
+            continue
+        parts = [
+            pl.scan_parquet(bucket[i]) if bucket[i] else table.clear()
+            for table, bucket in zip(tables, files, strict=True)
+        ]
+        pieces.append(joined(*parts, cols, propensities))
+    return pieces
 
 
 def with_propensities(data: pl.LazyFrame, propensities: Any, cols: Columns) -> pl.LazyFrame:
@@ -97,30 +127,6 @@ def with_propensities(data: pl.LazyFrame, propensities: Any, cols: Columns) -> p
         on=cols.label,
         how="left",
     )
-
-
-def check_propensities(data: pl.LazyFrame, cols: Columns) -> None:
-    """Every true label has a propensity in (0, 1]; a missing one is named with a sample."""
-    where = pl.struct([*cols.sample_keys, cols.label])
-    p = pl.col(PROPENSITY)
-    true = pl.col(cols.truth).cast(pl.Float64) > 0
-    found = data.select(
-        where.filter(true & p.is_null()).first().alias("missing"),
-        where.filter(true & ~((p > 0) & (p <= 1))).first().alias("bad"),
-        pl.col(cols.label).filter(p.is_not_null()).n_unique().alias("__n"),
-    ).collect()
-    missing, bad = found["missing"][0], found["bad"][0]
-    if missing is not None:
-        raise ValueError(
-            f"the propensity table has no row for true label {missing[cols.label]!r} "
-            f"(at {validation.describe(missing)}); give every label a propensity (a label "
-            "unseen in training: label_propensities(..., labels=...) gives it count 0)"
-        )
-    if bad is not None:
-        raise ValueError(
-            f"column 'propensity' of the propensity table must be in (0, 1], but label "
-            f"{bad[cols.label]!r} has another value (at {validation.describe(bad)})"
-        )
 
 
 def check_samples(

@@ -23,6 +23,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import MetricKey, min_labels
+from polars_rankmetrics.retrieval import PROPENSITY
 
 
 def check_schema(schema: pl.Schema, cols: Columns) -> None:
@@ -111,6 +112,15 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
         problems["null_weight"] = f"column {cols.weight!r} (weight){predictions} has a null"
         problems["bad_weight"] = (
             f"column {cols.weight!r} (weight){predictions} has a negative, NaN or infinite value"
+        )
+    if any(key.metric.needs_propensities for key in keys):
+        problems["missing_propensity"] = (
+            "the propensity table has no row for a true label; give every label a propensity "
+            "(a label unseen in training: label_propensities(..., labels=...) gives it count 0)"
+        )
+        problems["bad_propensity"] = (
+            "column 'propensity' of the propensity table must be in (0, 1], but a true label "
+            "has another value"
         )
     if cols.pred is not None:
         problems["null_pred"] = f"column {cols.pred!r} (pred) has a null"
@@ -208,6 +218,7 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
     pred = pl.col(cols.pred).cast(pl.Float64) if cols.pred else pl.lit(0.0)
     # On a top-k table, a row that only the truth table has carries no score and no weight.
     predicted = pl.col(PREDICTED).is_not_null() if cols.top_k else pl.lit(True)
+    propensity = pl.col(PROPENSITY) if PROPENSITY in schema else pl.lit(1.0)
     conditions = {f"null_by_{i}": pl.col(name).is_null() for i, name in enumerate(cols.by)}
     return conditions | {
         "null_sample": pl.col(cols.sample).is_null(),
@@ -221,6 +232,8 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
         "negative_truth": truth < 0,
         "null_weight": weight.is_null() & predicted,
         "bad_weight": ~weight.is_finite() | (weight < 0),
+        "missing_propensity": (truth > 0) & propensity.is_null(),
+        "bad_propensity": (truth > 0) & ~((propensity > 0) & (propensity <= 1)),
         "null_pred": pred.is_null(),
         "non_binary_pred": ~pred.is_in([0.0, 1.0]),
     }
