@@ -336,7 +336,12 @@ def collect(
                 if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
                                            and not pieces[i]):  # fmt: skip
                     continue  # no sample hashed to this bucket
-                opened = _reuse(whole) if pieces is None else engine.open(pieces[i], cols, settings)
+                piece = pieces[i] if pieces is not None else None
+                if isinstance(piece, pl.LazyFrame):
+                    # A top-k bucket, joined once in memory (its size was chosen to fit) for
+                    # its checks and its metrics.
+                    piece = piece.collect()
+                opened = _reuse(whole) if pieces is None else engine.open(piece, cols, settings)
                 with opened as session, reporter.step(i + 1, session):
                     bucket_checked = checked or check_table(session, cols, keys)
                     binary.append(bucket_checked.facts.binary_truth)
