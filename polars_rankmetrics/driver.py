@@ -319,6 +319,7 @@ def collect(
             reporter = Reporter(progress, n + 1)
             with reporter.step(0, whole):
                 checked: Checked | None = None
+                pieces: list[Any] | None
                 if prepared.split is not None and n > 1:
                     # A top-k table too large for the budget: the two tables are split apart and
                     # joined per bucket, where the row checks run (the join is never whole).
@@ -330,7 +331,7 @@ def collect(
                     if budget is not None and checked.labels is not None:
                         sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
                         n = bucket_count(rows, budget, bytes_per_row, sample_rows)
-                    pieces = whole.split(n, directory / "buckets") if n > 1 else None
+                    pieces = list(whole.split(n, directory / "buckets")) if n > 1 else None
             summaries, binary = [], []
             for i in range(n):
                 if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
@@ -346,7 +347,9 @@ def collect(
                     bucket_checked = checked or check_table(session, cols, keys)
                     binary.append(bucket_checked.facts.binary_truth)
                     context = replace(parameters, binary_truth=binary[-1])
-                    check = prepared.check or partial(_check_samples, session, cols, checked)
+                    check = prepared.check or partial(
+                        _check_samples, session, cols, bucket_checked
+                    )
                     summary, frames = session.piece(tables, keys, context, check)
                     summaries.append(summary)
                     for table, frame in frames.items():

@@ -108,11 +108,11 @@ def split(
         if not files[0][i] and not files[1][i]:
             pieces.append(None)
             continue
-        parts = [
+        pred, true = (
             pl.scan_parquet(bucket[i]) if bucket[i] else table.clear()
             for table, bucket in zip(tables, files, strict=True)
-        ]
-        pieces.append(joined(*parts, cols, propensities))
+        )
+        pieces.append(joined(pred, true, cols, propensities))
     return pieces
 
 
