@@ -347,9 +347,7 @@ def collect(
                     bucket_checked = checked or check_table(session, cols, keys)
                     binary.append(bucket_checked.facts.binary_truth)
                     context = replace(parameters, binary_truth=binary[-1])
-                    check = prepared.check or partial(
-                        _check_samples, session, cols, bucket_checked
-                    )
+                    check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
                     summary, frames = session.piece(tables, keys, context, check)
                     summaries.append(summary)
                     for table, frame in frames.items():
