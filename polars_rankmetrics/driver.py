@@ -192,11 +192,6 @@ def prepare(
         )
     if inputs.truth_table is None and not ps_keys:
         return Prepared(data, cols)
-    if engine.name != "polars":
-        raise ValueError(
-            "top-k tables (truth_table=) and the propensity-scored metrics are evaluated by the "
-            f"polars engine; the {engine.name} engine does not have them yet"
-        )
     if inputs.truth_table is None:
         return Prepared(topk.with_propensities(to_lazy(data), inputs.propensities, cols), cols)
     topk.check_request(keys, inputs.n_labels)

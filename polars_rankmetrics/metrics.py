@@ -112,7 +112,7 @@ SET_VIEW = "rankmetrics_set_per_sample"
 LABEL_VIEW = "rankmetrics_label_counts"
 SCORE_VIEW = "rankmetrics_score_counts"
 RETRIEVAL_VIEW = "rankmetrics_retrieval_per_sample"
-VIEWS_WITH_K = frozenset({GAIN_VIEW})
+VIEWS_WITH_K = frozenset({GAIN_VIEW, RETRIEVAL_VIEW})
 
 
 def register(metric: Metric) -> Metric:

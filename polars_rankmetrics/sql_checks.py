@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 SQL_PROBLEMS = (
     "null_sample", "null_label", "null_score", "nan_score", "null_truth", "nan_truth",
     "non_binary_truth", "negative_truth", "null_weight", "bad_weight", "null_pred",
-    "non_binary_pred",
+    "non_binary_pred", "missing_propensity", "bad_propensity",
 )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ import sqlglot
 from sqlglot import exp
 
 from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.ranks import cumulative_discount
 
 DIALECTS = ("duckdb", "spark", "postgres", "datafusion", "sqlite", "trino", "bigquery", "snowflake")
 VERIFIED = ("duckdb", "spark", "postgres", "datafusion", "sqlite")
@@ -125,6 +126,15 @@ def quote(name: str, dialect: str) -> str:
     return exp.to_identifier(name, quoted=True).sql(dialect=_target(dialect))
 
 
+def _unscored_discount(n_labels: int | None, k: int | None) -> exp.Expression:
+    """The base-2 cumulative discount at ``min(n_labels, k)``: where a top-k table's unscored
+    block ends within the cut (NULL for a dense table)."""
+    if n_labels is None:
+        return exp.Null()
+    last = n_labels if k is None else min(n_labels, k)
+    return _number(cumulative_discount(last) * math.log(2))
+
+
 def input_statements(
     table: str,
     cols: Columns,
@@ -137,9 +147,16 @@ def input_statements(
     threshold: float = 0.5,
     beta: float = 1.0,
     zero_division: float = 0.0,
+    n_labels: int | None = None,
+    propensity: str | None = None,
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
-    ``rankmetrics_cutoffs``, in ``dialect``. Several ``by`` columns become a struct (a jsonb
+    ``rankmetrics_cutoffs``, in ``dialect``. A top-k table (``cols.top_k``: predictions joined
+    with a truth table, see :mod:`polars_rankmetrics.topk`) marks the rows with a prediction in
+    its ``__predicted`` column, and ``n_labels`` is the size of its label space (in
+    ``rankmetrics_parameters``; the cut-offs' ``unscored`` column is the base-2 discount
+    ``D(min(n_labels, k))`` of its unscored block). ``propensity`` names a column of label
+    propensities. Several ``by`` columns become a struct (a jsonb
     object in PostgreSQL; refused on SQLite and DataFusion); one is used as it is; none is the
     constant 0. ``bool_truth`` (``bool_pred``) says the truth (pred) column is boolean: it is
     cast through an integer, as PostgreSQL casts no boolean to a number directly. ``pred`` is
@@ -186,6 +203,17 @@ def input_statements(
             this=column(cols.score, quoted=True), expression=_number(float(threshold))
         )
         pred = exp.cast(exp.case().when(reached, _number(1)).else_(_number(0)), double)
+    predicted: exp.Expression = exp.Literal.number(1)
+    if cols.top_k:
+        present = exp.Not(
+            this=exp.Is(this=column("__predicted", quoted=True), expression=exp.Null())
+        )
+        predicted = exp.case().when(present, exp.Literal.number(1)).else_(exp.Literal.number(0))
+    propensities: exp.Expression = (
+        exp.cast(column(propensity, quoted=True), double)
+        if propensity
+        else exp.cast(exp.Null(), double)
+    )
     select = exp.select(
         exp.alias_(grp, "grp"),
         exp.alias_(column(cols.sample, quoted=True), "sample"),
@@ -194,21 +222,23 @@ def input_statements(
         exp.alias_(exp.cast(truth, double), "truth"),
         exp.alias_(weight, "weight"),
         exp.alias_(pred, "pred"),
+        exp.alias_(exp.cast(predicted, integer), "predicted"),
+        exp.alias_(propensities, "propensity"),
     ).from_(table_expr)
     zd = exp.Null() if math.isnan(zero_division) else _number(float(zero_division))
+    bigint = exp.DataType.build("BIGINT")
+    space = exp.Null() if n_labels is None else exp.Literal.number(int(n_labels))
     parameters = exp.select(
         exp.alias_(exp.cast(_number(float(beta)), double), "beta"),
         exp.alias_(exp.cast(zd, double), "zero_division"),
+        exp.alias_(exp.cast(space, bigint), "n_labels"),
     )
     ks = [
         exp.select(
             exp.alias_(
-                exp.cast(
-                    exp.Null() if k is None else exp.Literal.number(int(k)),
-                    exp.DataType.build("BIGINT"),
-                ),
-                "k",
-            )
+                exp.cast(exp.Null() if k is None else exp.Literal.number(int(k)), bigint), "k"
+            ),
+            exp.alias_(exp.cast(_unscored_discount(n_labels, k), double), "unscored"),
         )
         for k in dict.fromkeys(cutoffs)
     ]

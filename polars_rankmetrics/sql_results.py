@@ -41,8 +41,11 @@ def _by_view(keys: Sequence[MetricKey]) -> dict[str, list[MetricKey]]:
 
 
 def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
-    """The rows of ``rankmetrics_cutoffs``: the cut-offs of the keys that take one."""
-    return list(dict.fromkeys(key.k for key in keys if key.metric.takes_k)) or [None]
+    """The rows of ``rankmetrics_cutoffs``: the cut-offs of the keys read from a view with one
+    row per cut-off (None for a key without)."""
+    return list(dict.fromkeys(key.k for key in keys if key.metric.sql_view in VIEWS_WITH_K)) or [
+        None
+    ]
 
 
 def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:

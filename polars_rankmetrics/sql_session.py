@@ -17,6 +17,7 @@ from polars_rankmetrics import sql_checks, sql_results, validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.retrieval import PROPENSITY
 from polars_rankmetrics.sql_export import input_statements, quote, view_statements
 
 
@@ -30,6 +31,7 @@ def setup_statements(
         bool_truth=schema[cols.truth] == pl.Boolean,
         bool_pred=cols.pred is not None and schema[cols.pred] == pl.Boolean,
         threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
+        n_labels=context.n_labels, propensity=PROPENSITY if PROPENSITY in schema else None,
     )  # fmt: skip
     return [
         *statements,

@@ -186,12 +186,13 @@ SUMMARY_NAMES = {
     name: f"__rm_{name}"
     for name in (
         "group_labels", "weight", "min_labels", "short_sample", "repeated_sample",
-        "varying_weight_sample",
+        "varying_weight_sample", "max_labels", "long_sample", "unweighted_sample",
     )
 }  # fmt: skip
-GROUP_LABELS, SUMMARY_WEIGHT, MIN_LABELS, SHORT_SAMPLE, REPEATED_SAMPLE, VARYING_WEIGHT_SAMPLE = (
-    SUMMARY_NAMES.values()
-)
+(
+    GROUP_LABELS, SUMMARY_WEIGHT, MIN_LABELS, SHORT_SAMPLE, REPEATED_SAMPLE,
+    VARYING_WEIGHT_SAMPLE, MAX_LABELS, LONG_SAMPLE, UNWEIGHTED_SAMPLE,
+) = SUMMARY_NAMES.values()  # fmt: skip
 
 
 def group_keys(cols: Columns) -> list[str]:
@@ -293,14 +294,6 @@ def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[Metric
     if labels.height and labels[GROUP_LABELS].min() < needed:  # type: ignore[operator]
         raise_too_few_labels(cols, metric, needed)
 
-
-# Top-k tables' facts (the Polars engine's summary only): the most distinct labels a sample
-# has and one such sample, and a sample without a weight (no prediction row).
-MAX_LABELS, LONG_SAMPLE, UNWEIGHTED_SAMPLE = (
-    "__rm_max_labels",
-    "__rm_long_sample",
-    "__rm_unweighted",
-)
 
 # The per-sample facts the sample summary is made of.
 SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHTS, SAMPLE_WEIGHT = (

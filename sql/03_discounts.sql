@@ -2,6 +2,8 @@
 -- 1 / log2(r + 1), for positions 0 up to the number of distinct labels (no sample has more).
 -- A block spanning positions a..b, cut at k, sums the discounts D(min(b, k)) - D(min(a - 1, k)).
 -- The positions are numbered by row_number() over the distinct labels: no table function needed.
+-- harmonic = sum over r = 1..position of 1 / r and log_factorial = ln(position!) serve the
+-- retrieval metrics' expected values over tied blocks.
 CREATE OR REPLACE VIEW rankmetrics_discounts AS
 SELECT
     position,
@@ -10,7 +12,13 @@ SELECT
             THEN ln(CAST(2 AS DOUBLE)) / ln(CAST(position + 1 AS DOUBLE))
             ELSE CAST(0 AS DOUBLE)
         END
-    ) OVER (ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cumulative
+    ) OVER (ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cumulative,
+    sum(
+        CASE WHEN position > 0 THEN 1 / CAST(position AS DOUBLE) ELSE CAST(0 AS DOUBLE) END
+    ) OVER (ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS harmonic,
+    sum(
+        CASE WHEN position > 0 THEN ln(CAST(position AS DOUBLE)) ELSE CAST(0 AS DOUBLE) END
+    ) OVER (ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS log_factorial
 FROM (
     SELECT 0 AS position
     UNION ALL

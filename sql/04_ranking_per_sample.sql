@@ -7,7 +7,8 @@
 --   no positive label:   coverage_error 0, lrap 1, ranking_loss 0, lwlrap NULL (weight 0),
 --                        average_precision 0, roc_auc NULL (scikit-learn: NaN)
 --   all labels positive: coverage_error = n_labels, lrap 1, ranking_loss 0, roc_auc NULL
--- A tie counts as a ranking error (<=) and takes the largest rank.
+-- A tie counts as a ranking error (<=) and takes the largest rank. On a top-k table n_labels is the
+-- label space's size, and the unscored labels without a row (negatives) count through it.
 CREATE OR REPLACE VIEW rankmetrics_ranking_per_sample AS
 SELECT
     grp, sample, weight, n_labels, n_positives,
@@ -26,7 +27,7 @@ FROM (
     SELECT
         grp, sample,
         max(weight) AS weight,
-        count(*) AS n_labels,
+        coalesce(max(label_space), count(*)) AS n_labels,
         count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
         max(CASE WHEN truth > 0 THEN rank END) AS max_positive_rank,
         sum(CASE WHEN truth > 0 THEN CAST(positive_rank AS DOUBLE) / rank END) AS precision_sum,

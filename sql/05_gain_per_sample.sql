@@ -3,6 +3,8 @@
 -- dcg gives a tied block its mean gain times the discounts of the positions it spans
 -- (D(rank) - D(block_start - 1)), also when the block straddles k: each row adds its gain times
 -- that span over the block's size. ndcg is 0 when the ideal dcg is 0 (no positive gain).
+-- The unscored block of a top-k table spans positions block_start .. n_labels, past the positions
+-- of rankmetrics_discounts: its discount D(min(n_labels, k)) is rankmetrics_cutoffs' unscored.
 CREATE OR REPLACE VIEW rankmetrics_gain_per_sample AS
 SELECT
     r.grp, r.sample, r.k, r.weight, r.n_labels, r.n_positives,
@@ -12,12 +14,17 @@ FROM (
     SELECT
         t.grp, t.sample, c.k,
         max(t.weight) AS weight,
-        count(*) AS n_labels,
+        coalesce(max(t.label_space), count(*)) AS n_labels,
         count(CASE WHEN t.truth > 0 THEN 1 END) AS n_positives,
-        sum(t.truth * (hi.cumulative - lo.cumulative) / (t.rank - t.block_start + 1)) AS dcg
+        sum(
+            t.truth
+            * (CASE WHEN t.score IS NULL THEN c.unscored ELSE hi.cumulative END - lo.cumulative)
+            / (t.rank - t.block_start + 1)
+        ) AS dcg
     FROM rankmetrics_rank_table AS t
     CROSS JOIN rankmetrics_cutoffs AS c
-    JOIN rankmetrics_discounts AS hi ON hi.position = least(t.rank, coalesce(c.k, t.rank))
+    LEFT JOIN rankmetrics_discounts AS hi
+        ON hi.position = least(t.rank, coalesce(c.k, t.rank)) AND t.score IS NOT NULL
     JOIN rankmetrics_discounts AS lo ON lo.position = least(t.block_start - 1, coalesce(c.k, t.rank))
     GROUP BY t.grp, t.sample, c.k
 ) AS r

@@ -3,6 +3,8 @@
 --   SELECT grp, sample, label FROM rankmetrics_row_flags WHERE <problem> = 1 LIMIT 1
 -- "Not finite" is NOT (x BETWEEN -max AND max) for the largest double max: true for NaN and both
 -- infinities on every engine, whether it orders NaN above everything or compares it false.
+-- On a top-k table the rows of true labels without a prediction (predicted = 0) have no score
+-- and no weight. The propensity flags matter only to the propensity-scored metrics.
 
 -- rankmetrics_row_flags: one row per input row; problems visible in single rows.
 CREATE OR REPLACE VIEW rankmetrics_row_flags AS
@@ -10,18 +12,21 @@ SELECT
     grp, sample, label,
     CASE WHEN sample IS NULL THEN 1 ELSE 0 END AS null_sample,
     CASE WHEN label IS NULL THEN 1 ELSE 0 END AS null_label,
-    CASE WHEN score IS NULL THEN 1 ELSE 0 END AS null_score,
+    CASE WHEN score IS NULL AND predicted = 1 THEN 1 ELSE 0 END AS null_score,
     CASE WHEN isnan(score) THEN 1 ELSE 0 END AS nan_score,
     CASE WHEN truth IS NULL THEN 1 ELSE 0 END AS null_truth,
     CASE WHEN NOT (truth BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)
         THEN 1 ELSE 0 END AS nan_truth,
     CASE WHEN truth <> 0 AND truth <> 1 THEN 1 ELSE 0 END AS non_binary_truth,
     CASE WHEN truth < 0 THEN 1 ELSE 0 END AS negative_truth,
-    CASE WHEN weight IS NULL THEN 1 ELSE 0 END AS null_weight,
+    CASE WHEN weight IS NULL AND predicted = 1 THEN 1 ELSE 0 END AS null_weight,
     CASE WHEN weight < 0 OR NOT (weight BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)
         THEN 1 ELSE 0 END AS bad_weight,
     CASE WHEN pred IS NULL THEN 1 ELSE 0 END AS null_pred,
-    CASE WHEN pred <> 0 AND pred <> 1 THEN 1 ELSE 0 END AS non_binary_pred
+    CASE WHEN pred <> 0 AND pred <> 1 THEN 1 ELSE 0 END AS non_binary_pred,
+    CASE WHEN truth > 0 AND propensity IS NULL THEN 1 ELSE 0 END AS missing_propensity,
+    CASE WHEN truth > 0 AND NOT (propensity > 0 AND propensity <= 1) THEN 1 ELSE 0 END
+        AS bad_propensity
 FROM rankmetrics_input;
 
 -- rankmetrics_row_checks: one row; how many rows show each problem.
@@ -39,7 +44,9 @@ SELECT
     sum(null_weight) AS null_weight,
     sum(bad_weight) AS bad_weight,
     sum(null_pred) AS null_pred,
-    sum(non_binary_pred) AS non_binary_pred
+    sum(non_binary_pred) AS non_binary_pred,
+    sum(missing_propensity) AS missing_propensity,
+    sum(bad_propensity) AS bad_propensity
 FROM rankmetrics_row_flags;
 
 -- rankmetrics_group_labels: one row per grp; how many distinct labels the group has. Every sample
@@ -56,6 +63,8 @@ GROUP BY grp;
 --   min_labels             the fewest distinct labels a sample has; short_sample one such sample
 --   repeated_sample        a sample with a label on more than one row
 --   varying_weight_sample  a sample whose weight is not constant
+--   max_labels             the most distinct labels a sample has; long_sample one such sample
+--   unweighted_sample      a sample without any weight (on a top-k table: without predictions)
 -- Examples are the smallest such sample id.
 CREATE OR REPLACE VIEW rankmetrics_sample_checks AS
 SELECT
@@ -64,11 +73,15 @@ SELECT
     min(min_labels) AS min_labels,
     min(CASE WHEN n_labels = min_labels THEN sample END) AS short_sample,
     min(CASE WHEN n_rows > n_labels THEN sample END) AS repeated_sample,
-    min(CASE WHEN n_weights > 1 THEN sample END) AS varying_weight_sample
+    min(CASE WHEN n_weights > 1 THEN sample END) AS varying_weight_sample,
+    max(max_labels) AS max_labels,
+    min(CASE WHEN n_labels = max_labels THEN sample END) AS long_sample,
+    min(CASE WHEN weight IS NULL THEN sample END) AS unweighted_sample
 FROM (
     SELECT
         grp, sample, n_rows, n_labels, n_weights, weight,
-        min(n_labels) OVER (PARTITION BY grp) AS min_labels
+        min(n_labels) OVER (PARTITION BY grp) AS min_labels,
+        max(n_labels) OVER (PARTITION BY grp) AS max_labels
     FROM (
         SELECT
             grp, sample, count(*) AS n_rows, count(DISTINCT label) AS n_labels,

@@ -4,19 +4,21 @@ propensity model of Jain et al. written out from the paper."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 
 import numpy as np
 import polars as pl
 import pytest
-from conftest import Engine
+from conftest import ENGINES
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference import expected_over_orders
 
 import polars_rankmetrics as rm
 
-TOP_K_ENGINES = [Engine("polars"), Engine("polars", 7)]
+TOP_K_ENGINES = [replace(engine, bucket_rows=engine.bucket_rows and 7) for engine in ENGINES]
 KEYS = [
     ("precision", 1), ("precision", 3), ("recall", 2), ("hit_rate", 1), ("hit_rate", 2),
     ("mrr", None), ("mrr", 2), ("map", None), ("map", 2), ("r_precision", None),
@@ -68,21 +70,22 @@ def _evaluated_samples(samples, top_k):
     return [s for s in samples if not top_k or s[1] or s[2]]
 
 
+@pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
 @pytest.mark.parametrize("top_k", [False, True], ids=["dense", "top-k"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(data=st.data())
-def test_every_metric_is_its_mean_over_the_orders_of_tied_blocks(top_k, data):
+def test_every_metric_is_its_mean_over_the_orders_of_tied_blocks(engine, top_k, data):
     predictions, truth, propensities, samples = data.draw(runs(top_k=top_k))
     if predictions.height + truth.height * top_k == 0:
         with pytest.raises(ValueError, match="the table is empty"):
-            rm.evaluate(predictions, "map", truth_table=truth if top_k else None)
+            engine.evaluate(predictions, "map", truth_table=truth if top_k else None)
         return
     keys = [_key(name, k) for name, k in KEYS]
     options = {"propensities": propensities, "per_sample": True}
     if top_k:
-        result = rm.evaluate(predictions.drop("truth"), keys, truth_table=truth, **options)
+        result = engine.evaluate(predictions.drop("truth"), keys, truth_table=truth, **options)
     else:
-        result = rm.evaluate(predictions, keys, **options)
+        result = engine.evaluate(predictions, keys, **options)
     expected_samples = _evaluated_samples(samples, top_k)
     assert result["sample"].to_list() == [s for s, _, _ in expected_samples]
     for name, k in KEYS:

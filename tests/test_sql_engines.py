@@ -28,7 +28,8 @@ from polars_rankmetrics.sql_export import DIALECTS, VERIFIED, view_statements
 
 KEYS = [
     "coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@3", "ndcg@2",
-    *CLASSIFICATION_METRICS,
+    *CLASSIFICATION_METRICS, "precision@2", "recall@3", "hit_rate@1", "mrr", "mrr@2", "map",
+    "map@3", "r_precision",
 ]  # fmt: skip
 
 
@@ -123,6 +124,23 @@ def test_every_engine_gives_the_polars_numbers(sql_engine, per_sample):
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
     if not per_sample:  # the group without positives has no lwlrap
         assert np.isnan(ours.filter(model="m7")["lwlrap"][0])
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_top_k_tables_and_propensities_on_every_engine(sql_engine, per_sample):
+    """The top-k rows (unscored true labels, n_labels) and the propensity-scored metrics: a
+    table's first labels predicted, the others true labels only."""
+    table = random_cases()
+    predictions = table.filter(pl.col("label") < 3).drop("truth")
+    truth = table.filter(pl.col("truth") > 0).select("model", "sample", "label")
+    propensities = pl.DataFrame({"label": range(6), "propensity": [0.2, 0.5, 1.0] * 2})
+    keys = ["lrap", "ranking_loss", "ndcg", "ndcg@2", "coverage_error", "precision@2", "mrr",
+            "map@3", "psprecision@2", "psprecision_norm@2", "psndcg@3", "psndcg_norm@3"]  # fmt: skip
+    inputs = driver.TopK(truth, 8, propensities)
+    ours = run(sql_engine, predictions, keys, by="model", per_sample=per_sample, inputs=inputs)
+    expected = rm.evaluate(predictions, keys, by="model", per_sample=per_sample, truth_table=truth,
+                           n_labels=8, propensities=propensities)  # fmt: skip
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
 
 @pytest.mark.parametrize("zero_division", [0.0, float("nan")])

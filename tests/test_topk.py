@@ -3,10 +3,12 @@ cells hold a score below all scored ones; bad input is refused naming the table.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 import pytest
-from conftest import Engine
+from conftest import ENGINES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import finite_scores, sklearn_value
@@ -16,7 +18,7 @@ from strategies import matrices
 import polars_rankmetrics as rm
 from polars_rankmetrics.metrics import parse_key
 
-TOP_K_ENGINES = [Engine("polars"), Engine("polars", 7)]
+TOP_K_ENGINES = [replace(engine, bucket_rows=engine.bucket_rows and 7) for engine in ENGINES]
 # scikit-learn warns on the degenerate rows (no positive label) that these tables hold on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 RANKING = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
@@ -196,9 +198,3 @@ def test_propensities_are_needed_and_complete():
     partial = pl.DataFrame({"label": ["a", "b"], "propensity": [0.5, 0.5]})
     with pytest.raises(ValueError, match=r"no row for a true label; .* \(at sample=1, label='c'\)"):
         rm.evaluate(predictions, "psprecision@1", truth_table=truth, propensities=partial)
-
-
-def test_the_duckdb_engine_says_it_has_no_top_k_tables_yet():
-    predictions, truth = _tables()
-    with pytest.raises(ValueError, match=r"evaluated by the polars engine; the duckdb engine"):
-        rm.evaluate(predictions, "mrr", truth_table=truth, engine="duckdb")
