@@ -4,9 +4,8 @@ propensity model of Jain et al. written out from the paper."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import math
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
