@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+from dataclasses import replace
 from types import FrameType
 from typing import NoReturn
 
@@ -91,6 +92,17 @@ def _parser() -> argparse.ArgumentParser:
         "--by", action="append", default=[], help="group column(s), comma-separated or repeated"
     )
     sql.add_argument("--weight", help="sample weight column")
+    sql.add_argument(
+        "--truth-table", metavar="TABLE",
+        help="top-k: --input holds the predictions and TABLE the true labels (sample, label); "
+        "rankmetrics_input is their full outer join",
+    )  # fmt: skip
+    sql.add_argument("--n-labels", type=int, metavar="N", help="top-k: the size of the label space")
+    sql.add_argument(
+        "--gain", action="store_true",
+        help="top-k: the truth table has a gain column (named by --truth); else each true label "
+        "has gain 1",
+    )  # fmt: skip
     for name in ("sample", "label", "score", "truth"):
         sql.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
     sql.add_argument(
@@ -289,16 +301,21 @@ def _print_sql(args: argparse.Namespace) -> int:
             sample=args.sample, label=args.label, score=args.score, truth=args.truth,
             weight=args.weight, by=_split(args.by), pred=args.pred,
         )  # fmt: skip
+        if args.truth_table is not None:
+            cols = replace(cols, top_k=True)
         try:
             if any(k < 1 for k in args.k):
                 raise ValueError("--k must be a positive integer")
+            if args.n_labels is not None and args.n_labels < 1:
+                raise ValueError("--n-labels must be a positive integer")
             context = parameters(
                 threshold=args.threshold, beta=args.beta, zero_division=args.zero_division
             )
             defined = input_statements(
                 args.input, cols, args.dialect, [None, *args.k], bool_truth=args.bool_truth,
                 bool_pred=args.bool_truth, threshold=context.threshold, beta=context.beta,
-                zero_division=context.zero_division,
+                zero_division=context.zero_division, n_labels=args.n_labels,
+                truth_table=args.truth_table, gain=args.gain,
             )  # fmt: skip
         except ValueError as error:
             print(f"rankmetrics: error: {error}", file=sys.stderr)

@@ -135,6 +135,58 @@ def _unscored_discount(n_labels: int | None, k: int | None) -> exp.Expression:
     return _number(cumulative_discount(last) * math.log(2))
 
 
+def _table(name: str) -> exp.Table:
+    """A dotted table name, each part quoted."""
+    return exp.to_table(".".join(quote(part, "duckdb") for part in name.split(".")))
+
+
+def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -> exp.Expression:
+    """The full outer join of a top-k run's predictions and truth table, as a subquery with the
+    columns of a joined top-k table (``__predicted`` marking the predictions' rows)."""
+    keys = [*cols.by, cols.sample, cols.label]
+    own = [c for c in (cols.score, cols.weight, cols.pred) if c is not None]
+    true_gain = exp.column(cols.truth, table="t", quoted=True) if gain else exp.Literal.number(1)
+    p, t = exp.to_identifier("p"), exp.to_identifier("t")
+    left = (
+        exp.select(*(exp.column(c, quoted=True) for c in [*keys, *own]))
+        .select(exp.alias_(exp.Literal.number(1), "__predicted", quoted=True))
+        .from_(_table(predictions))
+    )
+    right = (
+        exp.select(*(exp.column(c, quoted=True) for c in keys))
+        .select(
+            exp.alias_(true_gain, cols.truth, quoted=True),
+            exp.alias_(exp.Literal.number(1), "__true", quoted=True),
+        )
+        .from_(exp.alias_(_table(truth_table), "t"))
+    )
+    pairs = [
+        (exp.column(k, table=p, quoted=True), exp.column(k, table=t, quoted=True)) for k in keys
+    ]
+    on = exp.and_(*(exp.EQ(this=a, expression=b) for a, b in pairs))
+    truth = (
+        exp.case()
+        .when(
+            exp.Is(this=exp.column("__true", table=t, quoted=True), expression=exp.Null()),
+            exp.Literal.number(0),
+        )
+        .else_(exp.column(cols.truth, table=t, quoted=True))
+    )
+    select = (
+        exp.select(
+            *(
+                exp.alias_(exp.func("coalesce", a, b), k, quoted=True)
+                for k, (a, b) in zip(keys, pairs, strict=True)
+            ),
+            *(exp.column(c, table=p, quoted=True) for c in [*own, "__predicted"]),
+            exp.alias_(truth, cols.truth, quoted=True),
+        )
+        .from_(exp.alias_(left.subquery(), "p"))
+        .join(exp.alias_(right.subquery(), "t"), on=on, join_type="FULL OUTER")
+    )
+    return select.subquery("rankmetrics_top_k")
+
+
 def input_statements(
     table: str,
     cols: Columns,
@@ -149,6 +201,8 @@ def input_statements(
     zero_division: float = 0.0,
     n_labels: int | None = None,
     propensity: str | None = None,
+    truth_table: str | None = None,
+    gain: bool = False,
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
     ``rankmetrics_cutoffs``, in ``dialect``. A top-k table (``cols.top_k``: predictions joined
@@ -156,14 +210,18 @@ def input_statements(
     its ``__predicted`` column, and ``n_labels`` is the size of its label space (in
     ``rankmetrics_parameters``; the cut-offs' ``unscored`` column is the base-2 discount
     ``D(min(n_labels, k))`` of its unscored block). ``propensity`` names a column of label
-    propensities. Several ``by`` columns become a struct (a jsonb
+    propensities. ``truth_table`` (with ``cols.top_k``): ``table`` holds the predictions and
+    this table the true labels (with a gain in ``cols.truth`` if ``gain``, else 1 each); the
+    input is their full outer join. Several ``by`` columns become a struct (a jsonb
     object in PostgreSQL; refused on SQLite and DataFusion); one is used as it is; none is the
     constant 0. ``bool_truth`` (``bool_pred``) says the truth (pred) column is boolean: it is
     cast through an integer, as PostgreSQL casts no boolean to a number directly. ``pred`` is
     the ``pred`` column, or ``score >= threshold`` without one. ``rankmetrics_parameters`` holds
     ``beta`` and ``zero_division`` (NaN as NULL). Numbers become SQL literals, never text."""
     column = exp.column
-    table_expr = exp.to_table(".".join(quote(part, "duckdb") for part in table.split(".")))
+    table_expr: exp.Expression = _table(table)
+    if truth_table is not None:
+        table_expr = _top_k_join(table, truth_table, cols, gain)
     if not cols.by:
         grp: exp.Expression = exp.Literal.number(0)
     elif len(cols.by) == 1:

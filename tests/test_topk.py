@@ -198,3 +198,35 @@ def test_propensities_are_needed_and_complete():
     partial = pl.DataFrame({"label": ["a", "b"], "propensity": [0.5, 0.5]})
     with pytest.raises(ValueError, match=r"no row for a true label; .* \(at sample=1, label='c'\)"):
         rm.evaluate(predictions, "psprecision@1", truth_table=truth, propensities=partial)
+
+
+def test_sql_alone_joins_the_two_tables(tmp_path):
+    """`rankmetrics sql --input PRED --truth-table TRUTH --n-labels N`: the statements alone,
+    run on DuckDB over two tables, give the library's numbers."""
+    import subprocess
+    import sys
+
+    import duckdb
+
+    predictions, truth = _tables()
+    truth = pl.concat([truth, pl.DataFrame({"sample": [2], "label": ["d"], "truth": [1]})])
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics", "sql", "--input", "run", "--truth-table",
+         "qrels", "--gain", "--n-labels", "6", "--k", "2"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    con = duckdb.connect()
+    con.register("run", predictions.to_arrow())
+    con.register("qrels", truth.to_arrow())
+    con.execute(done.stdout)
+    got = con.sql(
+        "SELECT r.sample, r.lrap, g.ndcg, q.map, q.precision FROM rankmetrics_ranking_per_sample r "
+        "JOIN rankmetrics_gain_per_sample g ON g.sample = r.sample AND g.k = 2 "
+        "JOIN rankmetrics_retrieval_per_sample q ON q.sample = r.sample AND q.k = 2 "
+        "ORDER BY r.sample"
+    ).pl()
+    keys = ["lrap", "ndcg@2", "map@2", "precision@2"]
+    expected = rm.evaluate(predictions, keys, truth_table=truth, n_labels=6, per_sample=True)
+    assert got["sample"].to_list() == expected["sample"].to_list() == [0, 1, 2]
+    for ours, key in zip(["lrap", "ndcg", "map", "precision"], keys, strict=True):
+        np.testing.assert_allclose(got[ours], expected[key], rtol=1e-12)

@@ -1,0 +1,101 @@
+"""This library against ranx and pytrec_eval on the same top-k run and qrels, end to end from
+Parquet (each tool's loading included), each in a process of its own: wall time and peak RSS.
+
+    python benchmarks/make_xmc.py --samples 1000000   # the run, once
+    python benchmarks/peers.py --samples 1000000 [--tools polars,duckdb,pytrec_eval,ranx]
+
+Metrics: P@5, nDCG@5, MRR and MAP (trec_eval's ``P_5``, ``ndcg_cut_5``, ``recip_rank``,
+``map``). The peers take dicts of string ids, built here from the Parquet files with Polars (the
+fastest way we found); ties in the 3-decimal scores are broken by document id in trec_eval and
+by order in ranx, and averaged over all orders here, so values differ in the last digits where a
+true label ties with another at the cut. Writes ``benchmarks/out/peers-<samples>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from measure import run  # noqa: E402
+
+OUT = Path(__file__).parent / "out"
+OURS = ["precision@5", "ndcg@5", "mrr", "map"]
+TREC = {"P_5": "precision@5", "ndcg_cut_5": "ndcg@5", "recip_rank": "mrr", "map": "map"}
+RANX = {"precision@5": "precision@5", "ndcg@5": "ndcg@5", "mrr": "mrr", "map": "map"}
+
+
+def _dicts(directory: Path) -> tuple[dict, dict]:
+    predictions = pl.read_parquet(directory / "predictions" / "*.parquet")
+    truth = pl.read_parquet(directory / "truth.parquet")
+    run_dict: dict[str, dict[str, float]] = {}
+    for sample, labels, scores in (
+        predictions.group_by("sample").agg("label", "score").iter_rows()
+    ):
+        run_dict[str(sample)] = {str(lab): float(s) for lab, s in zip(labels, scores, strict=True)}
+    qrels: dict[str, dict[str, int]] = {}
+    for sample, labels in truth.group_by("sample").agg("label").iter_rows():
+        qrels[str(sample)] = {str(lab): 1 for lab in labels}
+    return run_dict, qrels
+
+
+def peer(tool: str, directory: Path) -> dict[str, float]:
+    """One peer's means, computed in this process (the child of :func:`main`)."""
+    run_dict, qrels = _dicts(directory)
+    if tool == "pytrec_eval":
+        import pytrec_eval
+
+        per_query = pytrec_eval.RelevanceEvaluator(qrels, set(TREC)).evaluate(run_dict)
+        return {
+            ours: sum(q[measure] for q in per_query.values()) / len(per_query)
+            for measure, ours in TREC.items()
+        }
+    import ranx
+
+    values = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run_dict), list(RANX))
+    return {RANX[name]: float(value) for name, value in values.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--tools", default="polars,duckdb,pytrec_eval,ranx")
+    parser.add_argument("--labels", type=int, default=3_000_000)
+    parser.add_argument("--peer", help=argparse.SUPPRESS)  # internal: run one peer here
+    args = parser.parse_args()
+    directory = OUT / f"xmc-{args.samples}"
+    if args.peer:
+        print(json.dumps(peer(args.peer, directory)))
+        return
+    results = {}
+    for tool in args.tools.split(","):
+        if tool in ("polars", "duckdb"):
+            command = [
+                "rankmetrics", "evaluate", str(directory / "predictions" / "*.parquet"),
+                "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
+                "--metrics", ",".join(OURS), "--engine", tool, "--format", "json",
+                "--memory-limit", "1GB",
+            ]  # fmt: skip
+        else:
+            command = [sys.executable, __file__, "--samples", str(args.samples), "--peer", tool]
+        done = run(command)
+        values = json.loads(done.stdout) if done.returncode == 0 else None
+        results[tool] = {
+            "seconds": round(done.seconds, 1), "peak_rss_mib": round(done.peak_rss_mib),
+            "values": values, "error": None if values else done.stderr[-500:],
+        }  # fmt: skip
+        print(tool, results[tool], flush=True)
+    record = {
+        "date": time.strftime("%Y-%m-%d"), "samples": args.samples, "metrics": OURS,
+        "results": results,
+    }  # fmt: skip
+    (OUT / f"peers-{args.samples}.json").write_text(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()
