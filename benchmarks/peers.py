@@ -34,9 +34,7 @@ def _dicts(directory: Path) -> tuple[dict, dict]:
     predictions = pl.read_parquet(directory / "predictions" / "*.parquet")
     truth = pl.read_parquet(directory / "truth.parquet")
     run_dict: dict[str, dict[str, float]] = {}
-    for sample, labels, scores in (
-        predictions.group_by("sample").agg("label", "score").iter_rows()
-    ):
+    for sample, labels, scores in predictions.group_by("sample").agg("label", "score").iter_rows():
         run_dict[str(sample)] = {str(lab): float(s) for lab, s in zip(labels, scores, strict=True)}
     qrels: dict[str, dict[str, int]] = {}
     for sample, labels in truth.group_by("sample").agg("label").iter_rows():

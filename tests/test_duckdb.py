@@ -108,10 +108,17 @@ def test_sql_alone_as_the_readme_shows():
     con.sql(
         "CREATE VIEW rankmetrics_input AS SELECT model AS grp, sample, label, "
         "CAST(score AS DOUBLE) AS score, CAST(truth AS DOUBLE) AS truth, weight, "
-        f"CAST(score >= 0.5 AS DOUBLE) AS pred FROM read_parquet('{EXAMPLE}')"
+        f"CAST(score >= 0.5 AS DOUBLE) AS pred, 1 AS predicted, NULL::DOUBLE AS propensity "
+        f"FROM read_parquet('{EXAMPLE}')"
     )
-    con.sql("CREATE TABLE rankmetrics_cutoffs AS SELECT * FROM (VALUES (NULL), (10)) AS t(k)")
-    con.sql("CREATE TABLE rankmetrics_parameters AS SELECT 1.0 AS beta, 0.0 AS zero_division")
+    con.sql(
+        "CREATE TABLE rankmetrics_cutoffs AS SELECT k, NULL::DOUBLE AS unscored "
+        "FROM (VALUES (NULL), (10)) AS t(k)"
+    )
+    con.sql(
+        "CREATE TABLE rankmetrics_parameters AS "
+        "SELECT 1.0 AS beta, 0.0 AS zero_division, NULL::BIGINT AS n_labels"
+    )
     for path in sorted(REPO_SQL.glob("*.sql")):
         con.sql(path.read_text())
     got = con.sql(
@@ -195,11 +202,17 @@ def test_cli_prints_the_sql_views_in_order():
     con = duckdb.connect()
     con.sql(
         "CREATE VIEW rankmetrics_input AS SELECT 0 AS grp, sample, label, score, "
-        "CAST(truth AS DOUBLE) AS truth, 1.0 AS weight, CAST(score >= 0.5 AS DOUBLE) AS pred "
-        f"FROM read_parquet('{EXAMPLE}') WHERE model = 'candidate'"
+        "CAST(truth AS DOUBLE) AS truth, 1.0 AS weight, CAST(score >= 0.5 AS DOUBLE) AS pred, "
+        f"1 AS predicted, NULL::DOUBLE AS propensity FROM read_parquet('{EXAMPLE}') "
+        "WHERE model = 'candidate'"
     )
-    con.sql("CREATE TABLE rankmetrics_cutoffs AS SELECT NULL::BIGINT AS k")
-    con.sql("CREATE TABLE rankmetrics_parameters AS SELECT 1.0 AS beta, 0.0 AS zero_division")
+    con.sql(
+        "CREATE TABLE rankmetrics_cutoffs AS SELECT NULL::BIGINT AS k, NULL::DOUBLE AS unscored"
+    )
+    con.sql(
+        "CREATE TABLE rankmetrics_parameters AS "
+        "SELECT 1.0 AS beta, 0.0 AS zero_division, NULL::BIGINT AS n_labels"
+    )
     con.sql(done.stdout)
     lrap = con.sql("SELECT lrap FROM rankmetrics_summary").fetchall()[0][0]
     expected = rm.evaluate(pl.read_parquet(EXAMPLE).filter(model="candidate"), ["lrap"])["lrap"][0]

@@ -89,7 +89,7 @@ def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
     # every problem of a weighted table with a binary metric, less the two the engine asks the
     # source for directly (a null by value, an integer score a double cannot hold)
     cols = validation.Columns.of(weight="w", by="m", pred="p")
-    expected = set(validation.row_problems(cols, parse_keys(RANKING_METRICS)))
+    expected = set(validation.row_problems(cols, parse_keys([*RANKING_METRICS, "psprecision@1"])))
     assert columns == expected - {"null_by_0", "inexact_score"} == set(sql_checks.SQL_PROBLEMS)
 
 
