@@ -315,12 +315,13 @@ def collect(
             with reporter.step(0, whole):
                 checked: Checked | None = None
                 pieces: list[Any] | None
-                if prepared.split is not None and n > 1:
-                    # A top-k table too large for the budget: the two tables are split apart and
-                    # joined per bucket, where the row checks run (the join is never whole).
+                if prepared.split is not None:
+                    # A top-k table is joined once per bucket, in memory, where its row checks
+                    # run; one too large for the budget is first split apart, table by table
+                    # (the join is never whole).
                     if rows == 0:
                         validation.raise_empty()
-                    pieces = prepared.split(n, directory / "buckets")
+                    pieces = prepared.split(n, directory / "buckets") if n > 1 else [data]
                 else:
                     checked = check_table(whole, cols, keys)
                     if budget is not None and checked.labels is not None:

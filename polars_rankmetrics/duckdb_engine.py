@@ -29,6 +29,16 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.memory import engine_limit
+from polars_rankmetrics.metrics import (
+    FIRST_HITS_VIEW,
+    GAIN_VIEW,
+    HITS_VIEW,
+    MAP_VIEW,
+    PROPENSITY_VIEW,
+    R_PRECISION_VIEW,
+    RANKING_VIEW,
+    VIEWS_WITH_K,
+)
 from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
@@ -218,6 +228,28 @@ class DuckDBSession(SQLSession):
         return None if share < 0 else share / 100
 
 
+# The per-sample views that read the rank table (its windows run once per query that reads it).
+_RANKED_VIEWS = frozenset({
+    RANKING_VIEW, GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW,
+    PROPENSITY_VIEW,
+})  # fmt: skip
+
+
+def _materialize(con: duckdb.DuckDBPyConnection, views: set[str]) -> None:
+    """Compute once, into temporary tables, the views that the per-sample views the run reads
+    would otherwise recompute: DuckDB inlines a view at every reference. The discounts (read by
+    many joins of the gain and retrieval views), and the rank table when two or more of those
+    views read it. Temporary tables live in DuckDB's buffers, which spill under its limit."""
+    shared = []
+    if views & VIEWS_WITH_K:
+        shared.append("rankmetrics_discounts")
+    if len(views & _RANKED_VIEWS) > 1:
+        shared.append("rankmetrics_rank_table")
+    for view in shared:
+        con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT * FROM {view}")
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
+
+
 class DuckDBEngine:
     """DuckDB relations, Polars frames (a LazyFrame is collected), Parquet paths and globs."""
 
@@ -237,6 +269,7 @@ class DuckDBEngine:
                 cols, "duckdb", settings.keys, schema, settings.context
             ):
                 con.execute(statement)
+            _materialize(con, {key.metric.sql_view for key in settings.keys})
             yield DuckDBSession(con, cols, schema)
         finally:
             con.close()

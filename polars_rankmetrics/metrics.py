@@ -93,6 +93,12 @@ class Metric:
     # blocks start: window_ranks(blocks=True)) or "table" (the sorted rank table and its
     # discounts: ranks.rank_table).
     ranks: Literal["none", "window", "blocks", "table"] = "table"
+    # Columns added to the ranks: "harmonics" (ranks.with_harmonics), "positions" (the rank
+    # table's rm_position, which window ranks lack: ranks.with_positions).
+    rank_extras: tuple[Literal["harmonics", "positions"], ...] = ()
+    # The rows the per-sample expression aggregates: "all" of the sample, or "first_hits" (the
+    # first tied block holding a scored positive, ranks.first_hit_rows; 0 for a sample without).
+    rows: Literal["all", "first_hits"] = "all"
     # Whether the key needs a cut-off (precision@K); takes_k alone makes it optional.
     requires_k: bool = False
     # Whether, on a top-k table, the value depends on the unscored labels (their count, n_labels).
@@ -111,8 +117,12 @@ GAIN_VIEW = "rankmetrics_gain_per_sample"
 SET_VIEW = "rankmetrics_set_per_sample"
 LABEL_VIEW = "rankmetrics_label_counts"
 SCORE_VIEW = "rankmetrics_score_counts"
-RETRIEVAL_VIEW = "rankmetrics_retrieval_per_sample"
-VIEWS_WITH_K = frozenset({GAIN_VIEW, RETRIEVAL_VIEW})
+HITS_VIEW = "rankmetrics_hits_per_sample"
+MAP_VIEW = "rankmetrics_map_per_sample"
+FIRST_HITS_VIEW = "rankmetrics_first_hits_per_sample"
+R_PRECISION_VIEW = "rankmetrics_r_precision_per_sample"
+PROPENSITY_VIEW = "rankmetrics_propensity_per_sample"
+VIEWS_WITH_K = frozenset({GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW})
 
 
 def register(metric: Metric) -> Metric:
@@ -338,13 +348,16 @@ CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "cla
 
 
 def _retrieval(
-    name: str, description: str, *, polars: Callable[[MetricKey, Context], pl.Expr],
+    name: str, description: str, view: str, *, polars: Callable[[MetricKey, Context], pl.Expr],
     takes_k: bool = False, requires_k: bool = False, needs_propensities: bool = False,
     ranks: Literal["blocks", "table"] = "blocks",
+    rank_extras: tuple[Literal["harmonics", "positions"], ...] = (),
+    rows: Literal["all", "first_hits"] = "all",
 ) -> None:  # fmt: skip
     register(Metric(
-        name, description, "higher", polars, RETRIEVAL_VIEW, name, family="retrieval",
+        name, description, "higher", polars, view, name, family="retrieval",
         takes_k=takes_k, requires_k=requires_k, needs_propensities=needs_propensities, ranks=ranks,
+        rank_extras=rank_extras, rows=rows,
     ))  # fmt: skip
 
 
@@ -354,27 +367,33 @@ def _k(key: MetricKey) -> int:
 
 
 _retrieval(
-    "precision", "true labels among the top K, over K", requires_k=True, takes_k=True,
+    "precision", "true labels among the top K, over K", HITS_VIEW, requires_k=True, takes_k=True,
     polars=lambda key, c: qx.precision_at(_k(key), c.truth, score=c.score),
 )  # fmt: skip
 _retrieval(
-    "recall", "true labels among the top K, over the sample's true labels", requires_k=True,
+    "recall", "true labels among the top K, over the sample's true labels", HITS_VIEW,
+    requires_k=True,
     takes_k=True, polars=lambda key, c: qx.recall_at(_k(key), c.truth, score=c.score),
 )  # fmt: skip
 _retrieval(
-    "hit_rate", "1 if a true label is among the top K", requires_k=True, takes_k=True,
-    polars=lambda key, c: qx.hit_rate_at(_k(key), c.truth, score=c.score),
+    "hit_rate", "1 if a true label is among the top K", FIRST_HITS_VIEW, requires_k=True,
+    takes_k=True,
+    rank_extras=("positions",), rows="first_hits",
+    polars=lambda key, c: qx.hit_rate_at(_k(key)),
 )  # fmt: skip
 _retrieval(
     "mrr", "reciprocal rank of the first true label (0 if none is scored or within K)",
-    takes_k=True, polars=lambda key, c: qx.mrr(c.truth, score=c.score, k=key.k),
+    FIRST_HITS_VIEW, takes_k=True, rank_extras=("positions",), rows="first_hits",
+    polars=lambda key, c: qx.mrr(k=key.k),
 )  # fmt: skip
 _retrieval(
     "map", "sum of precision@r at the ranks r <= K of true labels, over the true labels",
-    takes_k=True, polars=lambda key, c: qx.average_precision_at(c.truth, score=c.score, k=key.k),
+    MAP_VIEW, takes_k=True, rank_extras=("harmonics",),
+    polars=lambda key, c: qx.average_precision_at(c.truth, score=c.score, k=key.k),
 )  # fmt: skip
 _retrieval(
     "r_precision", "precision among the top R, R the sample's number of true labels",
+    R_PRECISION_VIEW,
     polars=lambda key, c: qx.r_precision(c.truth, score=c.score),
 )  # fmt: skip
 
@@ -390,12 +409,14 @@ def _propensity_scored(
 
 for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "over the best")):
     _retrieval(
-        f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})", requires_k=True,
+        f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})", PROPENSITY_VIEW,
+        requires_k=True,
         takes_k=True, needs_propensities=True,
         polars=_propensity_scored(qx.ps_precision_at, _normalised),
     )  # fmt: skip
     _retrieval(
-        f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})", requires_k=True, takes_k=True,
+        f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})", PROPENSITY_VIEW,
+        requires_k=True, takes_k=True,
         needs_propensities=True, ranks="table",
         polars=_propensity_scored(qx.ps_ndcg_at, _normalised),
     )  # fmt: skip

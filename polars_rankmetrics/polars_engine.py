@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -21,7 +21,13 @@ from polars_rankmetrics.engines import SAMPLE_TABLES, Settings
 from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.ranks import rank_table, window_ranks, with_harmonics
+from polars_rankmetrics.ranks import (
+    first_hit_rows,
+    rank_table,
+    window_ranks,
+    with_harmonics,
+    with_positions,
+)
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.sums import means, plain_columns, undefined_column, weight_column
 
@@ -43,33 +49,56 @@ def per_sample(
     (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
     positive count (``__n_positives``) and one column per key."""
     lf = ranked(lf, cols, keys, context)
-    return lf.group_by(cols.sample_keys).agg(
+    samples = lf.group_by(cols.sample_keys).agg(
         *validation.sample_facts(cols),
         rx.n_positives(cols.truth).alias(_N_POS),
-        *(key.expression(context) for key in keys),
+        *(key.expression(context) for key in keys if key.metric.rows == "all"),
+    )
+    first_hit_keys = [key for key in keys if key.metric.rows == "first_hits"]
+    if not first_hit_keys:
+        return samples
+    rows = first_hit_rows(lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
+    values = rows.group_by(cols.sample_keys).agg(key.expression(context) for key in first_hit_keys)
+    names = [str(key) for key in first_hit_keys]
+    return samples.join(values, on=cols.sample_keys, how="left").with_columns(
+        pl.col(names).fill_null(0.0)
     )
 
 
 _PLANS = ("none", "window", "blocks", "table")
 
 
+def rank_plan(keys: Sequence[MetricKey]) -> str:
+    """The cheapest rank plan serving every key (``Metric.ranks``)."""
+    return max((key.metric.ranks for key in keys), key=_PLANS.index, default="none")
+
+
+def collect_engine(keys: Sequence[MetricKey]) -> Literal["in-memory", "auto"]:
+    """The Polars engine that runs the keys' plan fastest: the sorted rank table, whose
+    cumulative columns do not stream, in memory (1.7 s instead of 2.9 s on 10M rows); window
+    ranks and plain aggregations on the default (streaming) engine."""
+    return "in-memory" if rank_plan(keys) == "table" else "auto"
+
+
 def ranked(
     lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
 ) -> pl.LazyFrame:
     """The rows with the ranks ``keys`` read: the cheapest plan that serves them all."""
-    plan = max((key.metric.ranks for key in keys), key=_PLANS.index, default="none")
+    plan = rank_plan(keys)
     options = {
         "sample": cols.sample_keys, "score": cols.score, "truth": cols.truth,
         "n_labels": context.n_labels,
     }  # fmt: skip
     if plan == "table":
         lf = rank_table(lf, **options)  # type: ignore[arg-type]
-        if any(key.metric.ranks == "blocks" for key in keys):
-            lf = with_harmonics(lf, score=cols.score)
-        return lf
-    if plan == "none":
-        return lf
-    return window_ranks(lf, **options, blocks=plan == "blocks")  # type: ignore[arg-type]
+    elif plan != "none":
+        lf = window_ranks(lf, **options, blocks=plan == "blocks")  # type: ignore[arg-type]
+    extras = {extra for key in keys for extra in key.metric.rank_extras}
+    if "harmonics" in extras:
+        lf = with_harmonics(lf, score=cols.score)
+    if "positions" in extras and plan != "table":
+        lf = with_positions(lf, sample=cols.sample_keys, score=cols.score)
+    return lf
 
 
 def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
@@ -152,7 +181,8 @@ class PolarsSession:
         sample_keys = [k for k in keys if k.metric.reduction == "samples"]
         lazy = {t: self._label_table(t, context) for t in tables if t not in SAMPLE_TABLES}
         samples, *label_tables = pl.collect_all(
-            [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()]
+            [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()],
+            engine=collect_engine(sample_keys),
         )
         summary = validation.summarise_samples(samples.lazy(), self.cols).collect()
         check(summary)

@@ -21,14 +21,20 @@ Columns added (1-based positions, highest score first):
     The row's position in the sorted sample (ties in arbitrary order); positions run 1..L.
 ``rm_positive_block_start``
     ``1 + #{k positive : f_k > f_j}``: where the row's block starts among the positives.
+``rm_block_positives``
+    The positives of the row's tied block.
+``rm_first_hit``
+    The chance that the sample's first scored positive is the row's label, over the orders of
+    its tied block (added by :func:`with_first_hits`): what mrr and hit rate sum.
 ``rm_discount_to``, ``rm_discount_before``, ``rm_position_discount``
     Cumulative dcg discounts ``D(m) = sum over r = 1..m of 1 / ln(r + 1)`` at ``rm_rank``, at
     ``rm_block_start - 1`` and at ``rm_position``: a tied block spanning positions a..b sums the
     discounts ``D(b) - D(a - 1)``.
 ``rm_harmonic_to``, ``rm_harmonic_before``
     Harmonic numbers ``H(m) = sum over r = 1..m of 1 / r`` at ``rm_rank`` and at
-    ``rm_block_start - 1`` (``window_ranks(..., blocks=True)`` only): what map's expected
-    precisions over a tied block sum.
+    ``rm_block_start - 1`` (added by :func:`with_harmonics`): what map's expected precisions
+    over a tied block sum.
+
 
 **Top-k tables** (:mod:`polars_rankmetrics.topk`): a row without a score is a true label that was
 not predicted. It ranks below every scored label of its sample, tied with all the sample's other
@@ -56,6 +62,8 @@ DISCOUNT_BEFORE = "rm_discount_before"
 POSITION_DISCOUNT = "rm_position_discount"
 HARMONIC_TO = "rm_harmonic_to"
 HARMONIC_BEFORE = "rm_harmonic_before"
+BLOCK_POSITIVES = "rm_block_positives"
+FIRST_HIT = "rm_first_hit"
 COLUMNS = (
     RANK,
     BLOCK_START,
@@ -67,6 +75,8 @@ COLUMNS = (
     POSITION_DISCOUNT,
     HARMONIC_TO,
     HARMONIC_BEFORE,
+    BLOCK_POSITIVES,
+    FIRST_HIT,
 )
 
 
@@ -169,6 +179,11 @@ def rank_table(
                 + positive.gather(start)
                 + 1
             ).alias(POSITIVE_BLOCK_START),
+            (
+                pl.col("__positives").gather(last)
+                - pl.col("__positives").gather(first)
+                + positive.gather(first)
+            ).alias(BLOCK_POSITIVES),
             (row - start + 1).alias(POSITION),
         )
         .with_columns(
@@ -209,9 +224,10 @@ def window_ranks(
     ``rm_rank`` is as in :func:`rank_table`; ``rm_positive_rank`` is set on the positive rows
     only (the rank "max" of the score among the sample's positives, which is
     :func:`rank_table`'s value there) and null on the others. ``blocks=True`` adds
-    ``rm_block_start``, ``rm_positive_block_start`` (positive rows only) and the harmonic
-    numbers, what the retrieval metrics read. ``truth`` is cast to Float64. Unscored rows (null
-    score, top-k tables) are ranked as :func:`rank_table` ranks them.
+    ``rm_block_start`` and ``rm_positive_block_start``
+    (``rm_positive_block_start`` on positive rows only), what the retrieval metrics read.
+    ``truth`` is cast to Float64. Unscored rows (null score, top-k tables) are ranked as
+    :func:`rank_table` ranks them.
     """
     keys = [sample] if isinstance(sample, str) else list(sample)
     lf = data.lazy()
@@ -239,8 +255,7 @@ def window_ranks(
             .otherwise(positive_score.rank("min", descending=True).over(keys).cast(pl.Int64))
             .alias(POSITIVE_BLOCK_START),
         ]
-    ranked = lf.with_columns(pl.col(truth).cast(pl.Float64)).with_columns(columns)
-    return with_harmonics(ranked, score=score) if blocks else ranked
+    return lf.with_columns(pl.col(truth).cast(pl.Float64)).with_columns(columns)
 
 
 def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFrame:
@@ -263,4 +278,62 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
             harmonic_at(pl.col(BLOCK_START) - 1).alias(HARMONIC_BEFORE),
         )
         .drop("__harmonic")
+    )
+
+
+def with_positions(
+    ranked: pl.LazyFrame, *, sample: str | Sequence[str], score: str
+) -> pl.LazyFrame:
+    """Add ``rm_position`` to window ranks: each row's position in its sample's ranking, ties
+    in arbitrary order (a window rank "ordinal", no sort), as the rank table has it."""
+    keys = [sample] if isinstance(sample, str) else list(sample)
+    return ranked.with_columns(
+        pl.col(score).rank("ordinal", descending=True).over(keys).cast(pl.Int64).alias(POSITION)
+    )
+
+
+def first_hit_rows(
+    ranked: pl.LazyFrame, *, sample: str | Sequence[str], score: str, truth: str
+) -> pl.LazyFrame:
+    """The rows of each sample's first tied block holding a scored positive (from ranks with
+    positions: ``rm_rank``, ``rm_block_start``, ``rm_positive_rank``, ``rm_position``), with
+    ``rm_first_hit``: for the block of n labels, p of them positive, the row at its j-th
+    position (ties in arbitrary order) gets ``C(n - j, p - 1) / C(n, p)``, the chance that the
+    first positive is there when the block's order is random. Summed over the positions up to
+    K it is the chance of a positive within the top K (hit rate); divided by the position, the
+    expected reciprocal rank (mrr). A sample without a scored positive has no row. Computed on
+    those rows alone (about one a sample), not on the whole table."""
+    keys = [sample] if isinstance(sample, str) else list(sample)
+    hit = (pl.col(truth) > 0) & pl.col(score).is_not_null()
+    rank = pl.col(RANK)
+    # The first positive block ends at the smallest rank of a scored positive; the positive
+    # rank of its positives (every positive of the sample at or above them) is its p.
+    first_end = rank.filter(hit).min().over(keys)
+    block = pl.col(score).is_not_null() & (rank == first_end)
+    # ln(m!) for m = 1..N lives at index m - 1 of __log_factorial: every argument is at most
+    # n, at most the rows kept.
+    last = pl.len() - 1
+
+    def log_factorial(m: pl.Expr) -> pl.Expr:
+        at = pl.col("__log_factorial").gather((m - 1).clip(0, last))
+        return pl.when(m > 0).then(at).otherwise(0.0)
+
+    n, j, p = pl.col("__n"), pl.col("__j"), pl.col("__p")
+    chance = (
+        log_factorial(n - j) - log_factorial(p - 1) - log_factorial(n - j - p + 1)
+        - log_factorial(n) + log_factorial(p) + log_factorial(n - p)
+    ).exp()  # fmt: skip
+    log_factorials = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64).log()
+    return (
+        ranked.filter(block)
+        .select(
+            *keys,
+            POSITION,
+            (rank - pl.col(BLOCK_START) + 1).alias("__n"),
+            (pl.col(POSITION) - pl.col(BLOCK_START) + 1).alias("__j"),
+            pl.col(POSITIVE_RANK).filter(hit).min().over(keys).alias("__p"),
+        )  # fmt: skip
+        .with_columns(log_factorials.cum_sum().alias("__log_factorial"))
+        .with_columns(pl.when(j <= n - p + 1).then(chance).otherwise(0.0).alias(FIRST_HIT))
+        .drop("__n", "__j", "__p", "__log_factorial")
     )

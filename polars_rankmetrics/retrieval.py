@@ -29,8 +29,10 @@ import polars as pl
 from polars_rankmetrics import expressions as rx
 from polars_rankmetrics.ranks import (
     BLOCK_START,
+    FIRST_HIT,
     HARMONIC_BEFORE,
     HARMONIC_TO,
+    POSITION,
     POSITIVE_BLOCK_START,
     POSITIVE_RANK,
     RANK,
@@ -94,35 +96,21 @@ def r_precision(truth: str = "truth", *, score: str = "score") -> pl.Expr:
     return _per_true(expected_hits(truth, score, n_true), truth).alias("r_precision")
 
 
-def _first_block(truth: str, score: str, k: int | None) -> tuple[pl.Expr, pl.Expr]:
-    """Over the first tied block holding a scored true label (start a, n labels, p true), cut
-    at ``k``: the positions ``i = 0 .. m-1`` of the block within the cut, and ``Q(i + 1)``, the
-    probability that none of the block's first ``i + 1`` positions holds a true label."""
-    first = _hit(truth, score) & (pl.col(POSITIVE_BLOCK_START) == 1)
-    start = _start.filter(first).first()
-    n = _size.filter(first).first()
-    p = pl.col(POSITIVE_RANK).filter(first).first().cast(pl.Float64)
-    m = n if k is None else pl.min_horizontal(n, k - start + 1)
-    i = pl.int_range(0, m.clip(lower_bound=0).fill_null(0).cast(pl.Int64), dtype=pl.Int64)
-    none_yet = ((n - p - i) / (n - i)).cum_prod()
-    return i, none_yet
-
-
-def hit_rate_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
+def hit_rate_at(k: int) -> pl.Expr:
     """hit_rate@K (trec_eval's ``success_K``): 1 if a true label is among the top K; with a
-    tied block straddling K, the probability that one of its true labels falls within K."""
-    _, none_yet = _first_block(truth, score, k)
-    return (1.0 - none_yet.last().fill_null(1.0)).alias(f"hit_rate@{k}")
+    tied block straddling K, the probability that one of its true labels falls within K.
+    Aggregates a sample's first-hit rows (:func:`~polars_rankmetrics.ranks.first_hit_rows`;
+    0 for a sample without any)."""
+    return pl.col(FIRST_HIT).filter(pl.col(POSITION) <= k).sum().alias(f"hit_rate@{k}")
 
 
-def mrr(truth: str = "truth", *, score: str = "score", k: int | None = None) -> pl.Expr:
+def mrr(*, k: int | None = None) -> pl.Expr:
     """Reciprocal rank of the first true label (expected over the orders of its tied block); 0
-    when no true label is scored, or none within ``k``."""
-    i, none_yet = _first_block(truth, score, k)
-    start = _start.filter(_hit(truth, score) & (pl.col(POSITIVE_BLOCK_START) == 1)).first()
-    first_here = none_yet.shift(1, fill_value=1.0) - none_yet
-    name = "mrr" if k is None else f"mrr@{k}"
-    return (first_here / (start + i).cast(pl.Float64)).sum().alias(name)
+    when no true label is scored, or none within ``k``. Aggregates a sample's first-hit rows."""
+    reciprocal = pl.col(FIRST_HIT) / pl.col(POSITION).cast(pl.Float64)
+    if k is not None:
+        reciprocal = reciprocal.filter(pl.col(POSITION) <= k)
+    return reciprocal.sum().alias("mrr" if k is None else f"mrr@{k}")
 
 
 def average_precision_at(

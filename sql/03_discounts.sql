@@ -1,7 +1,8 @@
 -- rankmetrics_discounts: cumulative dcg discounts, cumulative = sum over r = 1..position of
--- 1 / log2(r + 1), for positions 0 up to the number of distinct labels (no sample has more).
+-- 1 / log2(r + 1), for positions 0 up to the rows of the largest sample (no rank is larger; a
+-- top-k table's unscored block, ranked at n_labels, reads rankmetrics_cutoffs' unscored instead).
 -- A block spanning positions a..b, cut at k, sums the discounts D(min(b, k)) - D(min(a - 1, k)).
--- The positions are numbered by row_number() over the distinct labels: no table function needed.
+-- The positions are numbered by row_number() over that sample's rows: no table function needed.
 -- harmonic = sum over r = 1..position of 1 / r and log_factorial = ln(position!) serve the
 -- retrieval metrics' expected values over tied blocks.
 CREATE OR REPLACE VIEW rankmetrics_discounts AS
@@ -22,6 +23,13 @@ SELECT
 FROM (
     SELECT 0 AS position
     UNION ALL
-    SELECT row_number() OVER (ORDER BY label) AS position
-    FROM (SELECT DISTINCT label FROM rankmetrics_input) AS labels
+    SELECT row_number() OVER (ORDER BY i.label) AS position
+    FROM rankmetrics_input AS i
+    JOIN (
+        SELECT grp, sample
+        FROM rankmetrics_input
+        GROUP BY grp, sample
+        ORDER BY count(*) DESC
+        LIMIT 1
+    ) AS largest ON i.grp = largest.grp AND i.sample = largest.sample
 ) AS positions;
