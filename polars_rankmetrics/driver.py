@@ -39,6 +39,7 @@ from polars_rankmetrics.engines import Engine, Progress, Session, Settings
 from polars_rankmetrics.label_averages import combine, label_means
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.polars_engine import PolarsSession
 from polars_rankmetrics.sources import is_eager, to_lazy
 from polars_rankmetrics.sums import means, undefined_as_nan
 
@@ -169,13 +170,16 @@ class Prepared:
     """The table to evaluate (a top-k table's predictions joined with its truth table, and
     propensities joined in where asked for) and its columns; for a top-k table, the per-bucket
     sample check, a bound on its rows (the two tables' rows: counting the joined rows would run
-    the join) and how it splits into buckets (each table apart, joined per bucket)."""
+    the join) and how it splits into buckets (each table apart, joined per bucket), and the
+    bytes a row of a bucket needs at least (a top-k bucket is joined in memory by Polars,
+    whatever the engine)."""
 
     data: Any
     cols: Columns
     check: Callable[..., None] | None = None
     rows: int | None = None
     split: Callable[[int, Path], list[Any]] | None = None
+    bytes_per_row: float = 0.0
 
 
 def prepare(
@@ -198,8 +202,9 @@ def prepare(
     cols = replace(cols, top_k=True)
     predictions, truth_table = data, inputs.truth_table
     propensities = inputs.propensities if ps_keys else None
+    joined = topk.joined(predictions, truth_table, cols, propensities)
     return Prepared(
-        topk.joined(predictions, truth_table, cols, propensities),
+        joined,
         cols,
         check=partial(
             topk.check_samples, cols=cols, n_labels=inputs.n_labels,
@@ -207,6 +212,7 @@ def prepare(
         ),
         rows=sum(to_lazy(t).select(pl.len()).collect().item() for t in (predictions, truth_table)),
         split=partial(topk.split, predictions, truth_table, cols, propensities),
+        bytes_per_row=PolarsSession(joined, cols).bytes_per_row(),
     )  # fmt: skip
 
 
@@ -303,9 +309,13 @@ def collect(
     collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
     with managed_directory(temp_dir) as directory:
         settings = Settings(memory_limit, directory, progress is not None, tuple(keys), parameters)
-        with engine.open(data, cols, settings) as whole:
+        # A top-k table is opened bucket by bucket; the whole of it only lazily, for its schema.
+        opened = (
+            engine.open(data, cols, settings) if prepared.split is None else _lazily(data, cols)
+        )
+        with opened as whole:
             validation.check_schema(whole.schema(), cols)
-            bytes_per_row = whole.bytes_per_row()
+            bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)
             rows = whole.count_rows() if prepared.rows is None else prepared.rows
             budget = memory_limit
             if budget is None and engine.splits and not _in_memory(data):
@@ -355,3 +365,8 @@ def collect(
 @contextmanager
 def _reuse(session: Session) -> Iterator[Session]:
     yield session
+
+
+@contextmanager
+def _lazily(data: Any, cols: Columns) -> Iterator[Session]:
+    yield PolarsSession(to_lazy(data), cols)

@@ -21,8 +21,6 @@ Columns added (1-based positions, highest score first):
     The row's position in the sorted sample (ties in arbitrary order); positions run 1..L.
 ``rm_positive_block_start``
     ``1 + #{k positive : f_k > f_j}``: where the row's block starts among the positives.
-``rm_block_positives``
-    The positives of the row's tied block.
 ``rm_first_hit``
     The chance that the sample's first scored positive is the row's label, over the orders of
     its tied block (added by :func:`with_first_hits`): what mrr and hit rate sum.
@@ -62,7 +60,6 @@ DISCOUNT_BEFORE = "rm_discount_before"
 POSITION_DISCOUNT = "rm_position_discount"
 HARMONIC_TO = "rm_harmonic_to"
 HARMONIC_BEFORE = "rm_harmonic_before"
-BLOCK_POSITIVES = "rm_block_positives"
 FIRST_HIT = "rm_first_hit"
 COLUMNS = (
     RANK,
@@ -75,7 +72,6 @@ COLUMNS = (
     POSITION_DISCOUNT,
     HARMONIC_TO,
     HARMONIC_BEFORE,
-    BLOCK_POSITIVES,
     FIRST_HIT,
 )
 
@@ -179,11 +175,6 @@ def rank_table(
                 + positive.gather(start)
                 + 1
             ).alias(POSITIVE_BLOCK_START),
-            (
-                pl.col("__positives").gather(last)
-                - pl.col("__positives").gather(first)
-                + positive.gather(first)
-            ).alias(BLOCK_POSITIVES),
             (row - start + 1).alias(POSITION),
         )
         .with_columns(
