@@ -54,3 +54,23 @@ def run(command: list[str]) -> Run:
         err.seek(0)
         peak_mib = max(usage.ru_maxrss / 1024, tree_peak / 2**20)
         return Run(seconds, peak_mib, child.returncode, out.read(), err.read())
+
+
+def environment() -> dict[str, object]:
+    """Where a figure was measured: the date, the machine and the versions that matter."""
+    import platform
+
+    import duckdb
+    import polars
+
+    import polars_rankmetrics
+
+    return {
+        "date": time.strftime("%Y-%m-%d"),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "polars": polars.__version__,
+        "duckdb": duckdb.__version__,
+        "polars_rankmetrics": polars_rankmetrics.__version__,
+    }

@@ -8,7 +8,8 @@ Metrics: P@5, nDCG@5, MRR and MAP (trec_eval's ``P_5``, ``ndcg_cut_5``, ``recip_
 ``map``). The peers take dicts of string ids, built here from the Parquet files with Polars (the
 fastest way we found); ties in the 3-decimal scores are broken by document id in trec_eval and
 by order in ranx, and averaged over all orders here, so values differ in the last digits where a
-true label ties with another at the cut. Writes ``benchmarks/out/peers-<samples>.json``.
+true label ties with another at the cut. Writes ``benchmarks/results/peers-<samples>.json``
+(committed).
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
-from measure import run  # noqa: E402
+from measure import environment, run  # noqa: E402
 
 OUT = Path(__file__).parent / "out"
+RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 OURS = ["precision@5", "ndcg@5", "mrr", "map"]
 TREC = {"P_5": "precision@5", "ndcg_cut_5": "ndcg@5", "recip_rank": "mrr", "map": "map"}
 RANX = {"precision@5": "precision@5", "ndcg@5": "ndcg@5", "mrr": "mrr", "map": "map"}
@@ -59,10 +60,20 @@ def peer(tool: str, directory: Path) -> dict[str, float]:
     return {RANX[name]: float(value) for name, value in values.items()}
 
 
+def _bytes(size: str) -> int:
+    units = {"G": 2**30, "M": 2**20}
+    return int(float(size[:-1]) * units[size[-1]]) if size[-1] in units else int(size)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
-    parser.add_argument("--tools", default="polars,duckdb,pytrec_eval,ranx")
+    parser.add_argument("--tools", default="polars,polars-1GB,duckdb-1GB,pytrec_eval,ranx")
+    parser.add_argument(
+        "--peer-memory", default="20G",
+        help="address-space limit of a peer's process (prlimit), so that one that loads more "
+        "than the machine holds fails instead of swapping (default: %(default)s)",
+    )  # fmt: skip
     parser.add_argument("--labels", type=int, default=3_000_000)
     parser.add_argument("--peer", help=argparse.SUPPRESS)  # internal: run one peer here
     args = parser.parse_args()
@@ -72,15 +83,19 @@ def main() -> None:
         return
     results = {}
     for tool in args.tools.split(","):
-        if tool in ("polars", "duckdb"):
+        engine, _, limit = tool.partition("-")
+        if engine in ("polars", "duckdb"):
             command = [
                 "rankmetrics", "evaluate", str(directory / "predictions" / "*.parquet"),
                 "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
-                "--metrics", ",".join(OURS), "--engine", tool, "--format", "json",
-                "--memory-limit", "1GB",
+                "--metrics", ",".join(OURS), "--engine", engine, "--format", "json",
+                *(["--memory-limit", limit] if limit else []),
             ]  # fmt: skip
         else:
-            command = [sys.executable, __file__, "--samples", str(args.samples), "--peer", tool]
+            command = [
+                "prlimit", f"--as={_bytes(args.peer_memory)}", sys.executable, __file__,
+                "--samples", str(args.samples), "--peer", tool,
+            ]  # fmt: skip
         done = run(command)
         values = json.loads(done.stdout) if done.returncode == 0 else None
         results[tool] = {
@@ -89,10 +104,11 @@ def main() -> None:
         }  # fmt: skip
         print(tool, results[tool], flush=True)
     record = {
-        "date": time.strftime("%Y-%m-%d"), "samples": args.samples, "metrics": OURS,
+        **environment(), "samples": args.samples, "metrics": OURS,
         "results": results,
     }  # fmt: skip
-    (OUT / f"peers-{args.samples}.json").write_text(json.dumps(record, indent=2))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"peers-{args.samples}.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":
