@@ -235,15 +235,18 @@ _RANKED_VIEWS = frozenset({
 })  # fmt: skip
 
 
-def _materialize(con: duckdb.DuckDBPyConnection, views: set[str]) -> None:
+def _materialize(
+    con: duckdb.DuckDBPyConnection, views: set[str], *, whole_rank_table: bool
+) -> None:
     """Compute once, into temporary tables, the views that the per-sample views the run reads
-    would otherwise recompute: DuckDB inlines a view at every reference. The discounts (read by
-    many joins of the gain and retrieval views), and the rank table when two or more of those
-    views read it. Temporary tables live in DuckDB's buffers, which spill under its limit."""
+    would otherwise recompute: DuckDB inlines a view at every reference. The discounts (a row
+    per position, read by many joins of the gain and retrieval views), and, when two or more of
+    those views read it and no memory budget is set, the rank table (under a tight budget its
+    windows cannot be held at once: they are recomputed per view, streaming)."""
     shared = []
     if views & VIEWS_WITH_K:
         shared.append("rankmetrics_discounts")
-    if len(views & _RANKED_VIEWS) > 1:
+    if whole_rank_table and len(views & _RANKED_VIEWS) > 1:
         shared.append("rankmetrics_rank_table")
     for view in shared:
         con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT * FROM {view}")
@@ -269,7 +272,8 @@ class DuckDBEngine:
                 cols, "duckdb", settings.keys, schema, settings.context
             ):
                 con.execute(statement)
-            _materialize(con, {key.metric.sql_view for key in settings.keys})
+            views = {key.metric.sql_view for key in settings.keys}
+            _materialize(con, views, whole_rank_table=settings.memory_limit is None)
             yield DuckDBSession(con, cols, schema)
         finally:
             con.close()
