@@ -126,8 +126,7 @@ def test_every_engine_gives_the_polars_numbers(sql_engine, per_sample):
         assert np.isnan(ours.filter(model="m7")["lwlrap"][0])
 
 
-@pytest.mark.parametrize("per_sample", [False, True])
-def test_top_k_tables_and_propensities_on_every_engine(sql_engine, per_sample):
+def test_top_k_tables_and_propensities_on_every_engine(sql_engine):
     """The top-k rows (unscored true labels, n_labels) and the propensity-scored metrics: a
     table's first labels predicted, the others true labels only."""
     table = random_cases()
@@ -139,8 +138,8 @@ def test_top_k_tables_and_propensities_on_every_engine(sql_engine, per_sample):
         "psprecision@2", "psprecision_norm@2", "psndcg@3", "psndcg_norm@3",
     ]  # fmt: skip
     inputs = driver.TopK(truth, 8, propensities)
-    ours = run(sql_engine, predictions, keys, by="model", per_sample=per_sample, inputs=inputs)
-    expected = rm.evaluate(predictions, keys, by="model", per_sample=per_sample, truth_table=truth,
+    ours = run(sql_engine, predictions, keys, by="model", per_sample=True, inputs=inputs)
+    expected = rm.evaluate(predictions, keys, by="model", per_sample=True, truth_table=truth,
                            n_labels=8, propensities=propensities)  # fmt: skip
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 

@@ -70,7 +70,7 @@ def _with_weights(predictions, truth, weights, present):
 
 
 @pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(table=top_k_tables())
 def test_ranking_metrics_equal_scikit_learn_on_the_filled_matrix(engine, table):
     predictions, truth, n_labels, y_true, y_score, weights, present = table
