@@ -420,4 +420,3 @@ for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "
         needs_propensities=True, ranks="table",
         polars=_propensity_scored(qx.ps_ndcg_at, _normalised),
     )  # fmt: skip
-RETRIEVAL_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "retrieval")
