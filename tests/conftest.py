@@ -3,6 +3,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import hypothesis
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -84,9 +85,33 @@ _SLOW_MODULES = {
 }  # fmt: skip
 
 
+def _other_path(item) -> bool:
+    """Whether ``item`` runs on an engine path other than the Polars engine's one piece."""
+    engine = getattr(item, "callspec", None) and item.callspec.params.get("engine")
+    return isinstance(engine, Engine) and (engine.name != "polars" or bool(engine.bucket_rows))
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        engine = getattr(item, "callspec", None) and item.callspec.params.get("engine")
-        other_path = isinstance(engine, Engine) and (engine.name != "polars" or engine.bucket_rows)
-        if item.module.__name__ in _SLOW_MODULES or other_path:
+        if item.module.__name__ in _SLOW_MODULES or _other_path(item):
             item.add_marker(pytest.mark.slow)
+
+
+# A property test draws its full number of examples on the Polars engine's one piece, and a
+# third of them (at least 5) on each other path: three more paths, each checked against the
+# same oracle, at the cost of about one more full run (DuckDB's views cost ~0.2 s a call).
+OTHER_PATH_SHARE = 3
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    test = getattr(item.obj, "hypothesis", None) and item.obj.hypothesis.inner_test
+    own = getattr(item.obj, "_hypothesis_internal_use_settings", None)
+    if test is None or own is None or not _other_path(item):
+        return (yield)
+    fewer = max(5, own.max_examples // OTHER_PATH_SHARE)
+    item.obj._hypothesis_internal_use_settings = hypothesis.settings(own, max_examples=fewer)
+    try:
+        return (yield)
+    finally:
+        item.obj._hypothesis_internal_use_settings = own
