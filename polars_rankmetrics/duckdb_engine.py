@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from polars_rankmetrics.metrics import (
     RANKING_VIEW,
     VIEWS_WITH_K,
 )
-from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset
+from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset, is_url
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
@@ -109,7 +110,9 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
     if isinstance(source, str) and _is_table(con, source):
         return f"SELECT * FROM {quote_identifier(source)}"
     files = data_files(source)
-    paths = ", ".join(quote_literal(_literal_glob(path)) for path in files.paths)
+    paths = ", ".join(
+        quote_literal(path if is_url(path) else _literal_glob(path)) for path in files.paths
+    )
     if files.format == "csv":
         return f"SELECT * FROM read_csv([{paths}])"
     if files.format == "ndjson":
@@ -132,6 +135,15 @@ def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.
             raise
         query = _source_query(con, source.pl())
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
+    except duckdb.Error as error:
+        url = isinstance(source, str | PathLike) and is_url(str(source))
+        if not url or "httpfs" not in str(error):
+            raise
+        raise ValueError(
+            f"DuckDB cannot read the URL {str(source)!r} without its httpfs extension, which it "
+            "could not install here (no network?): INSTALL httpfs once where the network allows, "
+            "or use engine='polars'"
+        ) from None
     schema: pl.Schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
     validation.check_schema(schema, cols)
     return schema

@@ -95,6 +95,13 @@ def _unscored_rank(n_labels: int | None) -> pl.Expr:
     return pl.lit(n_labels, dtype=pl.Int64)
 
 
+def _prefix_at(column: str, m: pl.Expr) -> pl.Expr:
+    """The prefix sum that ``column`` holds (its value for m = 1..N at index m - 1) at ``m``:
+    0 for m <= 0. ``m`` must not exceed the table's rows."""
+    at = pl.col(column).gather((m - 1).clip(0, pl.len() - 1))
+    return pl.when(m > 0).then(at).otherwise(0.0)
+
+
 def rank_table(
     data: pl.DataFrame | pl.LazyFrame,
     *,
@@ -138,11 +145,10 @@ def rank_table(
     first, last, start = pl.col("__first"), pl.col("__last"), pl.col("__start")
     # Cumulative discount D(m) for m = 1..N lives at index m - 1 of __discount (D(0) = 0).
     term = 1.0 / (row + 2).cast(pl.Float64).log()
-    cumulative = pl.col("__discount")
     unscored = s.is_null()
 
     def discount_at(m: pl.Expr) -> pl.Expr:
-        return pl.when(m > 0).then(cumulative.gather((m - 1).clip(lower_bound=0))).otherwise(0.0)
+        return _prefix_at("__discount", m)
 
     return (
         lf.with_columns(pl.col(truth).cast(pl.Float64))
@@ -253,12 +259,10 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
     """Add ``rm_harmonic_to`` and ``rm_harmonic_before`` to a table holding ``rm_rank`` and
     ``rm_block_start`` (null on unscored rows)."""
     # H(m) for m = 1..N lives at index m - 1 of __harmonic; a scored row's ranks are at most N.
-    last = pl.len() - 1
     unscored = pl.col(score).is_null()
 
     def harmonic_at(m: pl.Expr) -> pl.Expr:
-        at = pl.col("__harmonic").gather((m - 1).clip(0, last))
-        return pl.when(unscored).then(None).when(m > 0).then(at).otherwise(0.0)
+        return pl.when(unscored).then(None).otherwise(_prefix_at("__harmonic", m))
 
     return (
         ranked.with_columns(
@@ -303,11 +307,9 @@ def first_hit_rows(
     block = pl.col(score).is_not_null() & (rank == first_end)
     # ln(m!) for m = 1..N lives at index m - 1 of __log_factorial: every argument is at most
     # n, at most the rows kept.
-    last = pl.len() - 1
 
     def log_factorial(m: pl.Expr) -> pl.Expr:
-        at = pl.col("__log_factorial").gather((m - 1).clip(0, last))
-        return pl.when(m > 0).then(at).otherwise(0.0)
+        return _prefix_at("__log_factorial", m)
 
     n, j, p = pl.col("__n"), pl.col("__j"), pl.col("__p")
     chance = (

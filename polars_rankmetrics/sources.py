@@ -1,5 +1,5 @@
 """Turning what users pass as ``data`` into Polars: frames, or paths, globs and directories of
-Parquet, CSV or NDJSON files.
+Parquet, CSV or NDJSON files, local or remote (URLs: s3://, gs://, https://, file://).
 
 Other dataframes come in through the Arrow PyCapsule stream interface (``__arrow_c_stream__``),
 which pandas (2.2 and later), pyarrow tables and record batch readers, DuckDB relations and
@@ -10,10 +10,12 @@ allows, and no compatibility layer is needed. A pyarrow dataset is scanned lazil
 from __future__ import annotations
 
 import glob
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import polars as pl
 
@@ -61,6 +63,11 @@ def data_files(data: str | PathLike[str] | Sequence[str | PathLike[str]]) -> Fil
     hive = False
     for pattern in patterns:
         text = str(pattern)
+        if text.startswith("file://"):
+            text = unquote(urlsplit(text).path)
+        if is_url(text):
+            paths.append(text)  # read, globs expanded, by the engine
+            continue
         if Path(text).is_dir():
             found = sorted(str(p) for p in Path(text).rglob("*") if p.is_file())
             found = [p for p in found if _format_of(p) is not None]
@@ -84,7 +91,16 @@ def data_files(data: str | PathLike[str] | Sequence[str | PathLike[str]]) -> Fil
         )
     if len(formats) > 1:
         raise ValueError(f"the paths mix formats ({', '.join(sorted(formats))}); give one")  # type: ignore[arg-type]
+    if len({is_url(p) for p in paths}) > 1:
+        raise ValueError("the paths mix local files and URLs; give one kind")
     return Files(formats.pop(), paths, hive)  # type: ignore[arg-type]
+
+
+def is_url(path: str) -> bool:
+    """Whether ``path`` is a URL with a scheme other than ``file://`` (s3://, gs://, az://,
+    https://, ...), which the engine reads itself: Polars through its object store, DuckDB
+    through its httpfs extension (installed on first use where the network allows)."""
+    return re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", path) is not None
 
 
 ACCEPTED = (
@@ -131,12 +147,14 @@ def to_lazy(data: object) -> pl.LazyFrame:
     if converted is not None:
         return converted.lazy()
     files = data_files(data)  # type: ignore[arg-type]
-    # The paths are expanded already: a '[' in a file name is not a glob pattern again.
+    # Local paths are expanded already (a '[' in a file name is not a glob pattern again);
+    # URLs are expanded by Polars.
+    remote = is_url(files.paths[0])
     if files.format == "csv":
-        return pl.scan_csv(files.paths, glob=False)
+        return pl.scan_csv(files.paths, glob=remote)
     if files.format == "ndjson":
         return pl.scan_ndjson(files.paths)
-    return pl.scan_parquet(files.paths, glob=False, hive_partitioning=files.hive)
+    return pl.scan_parquet(files.paths, glob=remote, hive_partitioning=files.hive)
 
 
 def is_eager(data: object) -> bool:

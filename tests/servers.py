@@ -1,5 +1,6 @@
-"""Throwaway database servers for the SQL tests: a PostgreSQL cluster on 127.0.0.1 and a local
-Spark session, each started once per test session and removed afterwards.
+"""Throwaway servers for the tests: a PostgreSQL cluster on 127.0.0.1 and a local Spark session
+for the SQL tests, each started once per test session and removed afterwards, and an HTTP file
+server on 127.0.0.1 for remote sources.
 
 Both say why when they cannot start (no PostgreSQL server binaries, no Java); the tests that need
 them then skip with that reason, which fails a CI run (see conftest.py): .ci/run installs both.
@@ -7,12 +8,17 @@ them then skip with that reason, which fails a CI run (see conftest.py): .ci/run
 
 from __future__ import annotations
 
+import functools
 import glob
+import http.server
+import io
 import os
+import re
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,3 +86,44 @@ def java_missing() -> str | None:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         return "no Java runtime (Spark needs one)"
     return None
+
+
+class _RangeHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with HTTP range requests (what object stores answer and Parquet readers
+    send), which the standard library's handler ignores."""
+
+    def send_head(self):  # type: ignore[override]
+        path = self.translate_path(self.path)
+        asked = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range", ""))
+        if asked is None or not os.path.isfile(path):
+            return super().send_head()
+        size = os.path.getsize(path)
+        first, last = asked.groups()
+        start = int(first) if first else max(size - int(last), 0)
+        end = min(int(last) if first and last else size - 1, size - 1)
+        with open(path, "rb") as file:
+            file.seek(start)
+            body = file.read(end - start + 1)
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def http_server(directory: Path) -> Iterator[str]:
+    """An HTTP server for the files under ``directory`` on 127.0.0.1 (no network); its base URL."""
+    handler = functools.partial(_RangeHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,13 +1,18 @@
 """Any dataframe in: pandas, pyarrow, DuckDB relations and Arrow-stream objects give the numbers
 of the same table as a Polars DataFrame, on every engine path; results are Polars."""
 
+import io
+import subprocess
+
 import duckdb
 import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
+from conftest import ENGINES
 from polars.testing import assert_frame_equal
+from servers import http_server
 
 import polars_rankmetrics as rm
 
@@ -106,3 +111,38 @@ def test_directories_hive_partitions_csv_and_ndjson(tmp_path, engine_name):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match="'.*notes.txt' is not a data file this library reads"):
         rm.evaluate(tmp_path / "notes.txt", KEYS, engine=engine_name)
+
+
+def test_urls_are_read_where_they_are(tmp_path):
+    """A file behind an HTTP URL (a server on 127.0.0.1) and a file:// URL give the numbers of
+    the local file: Polars reads both, in one piece and in buckets, from the CLI too; DuckDB
+    reads file:// and, without its httpfs extension (not installable offline), refuses HTTP
+    with a message that says so."""
+    df = example()
+    df.write_parquet(tmp_path / "table.parquet")
+    expected = rm.evaluate(df, KEYS, by="model", weight="weight")
+    options = {"by": "model", "weight": "weight"}
+    file_url = (tmp_path / "table.parquet").as_uri()
+    for engine in ENGINES:
+        result = engine.evaluate(file_url, KEYS, **options)
+        assert_frame_equal(result, expected, check_exact=False, rel_tol=1e-12)
+    with http_server(tmp_path) as base:
+        url = f"{base}/table.parquet"
+        for engine in ENGINES[:2]:
+            result = engine.evaluate(url, KEYS, **options)
+            assert_frame_equal(result, expected, check_exact=False, rel_tol=1e-12)
+        with pytest.raises(ValueError, match="DuckDB cannot read the URL .* without its httpfs"):
+            rm.evaluate(url, KEYS, engine="duckdb", **options)
+        done = subprocess.run(
+            ["rankmetrics", "evaluate", url, "--by", "model", "--weight", "weight", "--metrics",
+             "lrap", "--format", "csv"], capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert pl.read_csv(io.StringIO(done.stdout))["lrap"].to_list() == pytest.approx(
+            expected["lrap"].to_list(), rel=1e-12
+        )
+        missing = subprocess.run(
+            ["rankmetrics", "evaluate", f"{base}/missing.parquet"], capture_output=True, text=True
+        )
+        assert missing.returncode == 1
+        assert missing.stderr.count("\n") == 1 and "missing.parquet" in missing.stderr
