@@ -13,7 +13,7 @@ from typing import NoReturn
 
 import polars as pl
 
-from polars_rankmetrics import __version__
+from polars_rankmetrics import __version__, interrupts
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import engine_names, get_engine
 from polars_rankmetrics.evaluate import evaluate, parameters
@@ -223,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        status = _run(_parser().parse_args(argv))
+        with interrupts.watching():
+            status = _run(_parser().parse_args(argv))
     except BrokenPipeError:  # e.g. `rankmetrics sql | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
+from polars_rankmetrics.interrupts import stopping
 from polars_rankmetrics.memory import engine_limit
 from polars_rankmetrics.metrics import (
     FIRST_HITS_VIEW,
@@ -265,6 +267,15 @@ def _materialize(
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
 
 
+def _interrupt(con: duckdb.DuckDBPyConnection) -> None:
+    """Stop ``con``'s running query (from the signal watcher's thread, :mod:`polars_rankmetrics.
+    interrupts`); nothing if none runs or the session has just closed it."""
+    try:
+        con.interrupt()
+    except duckdb.ConnectionException:
+        pass
+
+
 class DuckDBEngine:
     """DuckDB relations, Polars frames (a LazyFrame is collected), Parquet paths and globs."""
 
@@ -276,17 +287,18 @@ class DuckDBEngine:
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:
         con = connect(settings.memory_limit, settings.spill_dir)
         try:
-            if settings.track_progress:
-                con.execute("SET enable_progress_bar = true")
-                con.execute("SET enable_progress_bar_print = false")
-            schema = _register(con, data, cols)
-            for statement in setup_statements(
-                cols, "duckdb", settings.keys, schema, settings.context
-            ):
-                con.execute(statement)
-            views = {key.metric.sql_view for key in settings.keys}
-            _materialize(con, views, whole_rank_table=settings.memory_limit is None)
-            yield DuckDBSession(con, cols, schema)
+            with stopping(partial(_interrupt, con)):
+                if settings.track_progress:
+                    con.execute("SET enable_progress_bar = true")
+                    con.execute("SET enable_progress_bar_print = false")
+                schema = _register(con, data, cols)
+                for statement in setup_statements(
+                    cols, "duckdb", settings.keys, schema, settings.context
+                ):
+                    con.execute(statement)
+                views = {key.metric.sql_view for key in settings.keys}
+                _materialize(con, views, whole_rank_table=settings.memory_limit is None)
+                yield DuckDBSession(con, cols, schema)
         finally:
             con.close()
 
