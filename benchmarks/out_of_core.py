@@ -4,9 +4,10 @@
 
 Writes the file first if it is missing (benchmarks/out/), then runs
 ``rankmetrics evaluate FILE --engine ENGINE --memory-limit LIMIT [--metrics KEYS]`` in a child
-process and prints its wall time, peak RSS (of the whole process tree: Spark's JVM too) and rows
-per second as a Markdown table row. ``--engine spark`` runs a local[2] session, which keeps its
-own memory.
+process and records its wall time and peak RSS (of the whole process tree: Spark's JVM too) in
+benchmarks/results/out_of_core.json (record.py), from which the README's table is regenerated.
+``--engine spark`` runs a local[2] session, which keeps its own memory. ``--render`` only
+regenerates the table.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import record  # noqa: E402
 from make_data import write  # noqa: E402
 from measure import run  # noqa: E402
 
@@ -31,7 +34,11 @@ def main() -> None:
     parser.add_argument("--memory-limit", default="1GB")
     parser.add_argument("--engine", action="append", choices=("duckdb", "polars", "spark"))
     parser.add_argument("--metrics", help="comma-separated keys (default: the ranking metrics)")
+    parser.add_argument("--render", action="store_true", help="only regenerate the README table")
     args = parser.parse_args()
+    if args.render:
+        render()
+        return
     rows = args.samples * args.labels
     path = OUT / f"{args.samples}x{args.labels}.parquet"
     if not path.exists():
@@ -39,22 +46,53 @@ def main() -> None:
         write(path, args.samples, args.labels)
     command = [sys.executable, "-m", "polars_rankmetrics.cli"]  # the rankmetrics command
     print(f"machine: {platform.machine()}, {platform.python_version()}, {_cpus()} cores")
-    print("| engine | rows | memory limit | seconds | peak RSS (MiB) | rows/s |")
-    print("|---|---|---|---|---|---|")
+    measured = []
     for engine in args.engine or ["duckdb"]:
         # Spark keeps its own memory (a local[2] session): no --memory-limit there.
         budget = [] if engine == "spark" else ["--memory-limit", args.memory_limit]
-        limit = "(own)" if engine == "spark" else args.memory_limit
         metrics = ["--metrics", args.metrics] if args.metrics else []
         done = run([*command, "evaluate", str(path), "--engine", engine, *budget, *metrics])
         if done.returncode != 0:
-            print(f"| {engine} | {rows:,} | {limit} | failed: {done.stderr.strip()} | | |")
-            continue
-        print(
-            f"| {engine} | {rows:,} | {limit} | {done.seconds:.1f} | "
-            f"{done.peak_rss_mib:.0f} | {rows / done.seconds:,.0f} |"
-        )
+            raise SystemExit(f"{engine} failed: {done.stderr.strip()}")
         print(done.stdout, file=sys.stderr)
+        measured.append({
+            "engine": engine, "rows": rows, "metrics": args.metrics or "ranking (default)",
+            "memory_limit": None if engine == "spark" else args.memory_limit,
+            "seconds": done.seconds, "peak_rss_mib": done.peak_rss_mib,
+            "date": time.strftime("%Y-%m-%d"),
+        })  # fmt: skip
+    # A run replaces the record's rows of the same engine, size and metrics, and keeps the rest
+    # (each row carries its date).
+    saved = record.load(NAME)
+    kept = [r for r in (saved or {}).get("results", []) if not any(_same(r, m) for m in measured)]
+    record.save(NAME, kept + measured)
+    render()
+
+
+NAME = "out_of_core"
+
+
+def _same(a: dict, b: dict) -> bool:
+    return all(a[k] == b[k] for k in ("engine", "rows", "metrics"))
+
+
+def render() -> None:
+    """The README's out-of-core table, from the record."""
+    saved = record.load(NAME)
+    if saved is None:
+        return
+    lines = [
+        "| engine | rows | metrics | memory limit | seconds | peak RSS | rows/s | measured |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(saved["results"], key=lambda r: (r["metrics"], r["rows"], r["engine"])):
+        lines.append(
+            f"| {r['engine']} | {r['rows'] / 1e6:g}M | {r['metrics']} | "
+            f"{r['memory_limit'] or '(own)'} | {r['seconds']:.1f} | {r['peak_rss_mib']:,.0f} MiB "
+            f"| {r['rows'] / r['seconds'] / 1e6:.2f}M | {r['date']} |"
+        )
+    print("\n".join(lines))
+    record.render(NAME, "\n".join(lines) + "\n\n" + record.measured_in(saved))
 
 
 def _cpus() -> int:

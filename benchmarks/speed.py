@@ -7,10 +7,12 @@ fresh child process each:
   (a) what a user does without this library: read the file, pivot it to dense matrices, call
       scikit-learn's metric (coverage_error, lrap, ranking_loss, ndcg);
   (b) evaluate(path, [metric]) on the Polars and the DuckDB engine, and all default metrics at once.
-Prints a Markdown table (seconds, speed-up over scikit-learn, peak RSS, rows per second), writes
-benchmarks/out/speed.json and, when matplotlib is installed, benchmarks/speed.png
+Prints a Markdown table (seconds, speed-up over scikit-learn, peak RSS, rows per second), records
+the figures in benchmarks/results/speed.json (record.py: machine, versions, date), regenerates
+the README's table from it and, when matplotlib is installed, benchmarks/speed.png
 (speed-more.json and .png for another ``--metrics`` set, such as the classification metrics:
-``--metrics f1_samples hamming_loss average_precision_macro roc_auc_macro``).
+``--metrics f1_samples hamming_loss average_precision_macro roc_auc_macro``). ``--render``
+regenerates the README tables and plots from the records without measuring.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import record  # noqa: E402
 from make_data import write  # noqa: E402
 from measure import run  # noqa: E402
 
@@ -85,7 +88,14 @@ def main() -> None:
         help="metrics to time ('all': the default set in one call); also "
         + ", ".join(CLASSIFICATION),
     )  # fmt: skip
+    parser.add_argument(
+        "--render", action="store_true",
+        help="measure nothing: regenerate the README tables and plots from benchmarks/results/",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.render:
+        render_all()
+        return
     results = []
     for size in args.sizes:
         n_samples, n_labels = map(int, size.split("x"))
@@ -101,12 +111,42 @@ def main() -> None:
                 row[engine] = measure(["ours", engine, metric, str(path)])
             results.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
-    OUT.mkdir(exist_ok=True)
-    # The default set makes the README's figures; another set is written beside them.
+    # The default set makes the README's first table; another set is recorded beside it.
     name = "speed" if args.metrics == parser.get_default("metrics") else "speed-more"
-    (OUT / f"{name}.json").write_text(json.dumps(results, indent=2))
+    print(f"wrote {record.save(name, results)}", file=sys.stderr)
     print(table(results, args.engines))
-    plot(results, args.engines, name)
+    render_all()
+
+
+def render_all() -> None:
+    """The README's speed tables and the plots, from the recorded runs."""
+    for name in ("speed", "speed-more"):
+        saved = record.load(name)
+        if saved is None:
+            continue
+        rows = saved["results"]
+        engines = [e for e in ("polars", "duckdb", "spark") if any(e in r for r in rows)]
+        record.render(name, readme_table(rows, engines) + "\n\n" + record.measured_in(saved))
+        plot(rows, engines, name)
+
+
+def readme_table(results: list[dict], engines: list[str]) -> str:
+    """Per metric at the smallest size measured: seconds and speed-up over scikit-learn."""
+    smallest = min(r["rows"] for r in results)
+    lines = [
+        f"| metric ({smallest / 1e6:g}M rows) | scikit-learn | "
+        + " | ".join(f"{e} | speed-up" for e in engines) + " |",
+        "|---|---|" + "---|---|" * len(engines),
+    ]  # fmt: skip
+    for row in (r for r in results if r["rows"] == smallest):
+        base = row.get("sklearn")
+        metric = "all default metrics in one call" if row["metric"] == "all" else row["metric"]
+        cells = [metric, f"{base['seconds']:.2f} s" if base else "-"]
+        for engine in engines:
+            seconds = row[engine]["seconds"]
+            cells += [f"{seconds:.2f} s", f"{base['seconds'] / seconds:.1f}x" if base else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def table(results: list[dict], engines: list[str]) -> str:
