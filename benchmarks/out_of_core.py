@@ -87,7 +87,7 @@ def render() -> None:
     ]
     for r in sorted(saved["results"], key=lambda r: (r["metrics"], r["rows"], r["engine"])):
         lines.append(
-            f"| {r['engine']} | {r['rows'] / 1e6:g}M | {r['metrics']} | "
+            f"| {r['engine']} | {r['rows'] / 1e6:g}M | {r['metrics'].replace(',', ', ')} | "
             f"{r['memory_limit'] or '(own)'} | {r['seconds']:.1f} | {r['peak_rss_mib']:,.0f} MiB "
             f"| {r['rows'] / r['seconds'] / 1e6:.2f}M | {r['date']} |"
         )
