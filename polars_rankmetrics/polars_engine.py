@@ -33,7 +33,12 @@ from polars_rankmetrics.sums import means, plain_columns, undefined_column, weig
 
 _WEIGHT = validation.SAMPLE_WEIGHT
 _N_POS = "__n_positives"
-_FACTS = (validation.SAMPLE_ROWS, validation.SAMPLE_LABELS, validation.SAMPLE_WEIGHTS, _WEIGHT)
+_FACTS = (
+    validation.SAMPLE_ROWS,
+    validation.SAMPLE_LABELS,
+    validation.SAMPLE_WEIGHT_VARIES,
+    _WEIGHT,
+)
 
 # Peak bytes per row while a bucket is ranked: the sort's copy of the input columns, the rank
 # table's eleven 8-byte columns and the temporaries of the per-sample aggregation. Calibrated on

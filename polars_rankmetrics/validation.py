@@ -296,21 +296,23 @@ def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[Metric
 
 
 # The per-sample facts the sample summary is made of.
-SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHTS, SAMPLE_WEIGHT = (
-    "__rows", "__labels", "__weights", "__weight",
+SAMPLE_ROWS, SAMPLE_LABELS, SAMPLE_WEIGHT_VARIES, SAMPLE_WEIGHT = (
+    "__rows", "__labels", "__weight_varies", "__weight",
 )  # fmt: skip
 
 
 def sample_facts(cols: Columns) -> list[pl.Expr]:
-    """Aggregations over one sample's rows: its row count, distinct labels, distinct weights
-    and weight (the first), which :func:`summarise_samples` reduces per group. (A top-k table's
-    rows of true labels without a prediction have no weight: the sample's weight is that of its
-    predictions.)"""
+    """Aggregations over one sample's rows: its row count, distinct labels, whether its weight
+    varies (smallest below largest: no distinct count needed) and weight (the first), which
+    :func:`summarise_samples` reduces per group. (A top-k table's rows of true labels without a
+    prediction have no weight: the sample's weight is that of its predictions.)"""
     weight = pl.col(cols.weight).drop_nulls() if cols.weight else None
     return [
         pl.len().alias(SAMPLE_ROWS),
         pl.col(cols.label).n_unique().alias(SAMPLE_LABELS),
-        (weight.n_unique() if weight is not None else pl.lit(1, pl.UInt32)).alias(SAMPLE_WEIGHTS),
+        (weight.min() < weight.max() if weight is not None else pl.lit(False)).alias(
+            SAMPLE_WEIGHT_VARIES
+        ),
         (weight.first().cast(pl.Float64) if weight is not None else pl.lit(1.0)).alias(
             SAMPLE_WEIGHT
         ),
@@ -326,7 +328,7 @@ def summarise_samples(per_sample: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
         labels.min().alias(MIN_LABELS),
         sample.filter(labels == labels.min()).min().alias(SHORT_SAMPLE),
         sample.filter(pl.col(SAMPLE_ROWS) > labels).min().alias(REPEATED_SAMPLE),
-        sample.filter(pl.col(SAMPLE_WEIGHTS) > 1).min().alias(VARYING_WEIGHT_SAMPLE),
+        sample.filter(pl.col(SAMPLE_WEIGHT_VARIES)).min().alias(VARYING_WEIGHT_SAMPLE),
         labels.max().alias(MAX_LABELS),
         sample.filter(labels == labels.max()).min().alias(LONG_SAMPLE),
         sample.filter(pl.col(SAMPLE_WEIGHT).is_null()).min().alias(UNWEIGHTED_SAMPLE),

@@ -73,19 +73,22 @@ SELECT
     min(min_labels) AS min_labels,
     min(CASE WHEN n_labels = min_labels THEN sample END) AS short_sample,
     min(CASE WHEN n_rows > n_labels THEN sample END) AS repeated_sample,
-    min(CASE WHEN n_weights > 1 THEN sample END) AS varying_weight_sample,
+    min(CASE WHEN varying_weight = 1 THEN sample END) AS varying_weight_sample,
     max(max_labels) AS max_labels,
     min(CASE WHEN n_labels = max_labels THEN sample END) AS long_sample,
     min(CASE WHEN weight IS NULL THEN sample END) AS unweighted_sample
 FROM (
     SELECT
-        grp, sample, n_rows, n_labels, n_weights, weight,
+        grp, sample, n_rows, n_labels, varying_weight, weight,
         min(n_labels) OVER (PARTITION BY grp) AS min_labels,
         max(n_labels) OVER (PARTITION BY grp) AS max_labels
     FROM (
         SELECT
             grp, sample, count(*) AS n_rows, count(DISTINCT label) AS n_labels,
-            count(DISTINCT weight) AS n_weights, max(weight) AS weight
+            -- min < max rather than count(DISTINCT weight) > 1: the same answer (nulls left out
+            -- by both) without a second distinct aggregate per sample (a quarter of the view's time)
+            CASE WHEN min(weight) < max(weight) THEN 1 ELSE 0 END AS varying_weight,
+            max(weight) AS weight
         FROM rankmetrics_input
         GROUP BY grp, sample
     ) AS samples
