@@ -113,6 +113,7 @@ class Metric:
 REGISTRY: dict[str, Metric] = {}
 
 RANKING_VIEW = "rankmetrics_ranking_per_sample"
+COVERAGE_VIEW = "rankmetrics_coverage_per_sample"
 GAIN_VIEW = "rankmetrics_gain_per_sample"
 SET_VIEW = "rankmetrics_set_per_sample"
 LABEL_VIEW = "rankmetrics_label_counts"
@@ -219,8 +220,8 @@ def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
 
 register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
-    lambda key, c: rx.coverage_error(c.truth, score=c.score, n_labels=c.n_labels), RANKING_VIEW,
-    "coverage_error", ranks="none", needs_label_space=True,
+    lambda key, c: rx.coverage_error(c.truth, score=c.score, n_labels=c.n_labels),
+    COVERAGE_VIEW, "coverage_error", ranks="none", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",

@@ -36,3 +36,27 @@ FROM (
     FROM rankmetrics_rank_table
     GROUP BY grp, sample
 ) AS ranked;
+
+-- rankmetrics_coverage_per_sample: one row per (grp, sample): coverage_error alone, without a
+-- sort (the ranking view's column, from a window partition instead of the ordered rank table):
+-- the labels scoring at least the sample's lowest-scoring positive (its tied peers included, as
+-- rank "max" has them). 0 without a positive; on a top-k table, n_labels when a positive has no
+-- score (it ranks with the unscored labels, last).
+CREATE OR REPLACE VIEW rankmetrics_coverage_per_sample AS
+SELECT
+    grp, sample,
+    max(weight) AS weight,
+    CAST(CASE
+        WHEN count(CASE WHEN truth > 0 THEN 1 END) = 0 THEN 0
+        WHEN count(CASE WHEN truth > 0 AND score IS NULL THEN 1 END) > 0 THEN max(label_space)
+        ELSE count(CASE WHEN score >= lowest_positive THEN 1 END)
+    END AS DOUBLE) AS coverage_error
+FROM (
+    SELECT
+        i.grp, i.sample, i.score, i.truth, i.weight, p.n_labels AS label_space,
+        min(CASE WHEN i.truth > 0 THEN i.score END)
+            OVER (PARTITION BY i.grp, i.sample) AS lowest_positive
+    FROM rankmetrics_input AS i
+    CROSS JOIN rankmetrics_parameters AS p
+) AS scored
+GROUP BY grp, sample;
