@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
-from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +137,10 @@ def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.
         query = _source_query(con, source.pl())
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.Error as error:
-        url = isinstance(source, str | PathLike) and is_url(str(source))
-        if not url or "httpfs" not in str(error):
+        if "httpfs" not in str(error):  # DuckDB names the extension only for a URL
             raise
         raise ValueError(
-            f"DuckDB cannot read the URL {str(source)!r} without its httpfs extension, which it "
+            f"DuckDB cannot read the URL(s) {source!r} without its httpfs extension, which it "
             "could not install here (no network?): INSTALL httpfs once where the network allows, "
             "or use engine='polars'"
         ) from None
