@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import polars as pl
+
+Frame = TypeVar("Frame", "pl.DataFrame", "pl.LazyFrame")
+
+# How the library names a ``by`` column inside an evaluation (see :meth:`Columns.inside`).
+_INSIDE = "__rankmetrics_by{}__"
+_INSIDE_NAME = re.compile(r"__rankmetrics_by([0-9]+)__")
 
 
 @dataclass(frozen=True)
@@ -17,7 +28,8 @@ class Columns:
     ``pred`` optionally holds the model's decisions (bool or 0/1) for the threshold metrics,
     which otherwise predict a label when its score reaches the threshold. ``top_k``: the table
     joins a predictions table (``score``, ``weight``) with a truth table (``truth``), as
-    :mod:`polars_rankmetrics.topk` builds it.
+    :mod:`polars_rankmetrics.topk` builds it. ``aliases``: (name in the source, name inside)
+    pairs that an engine applies where it opens the source (:meth:`inside`).
     """
 
     sample: str = "sample"
@@ -28,6 +40,7 @@ class Columns:
     by: tuple[str, ...] = ()
     pred: str | None = None
     top_k: bool = False
+    aliases: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(
@@ -56,3 +69,44 @@ class Columns:
         names = [*self.by, self.sample, self.label, self.score, self.truth]
         names += [c for c in (self.weight, self.pred) if c is not None]
         return list(dict.fromkeys(names))
+
+    def inside(self) -> Columns:
+        """These columns as an evaluation names them: each ``by`` column renamed
+        ``__rankmetrics_by0__``, ``__rankmetrics_by1__``, ... where the source is opened, so that
+        no column of the library's own frames (``tp``, ``support``, ``weight``, a metric's sums,
+        ...) can meet a user's name. Refuses a ``by`` column that is also another role's column.
+        """
+        roles = {
+            "sample": self.sample, "label": self.label, "score": self.score,
+            "truth": self.truth, "weight": self.weight, "pred": self.pred,
+        }  # fmt: skip
+        for name in self.by:
+            for role, column in roles.items():
+                if name == column:
+                    raise ValueError(f"by column {name!r} is also the {role} column")
+        if len(set(self.by)) < len(self.by):
+            raise ValueError(f"by names a column twice: {list(self.by)}")
+        inner = tuple(_INSIDE.format(i) for i in range(len(self.by)))
+        return replace(self, by=inner, aliases=tuple(zip(self.by, inner, strict=True)))
+
+    def opened(self) -> Columns:
+        """These columns over a source already renamed (a bucket written from one): no aliases."""
+        return replace(self, aliases=())
+
+    def in_source(self) -> Columns:
+        """These columns as the source names them, before its ``aliases`` are applied."""
+        return replace(self, by=tuple(self.user_name(b) for b in self.by), aliases=())
+
+    def user_name(self, name: str) -> str:
+        """The user's name of a column named ``name`` inside."""
+        return dict((inner, outer) for outer, inner in self.aliases).get(name, name)
+
+    def shown(self, text: str) -> str:
+        """``text`` (an error message) with the inside names of ``by`` columns replaced by the
+        user's."""
+        outer = [name for name, _ in self.aliases]
+        return _INSIDE_NAME.sub(lambda m: outer[int(m.group(1))], text) if outer else text
+
+    def restored(self, frame: Frame) -> Frame:
+        """``frame`` (a result) with its ``by`` columns under the user's names."""
+        return frame.rename({inner: outer for outer, inner in self.aliases})

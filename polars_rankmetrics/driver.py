@@ -119,7 +119,6 @@ class Checked:
 def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Checked:
     """Step 1: the checks that need the whole table. (A top-k table's samples carry label sets
     of their own: no group label count.)"""
-    validation.check_by_names(cols, keys)
     facts = session.check_rows(keys)
     if cols.top_k:
         return Checked(facts, None)
@@ -199,8 +198,11 @@ def prepare(
     if inputs.truth_table is None:
         return Prepared(topk.with_propensities(to_lazy(data), inputs.propensities, cols), cols)
     topk.check_request(keys, inputs.n_labels)
-    cols = replace(cols, top_k=True)
-    predictions, truth_table = data, inputs.truth_table
+    predictions, truth_table = (
+        to_lazy(table).rename(dict(cols.aliases), strict=False)
+        for table in (data, inputs.truth_table)
+    )
+    cols = replace(cols.opened(), top_k=True)
     propensities = inputs.propensities if ps_keys else None
     joined = topk.joined(predictions, truth_table, cols, propensities)
     return Prepared(
@@ -245,13 +247,17 @@ def run(
         )
     tables = ["per_sample" if per_sample else "sums"] if by_reduction["samples"] else []
     tables += [reduction for reduction in LABEL_TABLES if by_reduction[reduction]]
-    collected, context = collect(
-        engine, data, cols, keys, tables, parameters=parameters or Context(), inputs=inputs,
-        memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-    )  # fmt: skip
+    validation.check_result_names(cols, [str(k) for k in keys])
+    with inside_names(cols) as inner:
+        collected, context = collect(
+            engine, data, inner, keys, tables, parameters=parameters or Context(), inputs=inputs,
+            memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+        )  # fmt: skip
+    cols = inner  # the by columns keep their inside names until the result is restored
     if per_sample:
         rows = undefined_as_nan(pl.concat(collected["per_sample"]), keys)
-        return rows.select(*cols.sample_keys, *(str(k) for k in keys)).sort(cols.sample_keys)
+        rows = rows.select(*cols.sample_keys, *(str(k) for k in keys)).sort(cols.sample_keys)
+        return cols.restored(rows)
     group = list(cols.by) or [validation.GROUP]
     results = []
     if by_reduction["samples"]:
@@ -269,7 +275,18 @@ def run(
         result = result.join(part, on=group, nulls_equal=True)
     if cols.by:
         result = result.sort(list(cols.by))
-    return result.select(*cols.by, *(str(k) for k in keys))
+    return cols.restored(result.select(*cols.by, *(str(k) for k in keys)))
+
+
+@contextmanager
+def inside_names(cols: Columns) -> Iterator[Columns]:
+    """``cols`` as an evaluation names them inside (:meth:`.Columns.inside`); a ``ValueError``
+    raised in the block is raised again with the user's names for the ``by`` columns."""
+    inner = cols.inside()
+    try:
+        yield inner
+    except ValueError as error:
+        raise ValueError(inner.shown(str(error))) from None
 
 
 # The per-label tables a reduction over labels reads, and their keys besides the group.
@@ -348,7 +365,9 @@ def collect(
                     # A top-k bucket, joined once in memory (its size was chosen to fit) for
                     # its checks and its metrics.
                     piece = piece.collect()
-                opened = _reuse(whole) if pieces is None else engine.open(piece, cols, settings)
+                opened = (
+                    _reuse(whole) if pieces is None else engine.open(piece, cols.opened(), settings)
+                )
                 with opened as session, reporter.step(i + 1, session):
                     bucket_checked = checked or check_table(session, cols, keys)
                     binary.append(bucket_checked.facts.binary_truth)

@@ -123,7 +123,8 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any) -> str:
 
 
 def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.Schema:
-    """``rankmetrics_source`` over ``source``; its schema, checked.
+    """``rankmetrics_source`` over ``source``, its ``by`` columns renamed as ``cols`` names them
+    inside (:meth:`.Columns.inside`); its schema, checked.
 
     A relation is read where it is when its SQL stands alone (over files, say); one over
     objects of another connection (its tables, registered frames) is read into memory through
@@ -144,8 +145,20 @@ def _register(con: duckdb.DuckDBPyConnection, source: Any, cols: Columns) -> pl.
             "could not install here (no network?): INSTALL httpfs once where the network allows, "
             "or use engine='polars'"
         ) from None
+    validation.check_schema(_schema(con), cols.in_source())
+    if cols.aliases:
+        renames = ", ".join(
+            f"{quote_identifier(a)} AS {quote_identifier(b)}" for a, b in cols.aliases
+        )
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS "
+            f"SELECT * RENAME ({renames}) FROM ({query})"
+        )
+    return _schema(con)
+
+
+def _schema(con: duckdb.DuckDBPyConnection) -> pl.Schema:
     schema: pl.Schema = con.sql("SELECT * FROM rankmetrics_source LIMIT 0").pl().schema
-    validation.check_schema(schema, cols)
     return schema
 
 

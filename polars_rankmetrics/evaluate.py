@@ -107,7 +107,9 @@ def evaluate(
         For ``psprecision@K`` and ``psndcg@K``: a table of the label column and ``propensity``
         (in (0, 1]), for example from :func:`~polars_rankmetrics.label_propensities`.
     by
-        Column(s) splitting the table into independent evaluations (one result row each).
+        Column(s) splitting the table into independent evaluations (one result row each). Any
+        name works except that of a result column (a requested metric key, or, per sample, the
+        sample column) or of another role's column (sample, label, ...): those are refused.
     per_sample
         Return one row per sample (with the ``by`` and sample columns) instead of the means.
         lwlrap's per-sample value is the sample's mean precision (null without positives).

@@ -17,11 +17,11 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.driver import check_all
+from polars_rankmetrics.driver import check_all, inside_names
 from polars_rankmetrics.evaluate import check_log_base
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession, lazy_result
-from polars_rankmetrics.sources import to_lazy
+from polars_rankmetrics.polars_engine import PolarsSession, lazy_inside, lazy_result
+from polars_rankmetrics.validation import check_result_names
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 F = TypeVar("F", bound=Callable[..., object])
@@ -95,10 +95,12 @@ def _frame_metric(
 ) -> Frame:
     check_log_base(log_base)
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
-    lf = to_lazy(data)
-    checked = check_all(PolarsSession(lf, cols), cols, [key])
+    check_result_names(cols, [str(key)])
+    with inside_names(cols) as cols:
+        lf = lazy_inside(data, cols)
+        checked = check_all(PolarsSession(lf, cols), cols, [key])
     context = Context(truth, log_base, checked.binary_truth)
-    lazy = lazy_result(lf, cols, [key], context, per_sample_output=per_sample)
+    lazy = cols.restored(lazy_result(lf, cols, [key], context, per_sample_output=per_sample))
     return lazy if isinstance(data, pl.LazyFrame) else lazy.collect()
 
 

@@ -8,12 +8,12 @@ from typing import TypeVar
 import polars as pl
 
 from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.driver import check_all
+from polars_rankmetrics.driver import check_all, inside_names
 from polars_rankmetrics.expressions import label_precision
 from polars_rankmetrics.metrics import MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession
+from polars_rankmetrics.polars_engine import PolarsSession, lazy_inside
 from polars_rankmetrics.ranks import window_ranks
-from polars_rankmetrics.sources import to_lazy
+from polars_rankmetrics.validation import check_result_names
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -41,8 +41,10 @@ def lwlrap_per_class(
     cols: Columns = Columns.of(
         sample=sample, label=label, score=score, truth=truth, weight=weight, by=by
     )
-    lf = to_lazy(data)
-    check_all(PolarsSession(lf, cols), cols, [MetricKey("lwlrap")])
+    check_result_names(cols, ["lwlrap", "weight"])
+    with inside_names(cols) as cols:
+        lf = lazy_inside(data, cols)
+        check_all(PolarsSession(lf, cols), cols, [MetricKey("lwlrap")])
     w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
     label_keys = [*cols.by, label]
     per_label = (
@@ -69,4 +71,5 @@ def lwlrap_per_class(
         .drop("__positives")
         .sort(label_keys)
     )
+    result = cols.restored(result)
     return result if isinstance(data, pl.LazyFrame) else result.collect()

@@ -230,7 +230,18 @@ class PolarsEngine:
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:
-        yield PolarsSession(to_lazy(data), cols)
+        yield PolarsSession(lazy_inside(data, cols), cols)
+
+
+def lazy_inside(data: Any, cols: Columns) -> pl.LazyFrame:
+    """``data`` as a LazyFrame, its ``by`` columns renamed as ``cols`` names them inside
+    (:meth:`.Columns.inside`); its schema checked first, so that an error names the user's
+    columns."""
+    lf = to_lazy(data)
+    if not cols.aliases:
+        return lf
+    validation.check_schema(lf.collect_schema(), cols.in_source())
+    return lf.rename(dict(cols.aliases))
 
 
 ENGINE = PolarsEngine()

@@ -97,15 +97,13 @@ def build(
     engine: Engine, data: Any, cols: Columns, context: Context, **options: Any
 ) -> pl.DataFrame:
     """:func:`label_report` on ``engine``; ``options`` go to :func:`.driver.collect`."""
-    collected, context = driver.collect(
-        engine,
-        data,
-        cols,
-        _KEYS,
-        ["labels", "curves", "precisions"],
-        parameters=context,
-        **options,
-    )
+    validation.check_result_names(cols, REPORT_COLUMNS)
+    with driver.inside_names(cols) as inner:
+        collected, context = driver.collect(
+            engine, data, inner, _KEYS, ["labels", "curves", "precisions"], parameters=context,
+            **options,
+        )  # fmt: skip
+    cols = inner  # the by columns keep their inside names until the report is restored
     group = list(cols.by) or [validation.GROUP]
     keys = [*group, LABEL]
     counts = combine(collected["labels"], keys)
@@ -124,4 +122,4 @@ def build(
         )
     )
     report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *REPORT_COLUMNS)
-    return report.sort([*cols.by, cols.label])
+    return cols.restored(report.sort([*cols.by, cols.label]))

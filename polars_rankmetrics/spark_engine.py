@@ -115,7 +115,10 @@ class SparkEngine:
         source = _source(data)
         spark = source.sparkSession
         schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
-        validation.check_schema(schema, cols)
+        validation.check_schema(schema, cols.in_source())
+        if cols.aliases:
+            source = source.withColumnsRenamed(dict(cols.aliases))
+            schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
         source.createOrReplaceTempView("rankmetrics_source")
         try:
             for statement in setup_statements(

@@ -50,30 +50,13 @@ def check_schema(schema: pl.Schema, cols: Columns) -> None:
         )
 
 
-# Names of the columns the library's own frames hold next to the ``by`` columns (the sample
-# summary, the per-label tables, the label report): a ``by`` column may not take one.
-RESERVED_NAMES = frozenset({
-    "label", "score", "tp", "fp", "fn", "pos", "neg", "precision_sum",
-    "support", "negatives", "predicted", "precision", "recall", "f1", "fbeta", "jaccard",
-    "average_precision", "roc_auc", "lwlrap", "lwlrap_weight",
-})  # fmt: skip
-
-
-def check_by_names(cols: Columns, keys: Sequence[MetricKey]) -> None:
-    """No ``by`` column is named like a result column (a requested metric key) or like a column
-    of the library's own frames (:data:`RESERVED_NAMES`, names starting with ``__``)."""
-    results = {str(key) for key in keys}
-    for name in cols.by:
+def check_result_names(cols: Columns, results: Sequence[str]) -> None:
+    """No ``by`` column (named as the user names it) is named like a column of the result."""
+    for name in cols.in_source().by:
         if name in results:
             raise ValueError(
-                f"by column {name!r} has the name of a requested metric, which names a result "
-                "column; rename the column"
-            )
-        if name in RESERVED_NAMES or name.startswith("__") or "/" in name:
-            raise ValueError(
-                f"by column {name!r} has a name the library uses for its own columns "
-                f"({', '.join(sorted(RESERVED_NAMES))}, and names starting with __ or "
-                "holding /); rename the column"
+                f"by column {name!r} has the name of a result column ({', '.join(results)}); "
+                "rename the column"
             )
 
 

@@ -19,6 +19,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
+from polars_rankmetrics.polars_engine import lazy_inside
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
 _SQL_TYPES = {
@@ -84,7 +85,7 @@ class SQLTestEngine:
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:
-        frame = data.collect() if isinstance(data, pl.LazyFrame) else data
+        frame = lazy_inside(data, cols).collect()
         statements = setup_statements(
             cols, self.name, settings.keys, frame.schema, settings.context
         )

@@ -161,6 +161,21 @@ def test_by_is_comma_separated_and_json_writes_every_by_type(tmp_path):
         assert row["lrap"] == pytest.approx(want["lrap"])
 
 
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_by_columns_may_be_named_like_the_librarys_own_columns(tmp_path, engine):
+    df = pl.read_parquet(EXAMPLE)
+    path = tmp_path / "named.parquet"
+    df.with_columns(weight=pl.col("model"), tp=pl.col("model")).write_parquet(path)
+    done = run("evaluate", str(path), "--by", "weight,tp", "--metrics", "lrap,f1_macro",
+               "--engine", engine, "--format", "json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = rm.evaluate(df, ["lrap", "f1_macro"], by="model")
+    rows = json.loads(done.stdout)
+    assert [(row["weight"], row["tp"]) for row in rows] == [(m, m) for m in expected["model"]]
+    assert [row["lrap"] for row in rows] == pytest.approx(expected["lrap"].to_list())
+    assert [row["f1_macro"] for row in rows] == pytest.approx(expected["f1_macro"].to_list())
+
+
 def test_per_sample_rows_to_a_csv_file(tmp_path):
     out = tmp_path / "rows.csv"
     done = run("evaluate", EXAMPLE, "--by", "model", "--metrics", "lrap,f1_samples",

@@ -2,6 +2,7 @@
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as rm
 
@@ -148,21 +149,97 @@ def test_null_in_a_by_column(engine):
         engine.evaluate(df, by="m")
 
 
-@pytest.mark.parametrize("name", ["support", "tp", "lrap", "__group"])
-def test_a_by_column_named_like_a_result_or_internal_column_is_refused(engine, name):
-    df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.1], [0.2, 0.8]]).with_columns(
-        pl.lit("m").alias(name)
+def two_models() -> pl.DataFrame:
+    first = rm.from_dense(
+        [[1, 0, 1], [0, 1, 0], [1, 1, 0]], [[0.9, 0.1, 0.5], [0.2, 0.8, 0.3], [0.4, 0.4, 0.1]]
     )
-    with pytest.raises(ValueError, match=f"by column '{name}' has"):
-        engine.evaluate(df, ["lrap", "f1_macro"], by=name)
+    second = rm.from_dense([[0, 0, 1], [1, 1, 0]], [[0.3, 0.6, 0.6], [0.7, 0.2, 0.9]])
+    return pl.concat(
+        [first.with_columns(model=pl.lit("m")), second.with_columns(model=pl.lit("n"))]
+    )
 
 
-@pytest.mark.parametrize("name", ["weight", "rows", "labels", "grp", "k", "min_labels"])
-def test_other_by_column_names_work(name):
-    df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.1], [0.2, 0.8]]).with_columns(
-        pl.lit("m").alias(name)
+def each_model(function, df: pl.DataFrame, name: str) -> pl.DataFrame:
+    """``function`` on each model's rows alone, the model under ``name``: the oracle for by=."""
+    return pl.concat(
+        function(part.drop("model")).select(pl.lit(model).alias(name), pl.all())
+        for (model,), part in df.sort("model").group_by("model", maintain_order=True)
     )
-    for engine in ("polars", "duckdb"):
-        result = rm.evaluate(df, ["lrap", "f1_macro", "roc_auc_micro"], by=name, engine=engine)
-        assert result.columns == [name, "lrap", "f1_macro", "roc_auc_micro"]
-        assert result["lrap"][0] == 1.0
+
+
+# Names of columns the library's own frames hold (per-label counts, curves, sums, summaries).
+INSIDE_NAMES = [
+    "tp", "precision_sum", "negatives", "__group", "a/b", "weight", "__rankmetrics_by0__",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", INSIDE_NAMES)
+def test_a_by_column_may_take_a_name_the_library_uses_inside(engine, name):
+    df = two_models()
+    keys = [
+        "lrap",
+        "ndcg@2",
+        "hamming_loss",
+        "f1_macro",
+        "roc_auc_micro",
+        "average_precision_macro",
+        "lwlrap",
+    ]
+    named = df.rename({"model": name})
+    result = engine.evaluate(named, keys, by=name)
+    expected = each_model(lambda part: rm.evaluate(part, keys), df, name)
+    assert_frame_equal(result, expected, check_dtypes=False)
+    per_sample = engine.evaluate(named, ["lrap", "ndcg"], by=name, per_sample=True)
+    expected = each_model(lambda p: rm.evaluate(p, ["lrap", "ndcg"], per_sample=True), df, name)
+    assert_frame_equal(per_sample, expected, check_dtypes=False)
+    report = engine.report(named, by=name)
+    assert_frame_equal(report, each_model(rm.label_report, df, name), check_dtypes=False)
+
+
+@pytest.mark.parametrize("name", ["tp", "__predicted", "propensity"])
+def test_a_top_k_by_column_may_take_a_name_the_library_uses_inside(name):
+    df = two_models()
+    predictions = df.filter(pl.col("score") >= 0.3).drop("truth")
+    truth = df.filter(pl.col("truth") == 1).drop("score")
+    keys = ["lrap", "precision@2", "mrr"]
+    result = rm.evaluate(
+        predictions.rename({"model": name}), keys, by=name,
+        truth_table=truth.rename({"model": name}), n_labels=3,
+    )  # fmt: skip
+    expected = rm.evaluate(predictions, keys, by="model", truth_table=truth, n_labels=3)
+    assert_frame_equal(result, expected.rename({"model": name}))
+
+
+def test_an_error_names_a_by_column_as_the_user_does(engine):
+    df = table(tp=["x", None, "x", "x"])
+    with pytest.raises(
+        ValueError, match=r"column 'tp' has a null \(at tp=None, sample=1, label='b'\)"
+    ):
+        engine.evaluate(df, by="tp")
+    with pytest.raises(ValueError, match=r"column 'support' not found"):
+        engine.evaluate(table(), by="support")
+
+
+@pytest.mark.parametrize(
+    ("function", "by", "message"),
+    [
+        (rm.evaluate, "lrap", r"by column 'lrap' has the name of a result column \(lrap, f1"),
+        (rm.label_report, "support", r"by column 'support' has the name of a result column"),
+        (rm.lwlrap_per_class, "weight", r"by column 'weight' has the name of a result column"),
+        (rm.evaluate, "score", r"by column 'score' is also the score column"),
+    ],
+)  # fmt: skip
+def test_a_by_column_named_like_a_result_column_is_refused(function, by, message):
+    df = two_models().with_columns(
+        pl.col("model").alias("lrap"),
+        pl.col("model").alias("support"),
+        pl.col("model").alias("weight"),
+    )
+    options = {"metrics": ["lrap", "f1_macro"]} if function is rm.evaluate else {}
+    with pytest.raises(ValueError, match=message):
+        function(df, by=by, **options)
+
+
+def test_a_by_column_named_like_a_metric_not_requested_works():
+    df = two_models().rename({"model": "lrap"})
+    assert rm.evaluate(df, ["ndcg"], by="lrap")["lrap"].to_list() == ["m", "n"]

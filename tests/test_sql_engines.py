@@ -276,6 +276,17 @@ def test_several_by_columns_on_the_struct_engines(sql_engine):
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9)
 
 
+def test_by_columns_named_like_the_librarys_own_columns(sql_engine):
+    names = {"model": "tp", "day": "grp"}
+    table = random_cases(3).with_columns(day=pl.lit(1, pl.Int64))
+    if sql_engine.name in ("sqlite", "datafusion"):
+        names, table = {"model": "tp"}, table.drop("day")
+    keys = ["lrap", "ndcg@2", "f1_macro", "roc_auc_micro"]
+    ours = run(sql_engine, table.rename(names), keys, by=list(names.values()))
+    expected = rm.evaluate(table, keys, by=list(names)).rename(names)
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9)
+
+
 def test_the_cli_prints_every_dialect():
     for dialect in DIALECTS:
         done = subprocess.run(
