@@ -115,6 +115,13 @@ class Checked:
     facts: validation.RowFacts
     labels: pl.DataFrame | None
 
+    def max_labels(self, n_labels: int | None) -> int | None:
+        """The most labels a sample may have: its group's label count, or a top-k table's
+        ``n_labels``."""
+        if self.labels is None:
+            return n_labels
+        return int(self.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
+
 
 def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Checked:
     """Step 1: the checks that need the whole table. (A top-k table's samples carry label sets
@@ -146,7 +153,10 @@ def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Con
     validation.check_schema(session.schema(), cols)
     checked = check_table(session, cols, keys)
     validation.check_weight_totals(check_piece(session, cols, checked), cols)
-    return Context(cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score)
+    return Context(
+        cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score,
+        max_labels=checked.max_labels(None),
+    )  # fmt: skip
 
 
 def _in_memory(data: Any) -> bool:
@@ -371,7 +381,10 @@ def collect(
                 with opened as session, reporter.step(i + 1, session):
                     bucket_checked = checked or check_table(session, cols, keys)
                     binary.append(bucket_checked.facts.binary_truth)
-                    context = replace(parameters, binary_truth=binary[-1])
+                    context = replace(
+                        parameters, binary_truth=binary[-1],
+                        max_labels=bucket_checked.max_labels(parameters.n_labels),
+                    )  # fmt: skip
                     check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
                     summary, frames = session.piece(tables, keys, context, check)
                     summaries.append(summary)

@@ -38,7 +38,7 @@ from polars_rankmetrics.ranks import (
     BLOCK_START,
     DISCOUNT_BEFORE,
     DISCOUNT_TO,
-    POSITION,
+    IDEAL_DISCOUNT,
     POSITION_DISCOUNT,
     POSITIVE_RANK,
     RANK,
@@ -188,9 +188,7 @@ def ideal_dcg(gain: pl.Expr, k: int | None, *, binary_truth: bool) -> pl.Expr:
     with ``binary_truth``, which needs no sort)."""
     if binary_truth:
         # n positives ranked first: D(min(n, k)).
-        n_pos = (gain > 0).sum()
-        top = pl.col(POSITION_DISCOUNT).filter(pl.col(POSITION) == n_pos).first().fill_null(0.0)
-        return _capped(top, k)
+        return _capped(pl.col(IDEAL_DISCOUNT).first(), k)
     to = _capped(pl.col(POSITION_DISCOUNT).sort(), k)
     discounts = to - to.shift(1, fill_value=0.0)
     return (gain.sort(descending=True) * discounts).sum()

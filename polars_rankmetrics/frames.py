@@ -12,6 +12,7 @@ result is returned.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 import polars as pl
@@ -19,7 +20,7 @@ import polars as pl
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.driver import check_all, inside_names
 from polars_rankmetrics.evaluate import check_log_base
-from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.metrics import MetricKey
 from polars_rankmetrics.polars_engine import PolarsSession, lazy_inside, lazy_result
 from polars_rankmetrics.validation import check_result_names
 
@@ -99,7 +100,7 @@ def _frame_metric(
     with inside_names(cols) as cols:
         lf = lazy_inside(data, cols)
         checked = check_all(PolarsSession(lf, cols), cols, [key])
-    context = Context(truth, log_base, checked.binary_truth)
+    context = replace(checked, log_base=log_base)
     lazy = cols.restored(lazy_result(lf, cols, [key], context, per_sample_output=per_sample))
     return lazy if isinstance(data, pl.LazyFrame) else lazy.collect()
 

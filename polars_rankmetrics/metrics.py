@@ -56,8 +56,10 @@ class Context:
     F-beta weight of recall; ``zero_division`` the value of a 0/0 precision, recall, F or
     Jaccard (NaN: the sample drops out of the mean); ``binary_truth`` whether every truth value
     of the table is 0 or 1 (found by the row checks); ``n_labels`` the size of the label space
-    of a top-k table (None: a dense table, whose samples carry every label);  ``top_k`` whether
-    the table is a top-k table (predictions joined with a truth table).
+    of a top-k table (None: a dense table, whose samples carry every label); ``top_k`` whether
+    the table is a top-k table (predictions joined with a truth table); ``max_labels`` the most
+    labels a sample has, which bounds every rank (a dense table's largest label set, a top-k
+    table's ``n_labels``; None: not known).
     """
 
     truth: str = "truth"
@@ -70,6 +72,7 @@ class Context:
     zero_division: float = 0.0
     n_labels: int | None = None
     top_k: bool = False
+    max_labels: int | None = None
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,14 @@ class Metric:
     # What the expression reads of the ranks: "none" (the rows as they are), "window" (the rank
     # "max" and the positives' rank: ranks.window_ranks, no sort), "blocks" (also where tied
     # blocks start: window_ranks(blocks=True)) or "table" (the sorted rank table and its
-    # discounts: ranks.rank_table).
+    # discounts: ranks.rank_table). graded_ranks: the plan when the truth is graded, where the
+    # expression needs more (ndcg's ideal then sorts the gains over the table's positions).
     ranks: Literal["none", "window", "blocks", "table"] = "table"
+    graded_ranks: Literal["table"] | None = None
     # Columns added to the ranks: "harmonics" (ranks.with_harmonics), "positions" (the rank
-    # table's rm_position, which window ranks lack: ranks.with_positions).
-    rank_extras: tuple[Literal["harmonics", "positions"], ...] = ()
+    # table's rm_position, which window ranks lack: ranks.with_positions), "discounts" (dcg's
+    # cumulative discounts: ranks.with_discounts).
+    rank_extras: tuple[Literal["harmonics", "positions", "discounts"], ...] = ()
     # The rows the per-sample expression aggregates: "all" of the sample, or "first_hits" (the
     # first tied block holding a scored positive, ranks.first_hit_rows; 0 for a sample without).
     rows: Literal["all", "first_hits"] = "all"
@@ -242,11 +248,13 @@ register(Metric(
     "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
     lambda key, c: rx.dcg(c.truth, k=key.k, log_base=c.log_base), GAIN_VIEW, "dcg",
     takes_k=True, binary_truth=False, scales_with_log_base=True, needs_label_space=True,
+    ranks="blocks", rank_extras=("discounts",),
 ))  # fmt: skip
 register(Metric(
     "ndcg", "dcg over the ideal dcg", "higher",
     lambda key, c: rx.ndcg(c.truth, k=key.k, binary_truth=c.binary_truth), GAIN_VIEW, "ndcg",
     takes_k=True, binary_truth=False, min_labels=2, needs_label_space=True,
+    ranks="blocks", graded_ranks="table", rank_extras=("discounts",),
 ))  # fmt: skip
 
 RANKING_METRICS = tuple(REGISTRY)

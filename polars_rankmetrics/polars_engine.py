@@ -25,6 +25,7 @@ from polars_rankmetrics.ranks import (
     first_hit_rows,
     rank_table,
     window_ranks,
+    with_discounts,
     with_harmonics,
     with_positions,
 )
@@ -73,29 +74,41 @@ def per_sample(
 _PLANS = ("none", "window", "blocks", "table")
 
 
-def rank_plan(keys: Sequence[MetricKey]) -> str:
-    """The cheapest rank plan serving every key (``Metric.ranks``)."""
-    return max((key.metric.ranks for key in keys), key=_PLANS.index, default="none")
+def rank_plan(keys: Sequence[MetricKey], *, binary_truth: bool = True) -> str:
+    """The cheapest rank plan serving every key (``Metric.ranks``, or ``Metric.graded_ranks``
+    where set when the truth is graded)."""
+    plans = [
+        key.metric.graded_ranks if key.metric.graded_ranks and not binary_truth
+        else key.metric.ranks
+        for key in keys
+    ]  # fmt: skip
+    return max(plans, key=_PLANS.index, default="none")
 
 
 def ranked(
     lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
 ) -> pl.LazyFrame:
     """The rows with the ranks ``keys`` read: the cheapest plan that serves them all."""
-    plan = rank_plan(keys)
-    options = {
-        "sample": cols.sample_keys, "score": cols.score, "truth": cols.truth,
-        "n_labels": context.n_labels,
-    }  # fmt: skip
+    plan = rank_plan(keys, binary_truth=context.binary_truth)
+    sample, score, truth, n_labels = cols.sample_keys, cols.score, cols.truth, context.n_labels
     if plan == "table":
-        lf = rank_table(lf, **options)  # type: ignore[arg-type]
+        lf = rank_table(lf, sample=sample, score=score, truth=truth, n_labels=n_labels)
     elif plan != "none":
-        lf = window_ranks(lf, **options, blocks=plan == "blocks")  # type: ignore[arg-type]
+        lf = window_ranks(
+            lf, sample=sample, score=score, truth=truth, n_labels=n_labels,
+            blocks=plan == "blocks", top_k=context.top_k,
+        )  # fmt: skip
     extras = {extra for key in keys for extra in key.metric.rank_extras}
     if "harmonics" in extras:
         lf = with_harmonics(lf, score=cols.score)
     if "positions" in extras and plan != "table":
         lf = with_positions(lf, sample=cols.sample_keys, score=cols.score)
+    if "discounts" in extras:
+        assert context.max_labels is not None  # known once the table is checked
+        lf = with_discounts(
+            lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
+            max_labels=context.max_labels, n_labels=context.n_labels,
+        )  # fmt: skip
     return lf
 
 

@@ -28,6 +28,9 @@ Columns added (1-based positions, highest score first):
     Cumulative dcg discounts ``D(m) = sum over r = 1..m of 1 / ln(r + 1)`` at ``rm_rank``, at
     ``rm_block_start - 1`` and at ``rm_position``: a tied block spanning positions a..b sums the
     discounts ``D(b) - D(a - 1)``.
+``rm_ideal_discount``
+    ``D(n)`` for the sample's n positive labels (truth > 0): the ideal dcg of binary truth, read
+    without a sort.
 ``rm_harmonic_to``, ``rm_harmonic_before``
     Harmonic numbers ``H(m) = sum over r = 1..m of 1 / r`` at ``rm_rank`` and at
     ``rm_block_start - 1`` (added by :func:`with_harmonics`): what map's expected precisions
@@ -58,6 +61,7 @@ POSITION = "rm_position"
 DISCOUNT_TO = "rm_discount_to"
 DISCOUNT_BEFORE = "rm_discount_before"
 POSITION_DISCOUNT = "rm_position_discount"
+IDEAL_DISCOUNT = "rm_ideal_discount"
 HARMONIC_TO = "rm_harmonic_to"
 HARMONIC_BEFORE = "rm_harmonic_before"
 FIRST_HIT = "rm_first_hit"
@@ -70,6 +74,7 @@ COLUMNS = (
     DISCOUNT_TO,
     DISCOUNT_BEFORE,
     POSITION_DISCOUNT,
+    IDEAL_DISCOUNT,
     HARMONIC_TO,
     HARMONIC_BEFORE,
     FIRST_HIT,
@@ -190,6 +195,7 @@ def rank_table(
             .alias(DISCOUNT_TO),
             discount_at(pl.col(BLOCK_START) - 1).alias(DISCOUNT_BEFORE),
             discount_at(pl.col(POSITION)).alias(POSITION_DISCOUNT),
+            discount_at(positive.sum().over(keys)).alias(IDEAL_DISCOUNT),
         )
         .with_columns(pl.when(unscored).then(_unscored_rank(n_labels)).otherwise(RANK).alias(RANK))
         .drop(
@@ -213,6 +219,7 @@ def window_ranks(
     truth: str = "truth",
     n_labels: int | None = None,
     blocks: bool = False,
+    top_k: bool = False,
 ) -> pl.LazyFrame:
     """The long table with ``rm_rank`` and ``rm_positive_rank`` only, as window ranks over each
     sample, without sorting the table (about a third faster than :func:`rank_table` on the
@@ -223,36 +230,72 @@ def window_ranks(
     :func:`rank_table`'s value there) and null on the others. ``blocks=True`` adds
     ``rm_block_start`` and ``rm_positive_block_start``
     (``rm_positive_block_start`` on positive rows only), what the retrieval metrics read.
-    ``truth`` is cast to Float64. Unscored rows (null score, top-k tables) are ranked as
-    :func:`rank_table` ranks them.
+    ``truth`` is cast to Float64. ``top_k``: the table may have unscored rows (null score, top-k
+    tables), ranked as :func:`rank_table` ranks them; a dense table has none (the checks refuse
+    a null score), and its plan spends nothing on them.
     """
     keys = [sample] if isinstance(sample, str) else list(sample)
-    lf = data.lazy()
     s, positive = pl.col(score), pl.col(truth) > 0
     positive_score = pl.when(positive).then(s)
-    unscored = s.is_null()
+
+    def ranked(rank: pl.Expr, unscored: pl.Expr) -> pl.Expr:
+        """``rank`` over each sample; ``unscored`` on the unscored rows of a top-k table."""
+        rank = rank.over(keys).cast(pl.Int64)
+        return pl.when(s.is_null()).then(unscored).otherwise(rank) if top_k else rank
+
     columns = [
-        pl.when(unscored)
-        .then(_unscored_rank(n_labels))
-        .otherwise(s.rank("max", descending=True).over(keys).cast(pl.Int64))
-        .alias(RANK),
-        pl.when(positive & unscored)
-        .then(positive.sum().over(keys).cast(pl.Int64))
-        .otherwise(positive_score.rank("max", descending=True).over(keys).cast(pl.Int64))
-        .alias(POSITIVE_RANK),
+        ranked(s.rank("max", descending=True), _unscored_rank(n_labels)).alias(RANK),
+        ranked(
+            positive_score.rank("max", descending=True),
+            pl.when(positive).then(positive.sum().over(keys).cast(pl.Int64)),
+        ).alias(POSITIVE_RANK),
     ]
     if blocks:
         columns += [
-            pl.when(unscored)
-            .then(s.count().over(keys).cast(pl.Int64) + 1)
-            .otherwise(s.rank("min", descending=True).over(keys).cast(pl.Int64))
+            ranked(s.rank("min", descending=True), s.count().over(keys).cast(pl.Int64) + 1)
             .alias(BLOCK_START),
-            pl.when(positive & unscored)
-            .then(positive_score.count().over(keys).cast(pl.Int64) + 1)
-            .otherwise(positive_score.rank("min", descending=True).over(keys).cast(pl.Int64))
-            .alias(POSITIVE_BLOCK_START),
-        ]
-    return lf.with_columns(pl.col(truth).cast(pl.Float64)).with_columns(columns)
+            ranked(
+                positive_score.rank("min", descending=True),
+                pl.when(positive).then(positive_score.count().over(keys).cast(pl.Int64) + 1),
+            ).alias(POSITIVE_BLOCK_START),
+        ]  # fmt: skip
+    return data.lazy().with_columns(*columns, pl.col(truth).cast(pl.Float64))
+
+
+def with_discounts(
+    ranked: pl.LazyFrame,
+    *,
+    sample: str | Sequence[str],
+    score: str,
+    truth: str,
+    max_labels: int,
+    n_labels: int | None = None,
+) -> pl.LazyFrame:
+    """Add ``rm_discount_to``, ``rm_discount_before`` and ``rm_ideal_discount`` to window ranks
+    holding ``rm_rank`` and ``rm_block_start``: what dcg and ndcg read, as :func:`rank_table`
+    has them (the same sums). ``max_labels`` bounds the ranks (the most labels a sample has):
+    the discounts are read from a table of ``D(1) .. D(max_labels)``, not from a prefix sum as
+    long as the table (an index past it reads its last entry: only a table that the checks
+    then refuse has one). A rank table is returned as it is."""
+    if DISCOUNT_TO in ranked.collect_schema():
+        return ranked
+    keys = [sample] if isinstance(sample, str) else list(sample)
+    table = pl.lit(
+        pl.Series(np.cumsum(1.0 / np.log(np.arange(2, max_labels + 2, dtype=np.float64))))
+    )
+
+    def discount_at(m: pl.Expr) -> pl.Expr:
+        m = m.cast(pl.Int64)
+        return pl.when(m > 0).then(table.gather((m - 1).clip(0, max_labels - 1))).otherwise(0.0)
+
+    return ranked.with_columns(
+        pl.when(pl.col(score).is_null())
+        .then(pl.lit(n_labels and cumulative_discount(n_labels), dtype=pl.Float64))
+        .otherwise(discount_at(pl.col(RANK)))
+        .alias(DISCOUNT_TO),
+        discount_at(pl.col(BLOCK_START) - 1).alias(DISCOUNT_BEFORE),
+        discount_at((pl.col(truth) > 0).sum().over(keys)).alias(IDEAL_DISCOUNT),
+    )
 
 
 def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFrame:
