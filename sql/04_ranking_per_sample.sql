@@ -38,25 +38,30 @@ FROM (
 ) AS ranked;
 
 -- rankmetrics_coverage_per_sample: one row per (grp, sample): coverage_error alone, without a
--- sort (the ranking view's column, from a window partition instead of the ordered rank table):
--- the labels scoring at least the sample's lowest-scoring positive (its tied peers included, as
--- rank "max" has them). 0 without a positive; on a top-k table, n_labels when a positive has no
--- score (it ranks with the unscored labels, last).
+-- sort or a window (the ranking view's column, from an aggregation joined back): the labels
+-- scoring at least the sample's lowest-scoring positive (its tied peers included, as rank "max"
+-- has them). 0 without a positive; on a top-k table, n_labels when a positive has no score (it
+-- ranks with the unscored labels, last). A window partition (min OVER the sample) then a GROUP BY
+-- took 3x as long on DuckDB.
 CREATE OR REPLACE VIEW rankmetrics_coverage_per_sample AS
 SELECT
-    grp, sample,
-    max(weight) AS weight,
+    s.grp, s.sample,
+    max(s.weight) AS weight,
     CAST(CASE
-        WHEN count(CASE WHEN truth > 0 THEN 1 END) = 0 THEN 0
-        WHEN count(CASE WHEN truth > 0 AND score IS NULL THEN 1 END) > 0 THEN max(label_space)
-        ELSE count(CASE WHEN score >= lowest_positive THEN 1 END)
+        WHEN max(s.positives) = 0 THEN 0
+        WHEN max(s.unscored_positives) > 0 THEN max(p.n_labels)
+        ELSE count(CASE WHEN i.score >= s.lowest_positive THEN 1 END)
     END AS DOUBLE) AS coverage_error
-FROM (
+FROM rankmetrics_input AS i
+JOIN (
     SELECT
-        i.grp, i.sample, i.score, i.truth, i.weight, p.n_labels AS label_space,
-        min(CASE WHEN i.truth > 0 THEN i.score END)
-            OVER (PARTITION BY i.grp, i.sample) AS lowest_positive
-    FROM rankmetrics_input AS i
-    CROSS JOIN rankmetrics_parameters AS p
-) AS scored
-GROUP BY grp, sample;
+        grp, sample,
+        max(weight) AS weight,
+        count(CASE WHEN truth > 0 THEN 1 END) AS positives,
+        count(CASE WHEN truth > 0 AND score IS NULL THEN 1 END) AS unscored_positives,
+        min(CASE WHEN truth > 0 THEN score END) AS lowest_positive
+    FROM rankmetrics_input
+    GROUP BY grp, sample
+) AS s ON i.grp = s.grp AND i.sample = s.sample
+CROSS JOIN rankmetrics_parameters AS p
+GROUP BY s.grp, s.sample;
