@@ -64,7 +64,11 @@ def label_count(n_labels: int | None = None) -> pl.Expr:
 
 
 def coverage_error(
-    truth: str = "truth", *, score: str = "score", n_labels: int | None = None
+    truth: str = "truth",
+    *,
+    score: str = "score",
+    n_labels: int | None = None,
+    ranked: bool = False,
 ) -> pl.Expr:
     """Coverage error of one sample: the largest rank of a positive label.
 
@@ -72,8 +76,17 @@ def coverage_error(
     rank. 0 when the sample has no positive label; L (the number of labels) when all are positive,
     or (top-k table, ``n_labels`` = L) when a positive label is unscored. Lower is better. It needs
     no rank table: the largest rank "max" of a positive is the number of labels scoring at least
-    the lowest positive score.
+    the lowest positive score. ``ranked=True`` reads the rows' ``rm_rank`` instead (window ranks
+    or the rank table, where other metrics need them: cheaper than the comparison).
     """
+    if ranked:
+        return (
+            _rank.filter(_positive(truth))
+            .max()
+            .cast(pl.Float64)
+            .fill_null(0.0)
+            .alias("coverage_error")
+        )
     s = pl.col(score)
     lowest_positive = s.filter(_positive(truth)).min()
     covered = (s >= lowest_positive).sum().cast(pl.Float64)

@@ -59,7 +59,8 @@ class Context:
     of a top-k table (None: a dense table, whose samples carry every label); ``top_k`` whether
     the table is a top-k table (predictions joined with a truth table); ``max_labels`` the most
     labels a sample has, which bounds every rank (a dense table's largest label set, a top-k
-    table's ``n_labels``; None: not known).
+    table's ``n_labels``; None: not known); ``ranked`` whether the rows carry ranks (window
+    ranks or the rank table) that a metric may read instead of computing without them.
     """
 
     truth: str = "truth"
@@ -73,6 +74,7 @@ class Context:
     n_labels: int | None = None
     top_k: bool = False
     max_labels: int | None = None
+    ranked: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,9 @@ def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
 
 register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
-    lambda key, c: rx.coverage_error(c.truth, score=c.score, n_labels=c.n_labels),
+    lambda key, c: rx.coverage_error(
+        c.truth, score=c.score, n_labels=c.n_labels, ranked=c.ranked
+    ),
     COVERAGE_VIEW, "coverage_error", ranks="none", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ def per_sample(
     (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
     positive count (``__n_positives``) and one column per key."""
     lf = ranked(lf, cols, keys, context)
+    context = replace(context, ranked=rank_plan(keys, binary_truth=context.binary_truth) != "none")
     samples = lf.group_by(cols.sample_keys).agg(
         *validation.sample_facts(cols),
         rx.n_positives(cols.truth).alias(_N_POS),
