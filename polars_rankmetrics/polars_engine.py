@@ -31,7 +31,7 @@ from polars_rankmetrics.ranks import (
     with_positions,
 )
 from polars_rankmetrics.sources import to_lazy
-from polars_rankmetrics.sums import means, plain_columns, undefined_column, weight_column
+from polars_rankmetrics.sums import means, undefined_column, weight_column
 
 _WEIGHT = validation.SAMPLE_WEIGHT
 _N_POS = "__n_positives"
@@ -129,12 +129,9 @@ def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey
         if key.metric.weighting == "positives":
             weight = weight * pl.col(_N_POS)
         value = pl.col(str(key))
-        plain, count = plain_columns(key)
         sums += [
             (value * weight).sum().alias(str(key)),
             weight.filter(value.is_not_null()).sum().alias(weight_column(key)),
-            value.sum().alias(plain),
-            value.count().cast(pl.Float64).alias(count),
             (value.is_null() & (weight > 0)).sum().cast(pl.Float64).alias(undefined_column(key)),
         ]
     return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)

@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import VIEWS_WITH_K, Context, MetricKey
-from polars_rankmetrics.sums import plain_columns, undefined_column, weight_column
+from polars_rankmetrics.sums import undefined_column, weight_column
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
 
 def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
     """Per view and key, per group (and cut-off): ``sum(weight * value)``, the weights of the
-    non-null values, their plain sum and count, and the count of null values of positive weight
+    non-null values and the count of null values of positive weight
     (see :mod:`polars_rankmetrics.sums`)."""
     queries = []
     for view, view_keys in _by_view(keys).items():
@@ -63,8 +63,6 @@ def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
             columns += [
                 f"coalesce(sum({weight} * {value}), 0) AS v{i}",
                 f"coalesce(sum(CASE WHEN {value} IS NOT NULL THEN {weight} END), 0) AS w{i}",
-                f"coalesce(sum({value}), 0) AS u{i}",
-                f"count({value}) AS n{i}",
                 f"count(CASE WHEN {value} IS NULL AND {weight} > 0 THEN 1 END) AS x{i}",
             ]
         sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
@@ -124,11 +122,8 @@ def _columns(
             scale = _scale(key, context)
             columns = [(pl.col(f"v{i}") * scale).alias(str(key))]
             if with_weights:
-                plain, count = plain_columns(key)
                 columns += [
                     pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)),
-                    (pl.col(f"u{i}") * scale).cast(pl.Float64).alias(plain),
-                    pl.col(f"n{i}").cast(pl.Float64).alias(count),
                     pl.col(f"x{i}").cast(pl.Float64).alias(undefined_column(key)),
                 ]
             parts.append(rows.select(*ids, *columns))

@@ -2,12 +2,11 @@
 
 Every engine reduces a set of whole samples to one row per group holding, for each metric key,
 ``key`` = the sum of weight x value and ``key/w`` = the sum of the weights, where the weight is the
-sample weight (times the sample's positive count for a metric weighted by positives), and
-``key/u`` and ``key/n``, the plain sum and the count of the values. A null value (a 0/0 with
-``zero_division`` NaN, lwlrap without positives, ROC AUC of a one-class sample) adds to none of
-them; ``key/x`` counts the null values of samples with a positive weight, which make the mean
-NaN for a metric whose undefined value is NaN (``undefined="nan"``). Sums of disjoint sets of
-samples add up, so buckets combine by addition; :func:`means` divides.
+sample weight (times the sample's positive count for a metric weighted by positives). A null
+value (a 0/0 with ``zero_division`` NaN, lwlrap without positives, ROC AUC of a one-class sample)
+adds to neither; ``key/x`` counts the null values of samples with a positive weight, which make
+the mean NaN for a metric whose undefined value is NaN (``undefined="nan"``). Sums of disjoint
+sets of samples add up, so buckets combine by addition; :func:`means` divides.
 """
 
 from __future__ import annotations
@@ -27,11 +26,6 @@ def weight_column(key: MetricKey) -> str:
     return f"{key}/w"
 
 
-def plain_columns(key: MetricKey) -> tuple[str, str]:
-    """The plain sum and the count of a key's non-null values."""
-    return f"{key}/u", f"{key}/n"
-
-
 def undefined_column(key: MetricKey) -> str:
     """The count of a key's null values in samples of positive weight."""
     return f"{key}/x"
@@ -42,16 +36,10 @@ def _mean(key: MetricKey) -> pl.Expr:
     if key.metric.undefined == "nan":
         # scikit-learn: a NaN value makes the mean NaN, unless its sample weighs 0.
         return pl.when(pl.col(undefined_column(key)) > 0).then(float("nan")).otherwise(weighted)
-    if key.metric.weighting == "positives":
-        return weighted
-    # Where every value left has weight 0 (the others were 0/0 with zero_division NaN), the plain
-    # mean of those values, as scikit-learn's average does.
-    plain, count = plain_columns(key)
-    return (
-        pl.when(pl.col(weight_column(key)) > 0)
-        .then(weighted)
-        .otherwise(pl.col(plain) / pl.col(count))
-    )
+    # Where every value left has weight 0 (the others were 0/0 with zero_division NaN), 0 / 0 is
+    # NaN, as scikit-learn gives: it weights each sample's counts, so that a sample of weight 0
+    # is a 0/0 too.
+    return weighted
 
 
 def means(sums: Frame, cols: Columns, keys: Sequence[MetricKey]) -> Frame:

@@ -99,18 +99,20 @@ def _jaccard_labels(y_true, y_pred, weights, zero_division, average):
 
 def _jaccard(y_true, y_pred, weights, zero_division):
     """scikit-learn's jaccard_score takes no zero_division=nan: by hand for it, each sample's
-    |y and y_hat| / |y or y_hat|, a 0/0 sample left out (as its other scores do)."""
+    |y and y_hat| / |y or y_hat|, a 0/0 sample left out (as its other scores are)."""
     if not np.isnan(zero_division):
         return skm.jaccard_score(
             y_true, y_pred, average="samples", zero_division=zero_division, sample_weight=weights
         )
-    union = (y_true | y_pred).sum(axis=1)
-    kept = union > 0
-    values = (y_true & y_pred).sum(axis=1)[kept] / union[kept]
+    # As scikit-learn's other sample scores: counts weighted per sample (a sample of weight 0 is
+    # a 0/0 too), 0/0 samples left out, NaN when none is left.
     w = np.ones(len(y_true)) if weights is None else weights
+    union = w * (y_true | y_pred).sum(axis=1)
+    kept = union > 0
     if not kept.any():
         return np.nan
-    return np.average(values, weights=w[kept]) if w[kept].sum() > 0 else values.mean()
+    values = w[kept] * (y_true & y_pred).sum(axis=1)[kept] / union[kept]
+    return np.average(values, weights=w[kept])
 
 
 def assert_close(ours, theirs):
@@ -283,3 +285,21 @@ def test_by_groups_are_evaluated_as_tables_of_their_own(engine, first, second):
     for row, values in zip(result.iter_rows(named=True), expected, strict=True):
         for key in keys:
             assert_close(row[key], values[key])
+
+
+def test_a_sample_of_weight_0_is_a_0_over_0_as_in_sklearn(engine):
+    """scikit-learn weights each sample's counts: with zero_division NaN, a sample of weight 0
+    drops out like a 0/0 one, and a mean over none of them is NaN."""
+    y_true = np.array([[0, 0, 0], [1, 1, 0], [0, 1, 1]])
+    y_score = np.array([[0.1, 0.2, 0.3], [0.1, 0.9, 0.2], [0.1, 0.2, 0.3]])
+    df = rm.from_dense(y_true, y_score).with_columns(
+        weight=pl.col("sample").replace_strict({0: 1.0, 1: 0.0, 2: 0.0})
+    )
+    keys = ["precision_samples", "recall_samples", "f1_samples", "jaccard_samples"]
+    result = engine.evaluate(df, keys, weight="weight", zero_division=float("nan"))
+    expected = sklearn_values(
+        y_true, y_score >= 0.5, np.array([1.0, 0.0, 0.0]), beta=1.0, zero_division=float("nan")
+    )
+    for key in keys:
+        assert np.isnan(expected[key])
+        assert_close(result[key][0], expected[key])
