@@ -34,10 +34,11 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parent))
 
 import record  # noqa: E402
+from make_data import write  # noqa: E402
+
 from polars_rankmetrics import validation  # noqa: E402
 from polars_rankmetrics.columns import Columns  # noqa: E402
 from polars_rankmetrics.metrics import parse_keys  # noqa: E402
-from make_data import write  # noqa: E402
 
 OUT = Path(__file__).parent / "out"
 
