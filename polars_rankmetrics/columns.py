@@ -95,11 +95,8 @@ class Columns:
 
     def in_source(self) -> Columns:
         """These columns as the source names them, before its ``aliases`` are applied."""
-        return replace(self, by=tuple(self.user_name(b) for b in self.by), aliases=())
-
-    def user_name(self, name: str) -> str:
-        """The user's name of a column named ``name`` inside."""
-        return dict((inner, outer) for outer, inner in self.aliases).get(name, name)
+        outer = {inner: name for name, inner in self.aliases}
+        return replace(self, by=tuple(outer.get(b, b) for b in self.by), aliases=())
 
     def shown(self, text: str) -> str:
         """``text`` (an error message) with the inside names of ``by`` columns replaced by the

@@ -84,9 +84,12 @@ COLUMNS = (
 def cumulative_discount(m: int) -> float:
     """``D(m) = sum over r = 1..m of 1 / ln(r + 1)``, summed in the order the rank table sums it
     (the discount of a position past every row: ``D(n_labels)``, ``D(k)``)."""
-    if m <= 0:
-        return 0.0
-    return float(np.cumsum(1.0 / np.log(np.arange(2, m + 2, dtype=np.float64)))[-1])
+    return float(_discounts(m)[-1]) if m > 0 else 0.0
+
+
+def _discounts(m: int) -> np.ndarray:
+    """``D(1) .. D(m)``, summed in order."""
+    return np.cumsum(1.0 / np.log(np.arange(2, m + 2, dtype=np.float64)))
 
 
 def harmonic(m: int) -> float:
@@ -280,9 +283,7 @@ def with_discounts(
     if DISCOUNT_TO in ranked.collect_schema():
         return ranked
     keys = [sample] if isinstance(sample, str) else list(sample)
-    table = pl.lit(
-        pl.Series(np.cumsum(1.0 / np.log(np.arange(2, max_labels + 2, dtype=np.float64))))
-    )
+    table = pl.lit(pl.Series(_discounts(max_labels)))
 
     def discount_at(m: pl.Expr) -> pl.Expr:
         m = m.cast(pl.Int64)
