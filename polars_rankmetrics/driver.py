@@ -384,6 +384,7 @@ def collect(
                     context = replace(
                         parameters, binary_truth=binary[-1],
                         max_labels=bucket_checked.max_labels(parameters.n_labels),
+                        unique_labels=bucket_checked.facts.unique_labels,
                     )  # fmt: skip
                     check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
                     summary, frames = session.piece(tables, keys, context, check)

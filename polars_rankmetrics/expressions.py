@@ -31,6 +31,7 @@ No expression depends on row order.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import polars as pl
 
@@ -39,6 +40,7 @@ from polars_rankmetrics.ranks import (
     DISCOUNT_BEFORE,
     DISCOUNT_TO,
     IDEAL_DISCOUNT,
+    LOWEST_POSITIVE,
     POSITION_DISCOUNT,
     POSITIVE_RANK,
     RANK,
@@ -68,7 +70,7 @@ def coverage_error(
     *,
     score: str = "score",
     n_labels: int | None = None,
-    ranked: bool = False,
+    using: Literal["scores", "lowest", "ranks"] = "scores",
 ) -> pl.Expr:
     """Coverage error of one sample: the largest rank of a positive label.
 
@@ -76,10 +78,13 @@ def coverage_error(
     rank. 0 when the sample has no positive label; L (the number of labels) when all are positive,
     or (top-k table, ``n_labels`` = L) when a positive label is unscored. Lower is better. It needs
     no rank table: the largest rank "max" of a positive is the number of labels scoring at least
-    the lowest positive score. ``ranked=True`` reads the rows' ``rm_rank`` instead (window ranks
-    or the rank table, where other metrics need them: cheaper than the comparison).
+    the lowest positive score. ``using`` says where that score comes from: ``"scores"``, the
+    sample's rows, inside the aggregation (any rows); ``"lowest"``, the rows'
+    ``rm_lowest_positive`` (:func:`~polars_rankmetrics.ranks.with_lowest_positive`, a join:
+    cheaper than the comparison with an aggregate). ``"ranks"`` reads the rows' ``rm_rank``
+    instead (window ranks or the rank table, where other metrics need them).
     """
-    if ranked:
+    if using == "ranks":
         return (
             _rank.filter(_positive(truth))
             .max()
@@ -88,7 +93,9 @@ def coverage_error(
             .alias("coverage_error")
         )
     s = pl.col(score)
-    lowest_positive = s.filter(_positive(truth)).min()
+    lowest_positive = (
+        pl.col(LOWEST_POSITIVE) if using == "lowest" else s.filter(_positive(truth)).min()
+    )
     covered = (s >= lowest_positive).sum().cast(pl.Float64)
     if n_labels is not None:
         unscored_positive = (_positive(truth) & s.is_null()).any()

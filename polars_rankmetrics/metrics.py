@@ -59,8 +59,11 @@ class Context:
     of a top-k table (None: a dense table, whose samples carry every label); ``top_k`` whether
     the table is a top-k table (predictions joined with a truth table); ``max_labels`` the most
     labels a sample has, which bounds every rank (a dense table's largest label set, a top-k
-    table's ``n_labels``; None: not known); ``ranked`` whether the rows carry ranks (window
-    ranks or the rank table) that a metric may read instead of computing without them.
+    table's ``n_labels``; None: not known); ``rank_plan`` what the rows carry
+    (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
+    computing without them);
+    ``unique_labels`` whether the row checks found that no sample repeats a label
+    (:class:`~polars_rankmetrics.validation.RowFacts`).
     """
 
     truth: str = "truth"
@@ -74,7 +77,8 @@ class Context:
     n_labels: int | None = None
     top_k: bool = False
     max_labels: int | None = None
-    ranked: bool = False
+    rank_plan: str = "none"
+    unique_labels: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,12 +97,14 @@ class Metric:
     weighting: Literal["sample", "positives"] = "sample"
     min_labels: int = 1
     scales_with_log_base: bool = False
-    # What the expression reads of the ranks: "none" (the rows as they are), "window" (the rank
-    # "max" and the positives' rank: ranks.window_ranks, no sort), "blocks" (also where tied
-    # blocks start: window_ranks(blocks=True)) or "table" (the sorted rank table and its
-    # discounts: ranks.rank_table). graded_ranks: the plan when the truth is graded, where the
-    # expression needs more (ndcg's ideal then sorts the gains over the table's positions).
-    ranks: Literal["none", "window", "blocks", "table"] = "table"
+    # What the expression reads of the ranks: "none" (the rows as they are), "lowest" (each
+    # sample's lowest positive score joined to its rows: ranks.with_lowest_positive),
+    # "window" (the rank "max" and the positives' rank: ranks.window_ranks, no sort),
+    # "blocks" (also where tied blocks start: window_ranks(blocks=True)) or "table" (the
+    # sorted rank table and its discounts: ranks.rank_table). graded_ranks: the plan when the
+    # truth is graded, where the expression needs more (ndcg's ideal then sorts the gains
+    # over the table's positions).
+    ranks: Literal["none", "lowest", "window", "blocks", "table"] = "table"
     graded_ranks: Literal["table"] | None = None
     # Columns added to the ranks: "harmonics" (ranks.with_harmonics), "positions" (the rank
     # table's rm_position, which window ranks lack: ranks.with_positions), "discounts" (dcg's
@@ -229,9 +235,11 @@ def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
 register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
     lambda key, c: rx.coverage_error(
-        c.truth, score=c.score, n_labels=c.n_labels, ranked=c.ranked
+        c.truth, score=c.score, n_labels=c.n_labels,
+        using="lowest" if c.rank_plan == "lowest" else "ranks" if c.rank_plan != "none"
+        else "scores",
     ),
-    COVERAGE_VIEW, "coverage_error", ranks="none", needs_label_space=True,
+    COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",

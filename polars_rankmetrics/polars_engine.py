@@ -28,6 +28,7 @@ from polars_rankmetrics.ranks import (
     window_ranks,
     with_discounts,
     with_harmonics,
+    with_lowest_positive,
     with_positions,
 )
 from polars_rankmetrics.sources import to_lazy
@@ -56,9 +57,9 @@ def per_sample(
     (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
     positive count (``__n_positives``) and one column per key."""
     lf = ranked(lf, cols, keys, context)
-    context = replace(context, ranked=rank_plan(keys, binary_truth=context.binary_truth) != "none")
+    context = replace(context, rank_plan=rank_plan(keys, binary_truth=context.binary_truth))
     samples = lf.group_by(cols.sample_keys).agg(
-        *validation.sample_facts(cols),
+        *validation.sample_facts(cols, unique_labels=context.unique_labels),
         rx.n_positives(cols.truth).alias(_N_POS),
         *(key.expression(context) for key in keys if key.metric.rows == "all"),
     )
@@ -73,7 +74,7 @@ def per_sample(
     )
 
 
-_PLANS = ("none", "window", "blocks", "table")
+_PLANS = ("none", "lowest", "window", "blocks", "table")
 
 
 def rank_plan(keys: Sequence[MetricKey], *, binary_truth: bool = True) -> str:
@@ -95,6 +96,8 @@ def ranked(
     sample, score, truth, n_labels = cols.sample_keys, cols.score, cols.truth, context.n_labels
     if plan == "table":
         lf = rank_table(lf, sample=sample, score=score, truth=truth, n_labels=n_labels)
+    elif plan == "lowest":
+        lf = with_lowest_positive(lf, sample=sample, score=score, truth=truth)
     elif plan != "none":
         lf = window_ranks(
             lf, sample=sample, score=score, truth=truth, n_labels=n_labels,

@@ -2,9 +2,14 @@
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as rm
+from polars_rankmetrics import validation
+from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.metrics import parse_keys
 
 
 def table(**overrides) -> pl.DataFrame:
@@ -241,3 +246,65 @@ def test_a_by_column_named_like_a_result_column_is_refused(function, by, message
 def test_a_by_column_named_like_a_metric_not_requested_works():
     df = two_models().rename({"model": "lrap"})
     assert rm.evaluate(df, ["ndcg"], by="lrap")["lrap"].to_list() == ["m", "n"]
+
+
+def ordered(rows: list[tuple]) -> bool:
+    return all(a < b for a, b in zip(rows, rows[1:], strict=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 2), st.sampled_from(["a", "b", "c"])),
+        min_size=1, max_size=8,
+    ),
+    sort=st.booleans(),
+)  # fmt: skip
+def test_the_ordered_rows_fact_is_exactly_strict_order(rows, sort):
+    # Rows strictly ordered by (by, sample, label) cannot repeat a (sample, label): the row
+    # checks then spare the per-sample distinct count. Anything else must say False.
+    rows = sorted(rows) if sort else rows
+    df = pl.DataFrame(
+        {"m": [r[0] for r in rows], "sample": [r[1] for r in rows], "label": [r[2] for r in rows],
+         "score": [0.5] * len(rows), "truth": [1] * len(rows)}
+    )  # fmt: skip
+    cols = Columns.of(by="m")
+    facts = validation.check_rows(df.lazy(), cols, parse_keys(["lrap"]))
+    assert facts.unique_labels == ordered(rows)
+
+
+def test_ordered_rows_with_float_ids_take_the_distinct_count():
+    # -0.0 and 0.0 order apart but group together: float keys never take the ordered path.
+    df = pl.DataFrame({
+        "sample": [-0.0, 0.0], "label": ["a", "a"], "score": [0.1, 0.2], "truth": [1, 0],
+    })  # fmt: skip
+    facts = validation.check_rows(df.lazy(), Columns.of(), parse_keys(["lrap"]))
+    assert not facts.unique_labels
+    with pytest.raises(ValueError, match=r"repeats label 'a' within one sample"):
+        rm.evaluate(df, ["lrap"])
+
+
+def test_ordered_rows_with_a_missing_label_are_refused(engine):
+    df = pl.DataFrame({
+        "sample": [1, 1, 2, 3, 3], "label": ["a", "b", "b", "a", "b"],
+        "score": [0.1, 0.2, 0.3, 0.4, 0.5], "truth": [1, 0, 0, 1, 0],
+    })  # fmt: skip
+    assert validation.check_rows(df.lazy(), Columns.of(), parse_keys(["lrap"])).unique_labels
+    with pytest.raises(ValueError, match=r"different label sets: sample=2 has 1 labels"):
+        engine.evaluate(df)
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        ([0, 0, 0, 1], r"repeats label 0 within one sample \(sample=1\)"),
+        ([5, 5, 5, 2000], r"repeats label 5 within one sample \(sample=1\)"),
+        ([0, 1, 0, 2], r"different label sets: sample=\d has 2 labels .* 3 distinct"),
+        ([0, 1, 0, 5000], r"different label sets: sample=\d has 2 labels .* 3 distinct"),
+    ],
+    ids=["repeat-narrow", "repeat-wide", "sets-narrow", "sets-wide"],
+)
+def test_integer_labels_narrow_or_wide(engine, labels, message):
+    # Narrow integer labels are counted by bits on DuckDB, wide ones by a distinct count.
+    with pytest.raises(ValueError, match=message):
+        engine.evaluate(table(label=labels).sample(fraction=1.0, shuffle=True, seed=1))
