@@ -5,7 +5,7 @@
 For every size, writes the synthetic Parquet file if missing (make_data.py), then times in a
 fresh child process each:
   (a) what a user does without this library: read the file, pivot it to dense matrices, call
-      scikit-learn's metric (coverage_error, lrap, ranking_loss, ndcg);
+      scikit-learn's metric (coverage_error, lrap, ranking_loss, ndcg, ndcg@10);
   (b) evaluate(path, [metric]) on the Polars and the DuckDB engine, and all default metrics at once.
 Prints a Markdown table (seconds, speed-up over scikit-learn, peak RSS, rows per second), records
 the figures in benchmarks/results/speed.json (record.py: machine, versions, date), regenerates
@@ -32,7 +32,7 @@ from make_data import write  # noqa: E402
 from measure import run  # noqa: E402
 
 OUT = Path(__file__).parent / "out"
-METRICS = ["coverage_error", "lrap", "ranking_loss", "ndcg"]
+METRICS = ["coverage_error", "lrap", "ranking_loss", "ndcg", "ndcg@10"]
 # The threshold and curve metrics (predicted: score >= 0.5), for --metrics.
 CLASSIFICATION = ["f1_samples", "hamming_loss", "average_precision_macro", "roc_auc_macro"]
 
@@ -53,6 +53,7 @@ def sklearn_child(metric: str, path: str) -> None:
         "lrap": lambda: skm.label_ranking_average_precision_score(y_true, y_score),
         "ranking_loss": lambda: skm.label_ranking_loss(y_true, y_score),
         "ndcg": lambda: skm.ndcg_score(y_true, y_score),
+        "ndcg@10": lambda: skm.ndcg_score(y_true, y_score, k=10),
         "f1_samples": lambda: skm.f1_score(y_true, y_pred, average="samples", zero_division=0),
         "hamming_loss": lambda: skm.hamming_loss(y_true, y_pred),
         "average_precision_macro": lambda: skm.average_precision_score(y_true, y_score),

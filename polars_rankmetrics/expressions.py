@@ -190,7 +190,7 @@ def _capped(discount: pl.Expr, k: int | None) -> pl.Expr:
     """
     if k is None:
         return discount
-    return pl.min_horizontal(discount, pl.lit(cumulative_discount(k)))
+    return discount.clip(upper_bound=cumulative_discount(k))
 
 
 def tie_averaged_dcg(gain: pl.Expr, k: int | None) -> pl.Expr:
