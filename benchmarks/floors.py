@@ -76,7 +76,7 @@ def main() -> None:
     score = pl.col("score")
     steps = {
         "read the Parquet file": lambda: pl.read_parquet(path),
-        "row checks (one pass)": lambda: validation.check_rows(df.lazy(), cols, keys),
+        "row checks (one pass)": lambda: validation.check_rows(df.lazy(), cols, keys, ordered=True),
         "labels per group (checks)": lambda: validation.group_labels(df.lazy(), cols),
         "distinct labels per sample (checks)": lambda: df.group_by("sample").agg(
             pl.col("label").n_unique()

@@ -123,10 +123,13 @@ class Checked:
         return int(self.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
 
 
-def check_table(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Checked:
-    """Step 1: the checks that need the whole table. (A top-k table's samples carry label sets
-    of their own: no group label count.)"""
-    facts = session.check_rows(keys)
+def check_table(
+    session: Session, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False
+) -> Checked:
+    """Step 1: the checks that need the whole table (``ordered``: whether its rows are strictly
+    ordered, for a table evaluated in one piece). (A top-k table's samples carry label sets of
+    their own: no group label count.)"""
+    facts = session.check_rows(keys, ordered=ordered)
     if cols.top_k:
         return Checked(facts, None)
     labels = session.group_labels()
@@ -360,7 +363,7 @@ def collect(
                         validation.raise_empty()
                     pieces = prepared.split(n, directory / "buckets") if n > 1 else [data]
                 else:
-                    checked = check_table(whole, cols, keys)
+                    checked = check_table(whole, cols, keys, ordered=n == 1)
                     if budget is not None and checked.labels is not None:
                         sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
                         n = bucket_count(rows, budget, bytes_per_row, sample_rows)

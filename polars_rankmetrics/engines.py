@@ -51,8 +51,11 @@ class Session(Protocol):
         """The number of rows (cheap on Parquet: the files' metadata)."""
         ...
 
-    def check_rows(self, keys: Sequence[MetricKey]) -> RowFacts:
-        """The row checks over the whole source (raise on the first problem)."""
+    def check_rows(self, keys: Sequence[MetricKey], *, ordered: bool = False) -> RowFacts:
+        """The row checks over the whole source (raise on the first problem); with ``ordered``,
+        also whether its rows are strictly ordered by sample and label, where the engine can
+        tell (``RowFacts.unique_labels``; it may hold the key columns in memory: asked only of
+        a table evaluated in one piece)."""
         ...
 
     def group_labels(self) -> pl.DataFrame:

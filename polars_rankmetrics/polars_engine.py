@@ -168,8 +168,10 @@ class PolarsSession:
     def count_rows(self) -> int:
         return int(self.lf.select(pl.len()).collect().item())
 
-    def check_rows(self, keys: Sequence[MetricKey]) -> validation.RowFacts:
-        return validation.check_rows(self.lf, self.cols, keys)
+    def check_rows(
+        self, keys: Sequence[MetricKey], *, ordered: bool = False
+    ) -> validation.RowFacts:
+        return validation.check_rows(self.lf, self.cols, keys, ordered=ordered)
 
     def group_labels(self) -> pl.DataFrame:
         return validation.group_labels(self.lf, self.cols)

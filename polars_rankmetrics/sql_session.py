@@ -71,9 +71,12 @@ class SQLSession:
     def count_rows(self) -> int:
         return int(self._frame("SELECT count(*) AS n FROM rankmetrics_source")["n"][0])
 
-    def check_rows(self, keys: Sequence[MetricKey]) -> validation.RowFacts:
+    def check_rows(
+        self, keys: Sequence[MetricKey], *, ordered: bool = False
+    ) -> validation.RowFacts:
         """``rankmetrics_row_checks``, plus the checks that need the source's own types: a null
-        ``by`` value, and an integer or decimal score that DOUBLE cannot hold exactly."""
+        ``by`` value, and an integer or decimal score that DOUBLE cannot hold exactly. (A SQL
+        table has no row order: ``ordered`` finds nothing.)"""
         counts = self._frame("SELECT * FROM rankmetrics_row_checks").row(0, named=True)
         rows = int(counts.pop("n_rows"))
         found = sql_checks.row_examples(counts, self._flagged)

@@ -278,17 +278,20 @@ def _strictly_ordered(schema: pl.Schema, keys: Sequence[str]) -> pl.Expr:
     return (after.fill_null(False) | (pl.int_range(pl.len()) == 0)).all()
 
 
-def check_rows(lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> RowFacts:
-    """Nulls, NaNs and out-of-range values, in one pass over the table; and whether the rows
-    are strictly ordered by sample and label (:class:`RowFacts`), which costs a fifth of the
-    distinct count it spares."""
+def check_rows(
+    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False
+) -> RowFacts:
+    """Nulls, NaNs and out-of-range values, in one pass over the table; with ``ordered``, also
+    whether the rows are strictly ordered by sample and label (:class:`RowFacts`), which costs
+    a fifth of the distinct count it spares but holds the key columns in memory (the streaming
+    engine does not compare a row with the one before it): for a table evaluated in one piece."""
     schema = lf.collect_schema()
     conditions = _row_conditions(schema, cols)
-    ordered = _strictly_ordered(schema, [*cols.sample_keys, cols.label])
+    in_order = _strictly_ordered(schema, [*cols.sample_keys, cols.label])
     found = lf.select(
         pl.len().alias("__rows"),
         conditions["non_binary_truth"].any().alias("__graded"),
-        (ordered if not cols.top_k else pl.lit(False)).alias("__ordered"),
+        (in_order if ordered and not cols.top_k else pl.lit(False)).alias("__ordered"),
         *(condition.any().alias(pid) for pid, condition in conditions.items()),
     ).collect()
     facts = found.row(0, named=True)

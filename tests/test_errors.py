@@ -269,7 +269,7 @@ def test_the_ordered_rows_fact_is_exactly_strict_order(rows, sort):
          "score": [0.5] * len(rows), "truth": [1] * len(rows)}
     )  # fmt: skip
     cols = Columns.of(by="m")
-    facts = validation.check_rows(df.lazy(), cols, parse_keys(["lrap"]))
+    facts = validation.check_rows(df.lazy(), cols, parse_keys(["lrap"]), ordered=True)
     assert facts.unique_labels == ordered(rows)
 
 
@@ -278,7 +278,7 @@ def test_ordered_rows_with_float_ids_take_the_distinct_count():
     df = pl.DataFrame({
         "sample": [-0.0, 0.0], "label": ["a", "a"], "score": [0.1, 0.2], "truth": [1, 0],
     })  # fmt: skip
-    facts = validation.check_rows(df.lazy(), Columns.of(), parse_keys(["lrap"]))
+    facts = validation.check_rows(df.lazy(), Columns.of(), parse_keys(["lrap"]), ordered=True)
     assert not facts.unique_labels
     with pytest.raises(ValueError, match=r"repeats label 'a' within one sample"):
         rm.evaluate(df, ["lrap"])
@@ -289,7 +289,9 @@ def test_ordered_rows_with_a_missing_label_are_refused(engine):
         "sample": [1, 1, 2, 3, 3], "label": ["a", "b", "b", "a", "b"],
         "score": [0.1, 0.2, 0.3, 0.4, 0.5], "truth": [1, 0, 0, 1, 0],
     })  # fmt: skip
-    assert validation.check_rows(df.lazy(), Columns.of(), parse_keys(["lrap"])).unique_labels
+    assert validation.check_rows(
+        df.lazy(), Columns.of(), parse_keys(["lrap"]), ordered=True
+    ).unique_labels
     with pytest.raises(ValueError, match=r"different label sets: sample=2 has 1 labels"):
         engine.evaluate(df)
 

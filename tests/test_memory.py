@@ -53,3 +53,33 @@ def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypat
     used.clear()
     rm.evaluate(pl.read_parquet(example), by="model")
     assert not used
+
+
+def test_the_ordered_rows_check_runs_only_on_a_table_evaluated_in_one_piece(monkeypatch):
+    # It compares each row with the one before, which holds the key columns in memory: a table
+    # split into buckets takes the distinct count per bucket instead.
+    import polars as pl
+    from conftest import BUDGET, rows_per_bucket
+
+    import polars_rankmetrics as rm
+    from polars_rankmetrics.polars_engine import PolarsSession
+
+    asked = []
+    real = PolarsSession.check_rows
+
+    def recording(self, keys, *, ordered=False):
+        asked.append(ordered)
+        return real(self, keys, ordered=ordered)
+
+    monkeypatch.setattr(PolarsSession, "check_rows", recording)
+    df = pl.DataFrame({
+        "sample": [0, 0, 1, 1, 2, 2], "label": ["a", "b"] * 3,
+        "score": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], "truth": [1, 0, 0, 1, 1, 0],
+    })  # fmt: skip
+    one_piece = rm.evaluate(df, ["lrap"])
+    assert asked == [True]
+    asked.clear()
+    with rows_per_bucket(2):
+        bucketed = rm.evaluate(df, ["lrap"], memory_limit=BUDGET)
+    assert asked == [False]
+    assert bucketed["lrap"][0] == pytest.approx(one_piece["lrap"][0])
