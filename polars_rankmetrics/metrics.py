@@ -61,9 +61,8 @@ class Context:
     labels a sample has, which bounds every rank (a dense table's largest label set, a top-k
     table's ``n_labels``; None: not known); ``rank_plan`` what the rows carry
     (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
-    computing without them);
-    ``unique_labels`` whether the row checks found that no sample repeats a label
-    (:class:`~polars_rankmetrics.validation.RowFacts`).
+    computing without them); ``unique_labels`` whether the row checks found that no sample
+    repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`).
     """
 
     truth: str = "truth"
@@ -236,8 +235,7 @@ register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
     lambda key, c: rx.coverage_error(
         c.truth, score=c.score, n_labels=c.n_labels,
-        using="lowest" if c.rank_plan == "lowest" else "ranks" if c.rank_plan != "none"
-        else "scores",
+        using="lowest" if c.rank_plan == "lowest" else "ranks",  # its own plan is "lowest"
     ),
     COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True,
 ))  # fmt: skip

@@ -287,11 +287,15 @@ def check_rows(
     engine does not compare a row with the one before it): for a table evaluated in one piece."""
     schema = lf.collect_schema()
     conditions = _row_conditions(schema, cols)
-    in_order = _strictly_ordered(schema, [*cols.sample_keys, cols.label])
+    in_order = (
+        _strictly_ordered(schema, [*cols.sample_keys, cols.label])
+        if ordered and not cols.top_k
+        else pl.lit(False)
+    )
     found = lf.select(
         pl.len().alias("__rows"),
         conditions["non_binary_truth"].any().alias("__graded"),
-        (in_order if ordered and not cols.top_k else pl.lit(False)).alias("__ordered"),
+        in_order.alias("__ordered"),
         *(condition.any().alias(pid) for pid, condition in conditions.items()),
     ).collect()
     facts = found.row(0, named=True)
