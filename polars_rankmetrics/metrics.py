@@ -105,13 +105,16 @@ class Metric:
     # over the table's positions).
     ranks: Literal["none", "lowest", "window", "blocks", "table"] = "table"
     graded_ranks: Literal["table"] | None = None
-    # Columns added to the ranks: "harmonics" (ranks.with_harmonics), "positions" (the rank
-    # table's rm_position, which window ranks lack: ranks.with_positions), "discounts" (dcg's
+    # Columns added to the ranks: "harmonics" (ranks.with_harmonics), "discounts" (dcg's
     # cumulative discounts: ranks.with_discounts).
-    rank_extras: tuple[Literal["harmonics", "positions", "discounts"], ...] = ()
-    # The rows the per-sample expression aggregates: "all" of the sample, or "first_hits" (the
-    # first tied block holding a scored positive, ranks.first_hit_rows; 0 for a sample without).
-    rows: Literal["all", "first_hits"] = "all"
+    rank_extras: tuple[Literal["harmonics", "discounts"], ...] = ()
+    # The rows the per-sample expression aggregates: "all" of the sample; "positives" (it reads
+    # the positive rows only, whose ranks are still among all the sample's rows, so a set of
+    # such keys is ranked by ranks.positive_ranks; a sample without a positive row is worth
+    # without_positives, None: no value); or "first_hits" (a row per position of the first tied
+    # block holding a scored positive, ranks.first_hits; 0 for a sample without).
+    rows: Literal["all", "positives", "first_hits"] = "all"
+    without_positives: float | None = 0.0
     # Whether the key needs a cut-off (precision@K); takes_k alone makes it optional.
     requires_k: bool = False
     # Whether, on a top-k table, the value depends on the unscored labels (their count, n_labels).
@@ -242,7 +245,7 @@ register(Metric(
 register(Metric(
     "lrap", "label ranking average precision", "higher",
     lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap", ranks="window",
-    needs_label_space=True,
+    needs_label_space=True, rows="positives", without_positives=1.0,
 ))  # fmt: skip
 register(Metric(
     "ranking_loss", "share of (positive, negative) pairs ordered wrongly; a tie is wrong", "lower",
@@ -252,19 +255,19 @@ register(Metric(
 register(Metric(
     "lwlrap", "label-weighted LRAP: LRAP weighted by each sample's positives", "higher",
     lambda key, c: rx.lwlrap(c.truth), RANKING_VIEW, "lwlrap", weighting="positives",
-    ranks="window", needs_label_space=True,
+    ranks="window", needs_label_space=True, rows="positives", without_positives=None,
 ))  # fmt: skip
 register(Metric(
     "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
     lambda key, c: rx.dcg(c.truth, k=key.k, log_base=c.log_base), GAIN_VIEW, "dcg",
     takes_k=True, binary_truth=False, scales_with_log_base=True, needs_label_space=True,
-    ranks="blocks", rank_extras=("discounts",),
+    ranks="blocks", rank_extras=("discounts",), rows="positives",
 ))  # fmt: skip
 register(Metric(
     "ndcg", "dcg over the ideal dcg", "higher",
     lambda key, c: rx.ndcg(c.truth, k=key.k, binary_truth=c.binary_truth), GAIN_VIEW, "ndcg",
     takes_k=True, binary_truth=False, min_labels=2, needs_label_space=True,
-    ranks="blocks", graded_ranks="table", rank_extras=("discounts",),
+    ranks="blocks", graded_ranks="table", rank_extras=("discounts",), rows="positives",
 ))  # fmt: skip
 
 RANKING_METRICS = tuple(REGISTRY)
@@ -356,7 +359,7 @@ for _scores, _reduction, _view in _LABEL_FAMILIES:
 register(Metric(
     "average_precision_samples", "per sample average precision over its labels, averaged",
     "higher", lambda key, c: rx.average_precision(c.truth), RANKING_VIEW, "average_precision",
-    family="classification", ranks="window", needs_label_space=True,
+    family="classification", ranks="window", needs_label_space=True, rows="positives",
 ))  # fmt: skip
 register(Metric(
     "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",
@@ -370,8 +373,8 @@ def _retrieval(
     name: str, description: str, view: str, *, polars: Callable[[MetricKey, Context], pl.Expr],
     takes_k: bool = False, requires_k: bool = False, needs_propensities: bool = False,
     ranks: Literal["blocks", "table"] = "blocks",
-    rank_extras: tuple[Literal["harmonics", "positions"], ...] = (),
-    rows: Literal["all", "first_hits"] = "all",
+    rank_extras: tuple[Literal["harmonics"], ...] = (),
+    rows: Literal["positives", "first_hits"] = "positives",
 ) -> None:  # fmt: skip
     register(Metric(
         name, description, "higher", polars, view, name, family="retrieval",
@@ -397,12 +400,12 @@ _retrieval(
 _retrieval(
     "hit_rate", "1 if a true label is among the top K", FIRST_HITS_VIEW, requires_k=True,
     takes_k=True,
-    rank_extras=("positions",), rows="first_hits",
+    rows="first_hits",
     polars=lambda key, c: qx.hit_rate_at(_k(key)),
 )  # fmt: skip
 _retrieval(
     "mrr", "reciprocal rank of the first true label (0 if none is scored or within K)",
-    FIRST_HITS_VIEW, takes_k=True, rank_extras=("positions",), rows="first_hits",
+    FIRST_HITS_VIEW, takes_k=True, rows="first_hits",
     polars=lambda key, c: qx.mrr(k=key.k),
 )  # fmt: skip
 _retrieval(

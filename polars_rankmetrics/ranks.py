@@ -22,8 +22,9 @@ Columns added (1-based positions, highest score first):
 ``rm_positive_block_start``
     ``1 + #{k positive : f_k > f_j}``: where the row's block starts among the positives.
 ``rm_first_hit``
-    The chance that the sample's first scored positive is the row's label, over the orders of
-    its tied block (added by :func:`with_first_hits`): what mrr and hit rate sum.
+    The chance that the sample's first scored positive is at ``rm_position``, over the orders
+    of its tied block: what mrr and hit rate sum. On rows of their own, a row per position of
+    each sample's first block holding a positive (:func:`first_hits`).
 ``rm_discount_to``, ``rm_discount_before``, ``rm_position_discount``
     Cumulative dcg discounts ``D(m) = sum over r = 1..m of 1 / ln(r + 1)`` at ``rm_rank``, at
     ``rm_block_start - 1`` and at ``rm_position``: a tied block spanning positions a..b sums the
@@ -33,7 +34,10 @@ Columns added (1-based positions, highest score first):
     without a sort.
 ``rm_lowest_positive``
     The sample's lowest positive score (null without a scored positive), joined to its rows
-    (added by :func:`with_lowest_positive`): what coverage error reads when nothing else ranks.
+    (added by :func:`with_lowest_positive`): what coverage error reads when nothing else ranks;
+    per sample (:func:`positive_counts`), what bounds the rows :func:`positive_ranks` ranks.
+``rm_scored``
+    The sample's scored labels (per sample, :func:`positive_counts`).
 ``rm_harmonic_to``, ``rm_harmonic_before``
     Harmonic numbers ``H(m) = sum over r = 1..m of 1 / r`` at ``rm_rank`` and at
     ``rm_block_start - 1`` (added by :func:`with_harmonics`): what map's expected precisions
@@ -69,6 +73,7 @@ HARMONIC_TO = "rm_harmonic_to"
 HARMONIC_BEFORE = "rm_harmonic_before"
 FIRST_HIT = "rm_first_hit"
 LOWEST_POSITIVE = "rm_lowest_positive"
+SCORED = "rm_scored"
 COLUMNS = (
     RANK,
     BLOCK_START,
@@ -83,6 +88,7 @@ COLUMNS = (
     HARMONIC_BEFORE,
     FIRST_HIT,
     LOWEST_POSITIVE,
+    SCORED,
 )
 
 
@@ -321,76 +327,137 @@ def with_lowest_positive(
 
 def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFrame:
     """Add ``rm_harmonic_to`` and ``rm_harmonic_before`` to a table holding ``rm_rank`` and
-    ``rm_block_start`` (null on unscored rows)."""
-    # H(m) for m = 1..N lives at index m - 1 of __harmonic; a scored row's ranks are at most N.
-    unscored = pl.col(score).is_null()
-
-    def harmonic_at(m: pl.Expr) -> pl.Expr:
-        return pl.when(unscored).then(None).otherwise(_prefix_at("__harmonic", m))
-
-    return (
-        ranked.with_columns(
-            (1.0 / pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).cum_sum().alias("__harmonic")
+    ``rm_block_start`` (null on unscored rows), read from a table of ``H(1) .. H(m)``, m the
+    largest rank of a scored row, joined in (the rows may be any subset of the samples' rows,
+    such as :func:`positive_ranks`' positives alone)."""
+    scored = pl.col(score).is_not_null()
+    m = pl.col("__m")
+    largest = ranked.select(pl.col(RANK).filter(scored).max().fill_null(0).cast(pl.Int64))
+    table = largest.select(pl.int_range(1, pl.col(RANK).first() + 1, dtype=pl.Int64).alias("__m"))
+    table = table.with_columns((1.0 / m.cast(pl.Float64)).cum_sum().alias("__h"))
+    for name, at in ((HARMONIC_TO, pl.col(RANK)), (HARMONIC_BEFORE, pl.col(BLOCK_START) - 1)):
+        value = pl.when(scored).then(pl.col("__h").fill_null(0.0))  # H(0) = 0: no table row
+        ranked = (
+            ranked.with_columns(at.cast(pl.Int64).alias("__m"))
+            .join(table, on="__m", how="left")
+            .with_columns(value.alias(name))
+            .drop("__m", "__h")
         )
-        .with_columns(
-            harmonic_at(pl.col(RANK)).alias(HARMONIC_TO),
-            harmonic_at(pl.col(BLOCK_START) - 1).alias(HARMONIC_BEFORE),
-        )
-        .drop("__harmonic")
-    )
+    return ranked
 
 
-def with_positions(
-    ranked: pl.LazyFrame, *, sample: str | Sequence[str], score: str
+def positive_counts(*, score: str = "score", truth: str = "truth") -> list[pl.Expr]:
+    """Aggregations over one sample's rows that :func:`positive_ranks` reads: its lowest
+    scored positive score (``rm_lowest_positive``) and its scored labels (``rm_scored``)."""
+    s = pl.col(score)
+    return [
+        s.filter(pl.col(truth) > 0).min().alias(LOWEST_POSITIVE),
+        s.count().cast(pl.Int64).alias(SCORED),
+    ]
+
+
+def positive_ranks(
+    data: pl.DataFrame | pl.LazyFrame,
+    samples: pl.LazyFrame,
+    *,
+    sample: str | Sequence[str] = "sample",
+    score: str = "score",
+    truth: str = "truth",
+    n_labels: int | None = None,
+    blocks: bool = False,
 ) -> pl.LazyFrame:
-    """Add ``rm_position`` to window ranks: each row's position in its sample's ranking, ties
-    in arbitrary order (a window rank "ordinal", no sort), as the rank table has it."""
+    """The positive rows alone (truth > 0), with the columns of :func:`window_ranks` as it
+    computes them over all the samples' rows: what a metric reading only its positives' ranks
+    needs (lrap, ndcg with binary truth, the retrieval metrics). ``samples`` has a row per
+    sample with its :func:`positive_counts`.
+
+    A row scoring below every scored positive of its sample changes no positive's ranks, so
+    the rank windows run over the rows scoring at least the sample's lowest scored positive
+    only, and the positives' own ranks over the positive rows. An unscored positive (top-k
+    tables) is ranked in closed form: rank ``n_labels``, its block starting after the
+    sample's scored labels. On the top-k benchmark (true labels mostly ranked high) the
+    windows see under half of the table.
+    """
     keys = [sample] if isinstance(sample, str) else list(sample)
-    return ranked.with_columns(
-        pl.col(score).rank("ordinal", descending=True).over(keys).cast(pl.Int64).alias(POSITION)
+    lf, s, positive = data.lazy(), pl.col(score), pl.col(truth) > 0
+
+    def over(rank: pl.Expr) -> pl.Expr:
+        return rank.over(keys).cast(pl.Int64)
+
+    lowest = samples.select(*keys, LOWEST_POSITIVE)
+    scored = (
+        lf.join(lowest, on=keys, how="inner", nulls_equal=True)
+        .filter(s >= pl.col(LOWEST_POSITIVE))
+        .with_columns(
+            over(s.rank("max", descending=True)).alias(RANK),
+            over(s.rank("min", descending=True)).alias(BLOCK_START),
+        )
+        .filter(positive)
+        .drop(LOWEST_POSITIVE)
     )
+    unscored = (
+        lf.filter(positive & s.is_null())
+        .join(samples.select(*keys, SCORED), on=keys, how="inner", nulls_equal=True)
+        .with_columns(_unscored_rank(n_labels).alias(RANK), (pl.col(SCORED) + 1).alias(BLOCK_START))
+        .drop(SCORED)
+    )
+    both = pl.concat([scored, unscored], how="vertical_relaxed")
+    # Among the positives: an unscored one below every scored one.
+    positive_rank = pl.when(s.is_null()).then(over(pl.len()))
+    columns = [positive_rank.otherwise(over(s.rank("max", descending=True))).alias(POSITIVE_RANK)]
+    if blocks:
+        block_start = pl.when(s.is_null()).then(over(s.count()) + 1)
+        columns.append(
+            block_start.otherwise(over(s.rank("min", descending=True))).alias(POSITIVE_BLOCK_START)
+        )
+    else:
+        both = both.drop(BLOCK_START)
+    return both.with_columns(*columns, pl.col(truth).cast(pl.Float64))
 
 
-def first_hit_rows(
-    ranked: pl.LazyFrame, *, sample: str | Sequence[str], score: str, truth: str
+def first_hits(
+    positives: pl.LazyFrame, *, sample: str | Sequence[str], score: str, truth: str
 ) -> pl.LazyFrame:
-    """The rows of each sample's first tied block holding a scored positive (from ranks with
-    positions: ``rm_rank``, ``rm_block_start``, ``rm_positive_rank``, ``rm_position``), with
-    ``rm_first_hit``: for the block of n labels, p of them positive, the row at its j-th
-    position (ties in arbitrary order) gets ``C(n - j, p - 1) / C(n, p)``, the chance that the
+    """A row per position of each sample's first tied block holding a scored positive, with
+    ``rm_position`` and ``rm_first_hit``: for the block of n labels starting at position a, p
+    of them positive, position a + j - 1 gets ``C(n - j, p - 1) / C(n, p)``, the chance that the
     first positive is there when the block's order is random. Summed over the positions up to
     K it is the chance of a positive within the top K (hit rate); divided by the position, the
-    expected reciprocal rank (mrr). A sample without a scored positive has no row. Computed on
-    those rows alone (about one a sample), not on the whole table."""
+    expected reciprocal rank (mrr). A sample without a scored positive has no row.
+
+    Read from the sample's positive rows with ranks and blocks (:func:`positive_ranks` with
+    ``blocks=True``, or any ranked rows: the negatives are not read): the first block holding
+    a positive ends at the smallest rank of a scored positive, starts at its block start, and
+    the positive rank there is p (every positive at or above it is in the block)."""
     keys = [sample] if isinstance(sample, str) else list(sample)
     hit = (pl.col(truth) > 0) & pl.col(score).is_not_null()
-    rank = pl.col(RANK)
-    # The first positive block ends at the smallest rank of a scored positive; the positive
-    # rank of its positives (every positive of the sample at or above them) is its p.
-    first_end = rank.filter(hit).min().over(keys)
-    block = pl.col(score).is_not_null() & (rank == first_end)
-    # ln(m!) for m = 1..N lives at index m - 1 of __log_factorial: every argument is at most
-    # n, at most the rows kept.
+    a, end, p, j = pl.col("__a"), pl.col("__end"), pl.col("__p"), pl.col("__j")
+    n = end - a + 1
 
+    # ln(m!) for m = 1..N lives at index m - 1 of __log_factorial: every argument is at most
+    # n, at most the rows of the exploded blocks.
     def log_factorial(m: pl.Expr) -> pl.Expr:
         return _prefix_at("__log_factorial", m)
 
-    n, j, p = pl.col("__n"), pl.col("__j"), pl.col("__p")
     chance = (
         log_factorial(n - j) - log_factorial(p - 1) - log_factorial(n - j - p + 1)
         - log_factorial(n) + log_factorial(p) + log_factorial(n - p)
     ).exp()  # fmt: skip
     log_factorials = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64).log()
     return (
-        ranked.filter(block)
+        positives.filter(hit)
+        .group_by(keys)
+        .agg(
+            pl.col(BLOCK_START).min().cast(pl.Int64).alias("__a"),
+            pl.col(RANK).min().cast(pl.Int64).alias("__end"),
+            pl.col(POSITIVE_RANK).min().cast(pl.Int64).alias("__p"),
+        )
+        .with_columns(pl.int_ranges(1, n + 1, dtype=pl.Int64).alias("__j"))
+        .explode("__j")
+        .with_columns(log_factorials.cum_sum().alias("__log_factorial"))
         .select(
             *keys,
-            POSITION,
-            (rank - pl.col(BLOCK_START) + 1).alias("__n"),
-            (pl.col(POSITION) - pl.col(BLOCK_START) + 1).alias("__j"),
-            pl.col(POSITIVE_RANK).filter(hit).min().over(keys).alias("__p"),
-        )  # fmt: skip
-        .with_columns(log_factorials.cum_sum().alias("__log_factorial"))
-        .with_columns(pl.when(j <= n - p + 1).then(chance).otherwise(0.0).alias(FIRST_HIT))
-        .drop("__n", "__j", "__p", "__log_factorial")
+            (a + j - 1).alias(POSITION),
+            pl.when(j <= n - p + 1).then(chance).otherwise(0.0).alias(FIRST_HIT),
+        )
     )

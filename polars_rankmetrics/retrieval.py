@@ -99,7 +99,7 @@ def r_precision(truth: str = "truth", *, score: str = "score") -> pl.Expr:
 def hit_rate_at(k: int) -> pl.Expr:
     """hit_rate@K (trec_eval's ``success_K``): 1 if a true label is among the top K; with a
     tied block straddling K, the probability that one of its true labels falls within K.
-    Aggregates a sample's first-hit rows (:func:`~polars_rankmetrics.ranks.first_hit_rows`;
+    Aggregates a sample's first-hit rows (:func:`~polars_rankmetrics.ranks.first_hits`;
     0 for a sample without any)."""
     return pl.col(FIRST_HIT).filter(pl.col(POSITION) <= k).sum().alias(f"hit_rate@{k}")
 
