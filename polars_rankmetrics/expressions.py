@@ -40,6 +40,7 @@ from polars_rankmetrics.ranks import (
     DISCOUNT_BEFORE,
     DISCOUNT_TO,
     IDEAL_DISCOUNT,
+    LABELS,
     LOWEST_POSITIVE,
     POSITION_DISCOUNT,
     POSITIVE_RANK,
@@ -59,10 +60,14 @@ def n_positives(truth: str = "truth") -> pl.Expr:
     return _positive(truth).sum().alias("n_positives")
 
 
-def label_count(n_labels: int | None = None) -> pl.Expr:
+def label_count(n_labels: int | None = None, *, positives_only: bool = False) -> pl.Expr:
     """L, the number of labels of one sample: its rows, or ``n_labels`` on a top-k table (where
-    only the scored and the true labels have rows)."""
-    return pl.len().cast(pl.Float64) if n_labels is None else pl.lit(float(n_labels))
+    only the scored and the true labels have rows). ``positives_only``: the rows are the
+    sample's positive rows of :func:`~polars_rankmetrics.ranks.positive_ranks`, which carry its
+    row count."""
+    if n_labels is not None:
+        return pl.lit(float(n_labels))
+    return (pl.col(LABELS).first() if positives_only else pl.len()).cast(pl.Float64)
 
 
 def coverage_error(
@@ -138,7 +143,9 @@ def lwlrap(truth: str = "truth") -> pl.Expr:
     return _precisions(truth).mean().alias("lwlrap")
 
 
-def ranking_loss(truth: str = "truth", *, n_labels: int | None = None) -> pl.Expr:
+def ranking_loss(
+    truth: str = "truth", *, n_labels: int | None = None, positives_only: bool = False
+) -> pl.Expr:
     """Ranking loss of one sample: the share of (positive, negative) pairs ordered wrongly.
 
     A pair is wrong when the positive scores lower than **or equal to** the negative (a tie counts
@@ -148,7 +155,7 @@ def ranking_loss(truth: str = "truth", *, n_labels: int | None = None) -> pl.Exp
     positive = _positive(truth)
     wrong = (_rank - _positive_rank).filter(positive).sum().cast(pl.Float64)
     n_pos = positive.sum().cast(pl.Float64)
-    pairs = n_pos * (label_count(n_labels) - n_pos)
+    pairs = n_pos * (label_count(n_labels, positives_only=positives_only) - n_pos)
     return pl.when(pairs > 0).then(wrong / pairs).otherwise(0.0).alias("ranking_loss")
 
 
@@ -164,7 +171,9 @@ def average_precision(truth: str = "truth") -> pl.Expr:
     return _precisions(truth).mean().fill_null(0.0).alias("average_precision")
 
 
-def roc_auc(truth: str = "truth", *, n_labels: int | None = None) -> pl.Expr:
+def roc_auc(
+    truth: str = "truth", *, n_labels: int | None = None, positives_only: bool = False
+) -> pl.Expr:
     """Area under the ROC curve of one sample's labels (scikit-learn's ``roc_auc_score`` of the
     row): the share of (positive, negative) pairs the positive wins, a tie counting 1/2.
 
@@ -174,7 +183,7 @@ def roc_auc(truth: str = "truth", *, n_labels: int | None = None) -> pl.Expr:
     into a NaN mean, unless the sample's weight is 0. Higher is better.
     """
     positive = _positive(truth)
-    n = label_count(n_labels)
+    n = label_count(n_labels, positives_only=positives_only)
     n_pos = positive.sum().cast(pl.Float64)
     average_rank = n + 1.0 - (pl.col(BLOCK_START) + _rank).cast(pl.Float64) / 2.0
     wins = average_rank.filter(positive).sum() - n_pos * (n_pos + 1.0) / 2.0

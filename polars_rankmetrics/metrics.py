@@ -62,7 +62,8 @@ class Context:
     table's ``n_labels``; None: not known); ``rank_plan`` what the rows carry
     (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
     computing without them); ``unique_labels`` whether the row checks found that no sample
-    repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`).
+    repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`); ``positives_only``
+    whether the rows are the samples' positive rows alone (``Metric.rows``).
     """
 
     truth: str = "truth"
@@ -78,6 +79,7 @@ class Context:
     max_labels: int | None = None
     rank_plan: str = "none"
     unique_labels: bool = False
+    positives_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,7 +242,7 @@ register(Metric(
         c.truth, score=c.score, n_labels=c.n_labels,
         using="lowest" if c.rank_plan == "lowest" else "ranks",  # its own plan is "lowest"
     ),
-    COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True,
+    COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True, rows="positives",
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",
@@ -249,8 +251,8 @@ register(Metric(
 ))  # fmt: skip
 register(Metric(
     "ranking_loss", "share of (positive, negative) pairs ordered wrongly; a tie is wrong", "lower",
-    lambda key, c: rx.ranking_loss(c.truth, n_labels=c.n_labels), RANKING_VIEW, "ranking_loss",
-    ranks="window", needs_label_space=True,
+    lambda key, c: rx.ranking_loss(c.truth, n_labels=c.n_labels, positives_only=c.positives_only),
+    RANKING_VIEW, "ranking_loss", ranks="window", needs_label_space=True, rows="positives",
 ))  # fmt: skip
 register(Metric(
     "lwlrap", "label-weighted LRAP: LRAP weighted by each sample's positives", "higher",
@@ -363,8 +365,10 @@ register(Metric(
 ))  # fmt: skip
 register(Metric(
     "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",
-    "higher", lambda key, c: rx.roc_auc(c.truth, n_labels=c.n_labels), RANKING_VIEW, "roc_auc",
-    family="classification", undefined="nan", needs_label_space=True,
+    "higher",
+    lambda key, c: rx.roc_auc(c.truth, n_labels=c.n_labels, positives_only=c.positives_only),
+    RANKING_VIEW, "roc_auc", family="classification", undefined="nan", needs_label_space=True,
+    rows="positives", without_positives=None,
 ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
 

@@ -36,8 +36,9 @@ Columns added (1-based positions, highest score first):
     The sample's lowest positive score (null without a scored positive), joined to its rows
     (added by :func:`with_lowest_positive`): what coverage error reads when nothing else ranks;
     per sample (:func:`positive_counts`), what bounds the rows :func:`positive_ranks` ranks.
-``rm_scored``
-    The sample's scored labels (per sample, :func:`positive_counts`).
+``rm_scored``, ``rm_labels``
+    The sample's scored labels and its rows (per sample, :func:`positive_counts`; the rows on
+    :func:`positive_ranks`' positive rows too, where they are not all the sample's rows).
 ``rm_harmonic_to``, ``rm_harmonic_before``
     Harmonic numbers ``H(m) = sum over r = 1..m of 1 / r`` at ``rm_rank`` and at
     ``rm_block_start - 1`` (added by :func:`with_harmonics`): what map's expected precisions
@@ -74,6 +75,7 @@ HARMONIC_BEFORE = "rm_harmonic_before"
 FIRST_HIT = "rm_first_hit"
 LOWEST_POSITIVE = "rm_lowest_positive"
 SCORED = "rm_scored"
+LABELS = "rm_labels"
 COLUMNS = (
     RANK,
     BLOCK_START,
@@ -89,6 +91,7 @@ COLUMNS = (
     FIRST_HIT,
     LOWEST_POSITIVE,
     SCORED,
+    LABELS,
 )
 
 
@@ -348,11 +351,13 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
 
 def positive_counts(*, score: str = "score", truth: str = "truth") -> list[pl.Expr]:
     """Aggregations over one sample's rows that :func:`positive_ranks` reads: its lowest
-    scored positive score (``rm_lowest_positive``) and its scored labels (``rm_scored``)."""
+    scored positive score (``rm_lowest_positive``), its scored labels (``rm_scored``) and its
+    rows (``rm_labels``)."""
     s = pl.col(score)
     return [
         s.filter(pl.col(truth) > 0).min().alias(LOWEST_POSITIVE),
         s.count().cast(pl.Int64).alias(SCORED),
+        pl.len().cast(pl.Int64).alias(LABELS),
     ]
 
 
@@ -369,7 +374,8 @@ def positive_ranks(
     """The positive rows alone (truth > 0), with the columns of :func:`window_ranks` as it
     computes them over all the samples' rows: what a metric reading only its positives' ranks
     needs (lrap, ndcg with binary truth, the retrieval metrics). ``samples`` has a row per
-    sample with its :func:`positive_counts`.
+    sample with its :func:`positive_counts`; the rows carry the sample's row count
+    (``rm_labels``).
 
     A row scoring below every scored positive of its sample changes no positive's ranks, so
     the rank windows run over the rows scoring at least the sample's lowest scored positive
@@ -412,6 +418,7 @@ def positive_ranks(
         )
     else:
         both = both.drop(BLOCK_START)
+    both = both.join(samples.select(*keys, LABELS), on=keys, how="inner", nulls_equal=True)
     return both.with_columns(*columns, pl.col(truth).cast(pl.Float64))
 
 
