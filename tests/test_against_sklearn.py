@@ -24,12 +24,15 @@ def assert_close(ours, theirs):
 
 
 @SETTINGS
-@given(table=long_tables(), lazy=st.booleans())
-def test_binary_truth_matches_sklearn(engine, table, lazy):
+@given(table=long_tables(), lazy=st.booleans(), every_row=st.booleans())
+def test_binary_truth_matches_sklearn(engine, table, lazy, every_row):
     df, y_true, y_score, weights = table
     data = df.lazy() if lazy else df
-    result = engine.evaluate(data, BINARY_KEYS, weight="weight" if weights is not None else None)
-    assert result.columns == BINARY_KEYS
+    # Alone, these keys are ranked on the positive rows; beside a key reading every row
+    # (hamming_loss), on every row (polars_engine.per_sample): both plans are checked.
+    keys = BINARY_KEYS + ["hamming_loss"] * every_row
+    result = engine.evaluate(data, keys, weight="weight" if weights is not None else None)
+    assert result.columns == keys
     for key in BINARY_KEYS:
         assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
 
@@ -56,10 +59,10 @@ def test_dcg_log_base_matches_sklearn(engine, table, log_base):
 
 
 @SETTINGS
-@given(table=long_tables())
-def test_per_sample_matches_sklearn_row_by_row(engine, table):
+@given(table=long_tables(), every_row=st.booleans())
+def test_per_sample_matches_sklearn_row_by_row(engine, table, every_row):
     df, y_true, y_score, _ = table
-    result = engine.evaluate(df, BINARY_KEYS, per_sample=True)
+    result = engine.evaluate(df, BINARY_KEYS + ["hamming_loss"] * every_row, per_sample=True)
     assert result["sample"].to_list() == sorted(df["sample"].unique().to_list())
     for key in BINARY_KEYS:
         assert_close(

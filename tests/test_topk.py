@@ -71,14 +71,16 @@ def _with_weights(predictions, truth, weights, present):
 
 @pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
 @settings(max_examples=25, deadline=None)
-@given(table=top_k_tables())
-def test_ranking_metrics_equal_scikit_learn_on_the_filled_matrix(engine, table):
+@given(table=top_k_tables(), every_row=st.booleans())
+def test_ranking_metrics_equal_scikit_learn_on_the_filled_matrix(engine, table, every_row):
     predictions, truth, n_labels, y_true, y_score, weights, present = table
     if not present or n_labels < 2:
         return
     graded = bool(((y_true > 0) & (y_true != 1)).any())
     keys = [k for k in RANKING if not graded or k.startswith(("dcg", "ndcg"))]
-    keys += [] if graded else ["average_precision_samples", "roc_auc_samples"]
+    # roc_auc_samples ranks every row (the rank table); without it the keys are ranked on the
+    # positive rows alone (polars_engine.per_sample): both plans are checked.
+    keys += [] if graded else ["average_precision_samples"] + ["roc_auc_samples"] * every_row
     options = {"truth_table": truth, "n_labels": n_labels}
     if weights is not None:
         # A sample with true labels only has no weight (it is read from the predictions).
@@ -230,3 +232,22 @@ def test_sql_alone_joins_the_two_tables(tmp_path):
     assert got["sample"].to_list() == expected["sample"].to_list() == [0, 1, 2]
     for ours, key in zip(["lrap", "ndcg", "map", "precision"], keys, strict=True):
         np.testing.assert_allclose(got[ours], expected[key], rtol=1e-12)
+
+
+@pytest.mark.parametrize("every_row", [False, True], ids=["positive rows", "every row"])
+def test_an_unscored_true_label_ties_with_the_unscored_block_on_both_plans(every_row):
+    """The unscored block of a sample spans positions s + 1 .. n_labels (s scored labels): dcg
+    averages the discounts of those positions, as scikit-learn's ndcg does over tied scores."""
+    predictions = pl.DataFrame({"sample": [1, 1], "label": ["a", "b"], "score": [0.9, 0.1]})
+    truth = pl.DataFrame({"sample": [1, 1], "label": ["a", "c"]})
+    keys = ["ndcg", "dcg", "lrap", "ranking_loss", "coverage_error"]
+    keys += ["roc_auc_samples"] * every_row  # ranks every row (the rank table)
+    result = rm.evaluate(predictions, keys, truth_table=truth, n_labels=5)
+    y_true, y_score = np.array([[1, 0, 1, 0, 0]]), np.array([[0.9, 0.1, -1.0, -1.0, -1.0]])
+    for key in keys:
+        expected = (
+            sklearn_value(parse_key(key), y_true, y_score)
+            if key != "roc_auc_samples"
+            else (skm.roc_auc_score(y_true[0], y_score[0]))
+        )
+        np.testing.assert_allclose(result[key][0], expected, rtol=1e-12, err_msg=key)
