@@ -115,13 +115,6 @@ class Checked:
     facts: validation.RowFacts
     labels: pl.DataFrame | None
 
-    def max_labels(self, n_labels: int | None) -> int | None:
-        """The most labels a sample may have: its group's label count, or a top-k table's
-        ``n_labels``."""
-        if self.labels is None:
-            return n_labels
-        return int(self.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
-
 
 def check_table(
     session: Session, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False
@@ -156,10 +149,7 @@ def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Con
     validation.check_schema(session.schema(), cols)
     checked = check_table(session, cols, keys)
     validation.check_weight_totals(check_piece(session, cols, checked), cols)
-    return Context(
-        cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score,
-        max_labels=checked.max_labels(None),
-    )  # fmt: skip
+    return Context(cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score)
 
 
 def _in_memory(data: Any) -> bool:
@@ -386,7 +376,6 @@ def collect(
                     binary.append(bucket_checked.facts.binary_truth)
                     context = replace(
                         parameters, binary_truth=binary[-1],
-                        max_labels=bucket_checked.max_labels(parameters.n_labels),
                         unique_labels=bucket_checked.facts.unique_labels,
                     )  # fmt: skip
                     check = prepared.check or partial(_check_samples, session, cols, bucket_checked)

@@ -57,9 +57,8 @@ class Context:
     Jaccard (NaN: the sample drops out of the mean); ``binary_truth`` whether every truth value
     of the table is 0 or 1 (found by the row checks); ``n_labels`` the size of the label space
     of a top-k table (None: a dense table, whose samples carry every label); ``top_k`` whether
-    the table is a top-k table (predictions joined with a truth table); ``max_labels`` the most
-    labels a sample has, which bounds every rank (a dense table's largest label set, a top-k
-    table's ``n_labels``; None: not known); ``rank_plan`` what the rows carry
+    the table is a top-k table (predictions joined with a truth table); ``rank_plan`` what the
+    rows carry
     (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
     computing without them); ``unique_labels`` whether the row checks found that no sample
     repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`); ``positives_only``
@@ -76,7 +75,6 @@ class Context:
     zero_division: float = 0.0
     n_labels: int | None = None
     top_k: bool = False
-    max_labels: int | None = None
     rank_plan: str = "none"
     unique_labels: bool = False
     positives_only: bool = False

@@ -98,7 +98,7 @@ def per_sample(
             for key in by_rows["positives"]
         ).drop(_HAS_POSITIVES)
     else:
-        rows = with_extras(ranked(lf, cols, keys, context), cols, keys, context)
+        rows = with_extras(ranked(lf, cols, keys, context).cache(), cols, keys, context)
         aggregated = [*by_rows["all"], *by_rows["positives"]]
         samples = rows.group_by(cols.sample_keys).agg(
             *facts, *(key.expression(context) for key in aggregated)
@@ -157,10 +157,9 @@ def with_extras(
     if "harmonics" in extras:
         rows = with_harmonics(rows, score=cols.score)
     if "discounts" in extras:
-        assert context.max_labels is not None  # known once the table is checked
         rows = with_discounts(
             rows, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
-            max_labels=context.max_labels, n_labels=context.n_labels,
+            n_labels=context.n_labels,
         )  # fmt: skip
     return rows
 

@@ -56,7 +56,8 @@ metrics never read them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -95,22 +96,31 @@ COLUMNS = (
 )
 
 
+@functools.cache
 def cumulative_discount(m: int) -> float:
     """``D(m) = sum over r = 1..m of 1 / ln(r + 1)``, summed in the order the rank table sums it
     (the discount of a position past every row: ``D(n_labels)``, ``D(k)``)."""
-    return float(_discounts(m)[-1]) if m > 0 else 0.0
+    return _ordered_sum(m, lambda r: 1.0 / np.log(r + 1.0))
 
 
-def _discounts(m: int) -> np.ndarray:
-    """``D(1) .. D(m)``, summed in order."""
-    return np.cumsum(1.0 / np.log(np.arange(2, m + 2, dtype=np.float64)))
-
-
+@functools.cache
 def harmonic(m: int) -> float:
     """``H(m) = sum over r = 1..m of 1 / r``, summed in the order the rank table sums it."""
-    if m <= 0:
-        return 0.0
-    return float(np.cumsum(1.0 / np.arange(1, m + 1, dtype=np.float64))[-1])
+    return _ordered_sum(m, lambda r: 1.0 / r)
+
+
+_CHUNK = 1 << 20
+
+
+def _ordered_sum(m: int, term: Callable[[np.ndarray], np.ndarray]) -> float:
+    """``sum over r = 1..m of term(r)``, added in order, a million terms at a time: memory stays
+    small for a label space of any size (the sum carried into each chunk's cumulative sum keeps
+    the order of one cumulative sum over all the terms)."""
+    total = 0.0
+    for start in range(1, m + 1, _CHUNK):
+        r = np.arange(start, min(start + _CHUNK, m + 1), dtype=np.float64)
+        total = float(np.cumsum(np.concatenate(([total], term(r))))[-1])
+    return total
 
 
 def _unscored_rank(n_labels: int | None) -> pl.Expr:
@@ -285,34 +295,53 @@ def with_discounts(
     sample: str | Sequence[str],
     score: str,
     truth: str,
-    max_labels: int,
     n_labels: int | None = None,
 ) -> pl.LazyFrame:
     """Add ``rm_discount_to``, ``rm_discount_before`` and ``rm_ideal_discount`` to window ranks
     holding ``rm_rank`` and ``rm_block_start``: what dcg and ndcg read, as :func:`rank_table`
-    has them (the same sums). ``max_labels`` bounds the ranks (the most labels a sample has):
-    the discounts are read from a table of ``D(1) .. D(max_labels)``, not from a prefix sum as
-    long as the table (an index past it reads its last entry: only a table that the checks
-    then refuse has one). A rank table is returned as it is."""
+    has them (the same sums). The rows may be any subset of the samples' rows (such as
+    :func:`positive_ranks`' positives alone); the discounts are read from a table of ``D(1) ..
+    D(m)`` joined in, m the largest rank of a scored row or positive count of a sample, never as
+    long as a top-k table's label space (an unscored row's ``D(n_labels)`` is computed once).
+    A rank table is returned as it is."""
     if DISCOUNT_TO in ranked.collect_schema():
         return ranked
     keys = [sample] if isinstance(sample, str) else list(sample)
-    table = pl.lit(pl.Series(_discounts(max_labels)))
-
-    def discount_at(m: pl.Expr) -> pl.Expr:
-        m = m.cast(pl.Int64)
-        return pl.when(m > 0).then(table.gather((m - 1).clip(0, max_labels - 1))).otherwise(0.0)
-
+    scored = pl.col(score).is_not_null()
     # The ideal from each sample's positive count, joined back: a third of the cost of a window.
-    ideal = ranked.group_by(keys).agg((pl.col(truth) > 0).sum().alias(IDEAL_DISCOUNT))
-    ideal = ideal.with_columns(discount_at(pl.col(IDEAL_DISCOUNT)).alias(IDEAL_DISCOUNT))
+    ideal = ranked.group_by(keys).agg((pl.col(truth) > 0).sum().cast(pl.Int64).alias("__n"))
+    largest = pl.concat([
+        ranked.select(pl.col(RANK).filter(scored).max().cast(pl.Int64).alias("__m")),
+        ideal.select(pl.col("__n").max().alias("__m")),
+    ])  # fmt: skip
+    table = _prefix_table(largest, lambda r: 1.0 / (r + 1.0).log())
+    ideal = _looked_up(ideal, table, pl.col("__n"), IDEAL_DISCOUNT).drop("__n")
+    ranked = _looked_up(ranked, table, pl.col(RANK), DISCOUNT_TO)
+    ranked = _looked_up(ranked, table, pl.col(BLOCK_START) - 1, DISCOUNT_BEFORE)
+    unscored = pl.lit(n_labels and cumulative_discount(n_labels), dtype=pl.Float64)
     return ranked.with_columns(
-        pl.when(pl.col(score).is_null())
-        .then(pl.lit(n_labels and cumulative_discount(n_labels), dtype=pl.Float64))
-        .otherwise(discount_at(pl.col(RANK)))
-        .alias(DISCOUNT_TO),
-        discount_at(pl.col(BLOCK_START) - 1).alias(DISCOUNT_BEFORE),
+        pl.when(scored).then(DISCOUNT_TO).otherwise(unscored).alias(DISCOUNT_TO)
     ).join(ideal, on=keys, how="left", nulls_equal=True)
+
+
+def _prefix_table(bounds: pl.LazyFrame, term: Callable[[pl.Expr], pl.Expr]) -> pl.LazyFrame:
+    """The table of m = 1 .. the largest of ``bounds``' column ``__m`` (a row each) and its
+    prefix sum ``__sum = sum over r = 1..m of term(r)``, added in order."""
+    m = pl.col("__m")
+    largest = bounds.select(m.max().fill_null(0))
+    table = largest.select(pl.int_range(1, m.first() + 1, dtype=pl.Int64).alias("__m"))
+    return table.with_columns(term(m.cast(pl.Float64)).cum_sum().alias("__sum"))
+
+
+def _looked_up(frame: pl.LazyFrame, table: pl.LazyFrame, at: pl.Expr, name: str) -> pl.LazyFrame:
+    """``frame`` with column ``name``: ``table``'s prefix sum at m = ``at`` (0 for m <= 0, which
+    has no row there)."""
+    return (
+        frame.with_columns(at.cast(pl.Int64).alias("__m"))
+        .join(table, on="__m", how="left")
+        .with_columns(pl.col("__sum").fill_null(0.0).alias(name))
+        .drop("__m", "__sum")
+    )
 
 
 def with_lowest_positive(
@@ -334,19 +363,13 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
     largest rank of a scored row, joined in (the rows may be any subset of the samples' rows,
     such as :func:`positive_ranks`' positives alone)."""
     scored = pl.col(score).is_not_null()
-    m = pl.col("__m")
-    largest = ranked.select(pl.col(RANK).filter(scored).max().fill_null(0).cast(pl.Int64))
-    table = largest.select(pl.int_range(1, pl.col(RANK).first() + 1, dtype=pl.Int64).alias("__m"))
-    table = table.with_columns((1.0 / m.cast(pl.Float64)).cum_sum().alias("__h"))
-    for name, at in ((HARMONIC_TO, pl.col(RANK)), (HARMONIC_BEFORE, pl.col(BLOCK_START) - 1)):
-        value = pl.when(scored).then(pl.col("__h").fill_null(0.0))  # H(0) = 0: no table row
-        ranked = (
-            ranked.with_columns(at.cast(pl.Int64).alias("__m"))
-            .join(table, on="__m", how="left")
-            .with_columns(value.alias(name))
-            .drop("__m", "__h")
-        )
-    return ranked
+    largest = ranked.select(pl.col(RANK).filter(scored).max().cast(pl.Int64).alias("__m"))
+    table = _prefix_table(largest, lambda r: 1.0 / r)
+    ranked = _looked_up(ranked, table, pl.col(RANK), HARMONIC_TO)
+    ranked = _looked_up(ranked, table, pl.col(BLOCK_START) - 1, HARMONIC_BEFORE)
+    return ranked.with_columns(
+        pl.when(scored).then(pl.col(name)).alias(name) for name in (HARMONIC_TO, HARMONIC_BEFORE)
+    )
 
 
 def positive_counts(*, score: str = "score", truth: str = "truth") -> list[pl.Expr]:

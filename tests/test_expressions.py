@@ -88,3 +88,17 @@ def test_label_precision_is_row_wise_and_averages_to_lrap():
     assert ranked["label_precision"].to_list() == [1.0, None, 1.0, None, None, 1 / 3]
     per_sample = ranked.group_by("sample").agg(pl.col("label_precision").mean()).sort("sample")
     assert per_sample["label_precision"].to_list() == [1.0, 1 / 3]
+
+
+def test_prefix_sums_of_any_length_add_in_the_order_of_one_cumulative_sum():
+    """D(m) and H(m) are summed a chunk at a time (a label space of any size in little memory),
+    yet equal, bit for bit, one cumulative sum over all the terms: across chunk boundaries too."""
+    from polars_rankmetrics import ranks
+
+    m = 2 * ranks._CHUNK + 3
+    r = np.arange(1, m + 1, dtype=np.float64)
+    discounts, harmonics = np.cumsum(1.0 / np.log(r + 1.0)), np.cumsum(1.0 / r)
+    for at in (1, 2, ranks._CHUNK, ranks._CHUNK + 1, m):
+        assert ranks.cumulative_discount(at) == discounts[at - 1]
+        assert ranks.harmonic(at) == harmonics[at - 1]
+    assert ranks.cumulative_discount(0) == ranks.harmonic(0) == 0.0
