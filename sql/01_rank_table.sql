@@ -28,3 +28,50 @@ SELECT
     rank() OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC NULLS LAST) AS block_start
 FROM rankmetrics_input AS i
 CROSS JOIN rankmetrics_parameters AS p;
+
+-- rankmetrics_sample_counts: one row per (grp, sample): its weight, n_labels (its rows, or the
+-- label space of a top-k table), n_positives, n_scored (labels with a score) and lowest_positive
+-- (its lowest scored positive score, NULL without one).
+CREATE OR REPLACE VIEW rankmetrics_sample_counts AS
+SELECT
+    i.grp, i.sample,
+    max(i.weight) AS weight,
+    coalesce(max(p.n_labels), count(*)) AS n_labels,
+    count(CASE WHEN i.truth > 0 THEN 1 END) AS n_positives,
+    count(i.score) AS n_scored,
+    min(CASE WHEN i.truth > 0 THEN i.score END) AS lowest_positive
+FROM rankmetrics_input AS i
+CROSS JOIN rankmetrics_parameters AS p
+GROUP BY i.grp, i.sample;
+
+-- rankmetrics_positive_ranks: the positive rows of the rank table alone, with its rank,
+-- block_start and positive_rank: what every metric but those of the first hits reads. A row
+-- scoring below every scored positive of its sample changes no positive's ranks, so the windows
+-- run over the rows scoring at least the sample's lowest scored positive only (about 40% of the
+-- dense benchmark table, LRAP in half the time), and the positive ranks over the positives. An
+-- unscored positive (top-k tables) ranks at n_labels, its block starting after the scored labels.
+CREATE OR REPLACE VIEW rankmetrics_positive_ranks AS
+SELECT
+    grp, sample, label, score, truth, weight, rank, block_start,
+    count(*) OVER (PARTITION BY grp, sample ORDER BY score DESC NULLS LAST) AS positive_rank
+FROM (
+    SELECT grp, sample, label, score, truth, weight, rank, block_start
+    FROM (
+        SELECT
+            i.grp, i.sample, i.label, i.score, i.truth, i.weight,
+            count(*) OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC) AS rank,
+            rank() OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC) AS block_start
+        FROM rankmetrics_input AS i
+        JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+        WHERE i.score >= s.lowest_positive
+    ) AS above_lowest
+    WHERE truth > 0
+    UNION ALL
+    SELECT
+        i.grp, i.sample, i.label, i.score, i.truth, i.weight, p.n_labels AS rank,
+        s.n_scored + 1 AS block_start
+    FROM rankmetrics_input AS i
+    JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+    CROSS JOIN rankmetrics_parameters AS p
+    WHERE i.truth > 0 AND i.score IS NULL
+) AS positives;

@@ -1,5 +1,5 @@
--- rankmetrics_ranking_per_sample: one row per (grp, sample): the metrics that need only the rank
--- table (no cut-off).
+-- rankmetrics_ranking_per_sample: one row per (grp, sample): the metrics that need only the ranks
+-- of the positives (rankmetrics_positive_ranks, no cut-off).
 -- average_precision is lrap's mean precision over the positives (a tied block is one threshold);
 -- roc_auc is the share of (positive, negative) pairs the positive wins, a tie counting 1/2, from
 -- the positives' ascending average ranks n_labels + 1 - (block_start + rank) / 2 (Mann-Whitney).
@@ -11,31 +11,29 @@
 -- label space's size, and the unscored labels without a row (negatives) count through it.
 CREATE OR REPLACE VIEW rankmetrics_ranking_per_sample AS
 SELECT
-    grp, sample, weight, n_labels, n_positives,
-    CAST(coalesce(max_positive_rank, 0) AS DOUBLE) AS coverage_error,
-    coalesce(precision_sum / nullif(n_positives, 0), CAST(1 AS DOUBLE)) AS lrap,
+    s.grp, s.sample, s.weight, s.n_labels, s.n_positives,
+    CAST(coalesce(r.max_positive_rank, 0) AS DOUBLE) AS coverage_error,
+    coalesce(r.precision_sum / nullif(s.n_positives, 0), CAST(1 AS DOUBLE)) AS lrap,
     coalesce(
-        CAST(wrong_pairs AS DOUBLE) / nullif(n_positives * (n_labels - n_positives), 0),
+        CAST(r.wrong_pairs AS DOUBLE) / nullif(s.n_positives * (s.n_labels - s.n_positives), 0),
         CAST(0 AS DOUBLE)
     ) AS ranking_loss,
-    precision_sum / nullif(n_positives, 0) AS lwlrap,
-    coalesce(precision_sum / nullif(n_positives, 0), CAST(0 AS DOUBLE)) AS average_precision,
-    (n_positives * (n_labels + CAST(1 AS DOUBLE)) - rank_span_sum / 2
-        - n_positives * (n_positives + CAST(1 AS DOUBLE)) / 2)
-        / nullif(CAST(n_positives AS DOUBLE) * (n_labels - n_positives), 0) AS roc_auc
-FROM (
+    r.precision_sum / nullif(s.n_positives, 0) AS lwlrap,
+    coalesce(r.precision_sum / nullif(s.n_positives, 0), CAST(0 AS DOUBLE)) AS average_precision,
+    (s.n_positives * (s.n_labels + CAST(1 AS DOUBLE)) - r.rank_span_sum / 2
+        - s.n_positives * (s.n_positives + CAST(1 AS DOUBLE)) / 2)
+        / nullif(CAST(s.n_positives AS DOUBLE) * (s.n_labels - s.n_positives), 0) AS roc_auc
+FROM rankmetrics_sample_counts AS s
+LEFT JOIN (
     SELECT
         grp, sample,
-        max(weight) AS weight,
-        coalesce(max(label_space), count(*)) AS n_labels,
-        count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
-        max(CASE WHEN truth > 0 THEN rank END) AS max_positive_rank,
-        sum(CASE WHEN truth > 0 THEN CAST(positive_rank AS DOUBLE) / rank END) AS precision_sum,
-        sum(CASE WHEN truth > 0 THEN rank - positive_rank END) AS wrong_pairs,
-        sum(CASE WHEN truth > 0 THEN CAST(block_start + rank AS DOUBLE) END) AS rank_span_sum
-    FROM rankmetrics_rank_table
+        max(rank) AS max_positive_rank,
+        sum(CAST(positive_rank AS DOUBLE) / rank) AS precision_sum,
+        sum(rank - positive_rank) AS wrong_pairs,
+        sum(CAST(block_start + rank AS DOUBLE)) AS rank_span_sum
+    FROM rankmetrics_positive_ranks
     GROUP BY grp, sample
-) AS ranked;
+) AS r ON s.grp = r.grp AND s.sample = r.sample;
 
 -- rankmetrics_coverage_per_sample: one row per (grp, sample): coverage_error alone, without a
 -- sort or a window (the ranking view's column, from an aggregation joined back): the labels

@@ -7,28 +7,28 @@
 -- of rankmetrics_discounts: its discount D(min(n_labels, k)) is rankmetrics_cutoffs' unscored.
 CREATE OR REPLACE VIEW rankmetrics_gain_per_sample AS
 SELECT
-    r.grp, r.sample, r.k, r.weight, r.n_labels, r.n_positives,
-    r.dcg,
+    s.grp, s.sample, c.k, s.weight, s.n_labels, s.n_positives,
+    coalesce(r.dcg, CAST(0 AS DOUBLE)) AS dcg,
     CASE WHEN i.ideal_dcg > 0 THEN r.dcg / i.ideal_dcg ELSE CAST(0 AS DOUBLE) END AS ndcg
-FROM (
+FROM rankmetrics_sample_counts AS s
+CROSS JOIN rankmetrics_cutoffs AS c
+LEFT JOIN (
     SELECT
         t.grp, t.sample, c.k,
-        max(t.weight) AS weight,
-        coalesce(max(t.label_space), count(*)) AS n_labels,
-        count(CASE WHEN t.truth > 0 THEN 1 END) AS n_positives,
         sum(
             t.truth
             * (CASE WHEN t.score IS NULL THEN c.unscored ELSE hi.cumulative END - lo.cumulative)
             / (t.rank - t.block_start + 1)
         ) AS dcg
-    FROM rankmetrics_rank_table AS t
+    FROM rankmetrics_positive_ranks AS t
     CROSS JOIN rankmetrics_cutoffs AS c
     LEFT JOIN rankmetrics_discounts AS hi
         ON hi.position = least(t.rank, coalesce(c.k, t.rank)) AND t.score IS NOT NULL
     JOIN rankmetrics_discounts AS lo ON lo.position = least(t.block_start - 1, coalesce(c.k, t.rank))
     GROUP BY t.grp, t.sample, c.k
 ) AS r
-JOIN (
+    ON r.grp = s.grp AND r.sample = s.sample AND (r.k = c.k OR (r.k IS NULL AND c.k IS NULL))
+LEFT JOIN (
     SELECT
         t.grp, t.sample, c.k,
         sum(t.truth * (hi.cumulative - lo.cumulative)) AS ideal_dcg
@@ -39,4 +39,4 @@ JOIN (
         ON lo.position = least(t.truth_rank - t.n, coalesce(c.k, t.truth_rank))
     GROUP BY t.grp, t.sample, c.k
 ) AS i
-    ON r.grp = i.grp AND r.sample = i.sample AND (r.k = i.k OR (r.k IS NULL AND i.k IS NULL));
+    ON i.grp = s.grp AND i.sample = s.sample AND (i.k = c.k OR (i.k IS NULL AND c.k IS NULL));
