@@ -280,11 +280,14 @@ class DuckDBSession(SQLSession):
         return None if share < 0 else share / 100
 
 
-# The per-sample views that read the rank table (its windows run once per query that reads it).
-_RANKED_VIEWS = frozenset({
-    RANKING_VIEW, GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW,
-    PROPENSITY_VIEW,
-})  # fmt: skip
+# The ranks each per-sample view reads (their windows run once per query that reads them).
+_RANKS = {
+    **dict.fromkeys((RANKING_VIEW, GAIN_VIEW), "rankmetrics_positive_ranks"),
+    **dict.fromkeys(
+        (HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW, PROPENSITY_VIEW),
+        "rankmetrics_rank_table",
+    ),
+}
 
 
 def _materialize(
@@ -292,14 +295,18 @@ def _materialize(
 ) -> None:
     """Compute once, into temporary tables, the views that the per-sample views the run reads
     would otherwise recompute: DuckDB inlines a view at every reference. The discounts (a row
-    per position, read by many joins of the gain and retrieval views), and, when two or more of
-    those views read it and no memory budget is set, the rank table (under a tight budget its
-    windows cannot be held at once: they are recomputed per view, streaming)."""
+    per position, read by many joins of the gain and retrieval views), the sample counts (a row
+    per sample, read twice by the positive ranks and by the views that read them), and, when
+    two or more of the views read them and no memory budget is set, the ranks (under a tight
+    budget their windows cannot be held at once: they are recomputed per view, streaming)."""
     shared = []
     if views & VIEWS_WITH_K:
         shared.append("rankmetrics_discounts")
-    if whole_rank_table and len(views & _RANKED_VIEWS) > 1:
-        shared.append("rankmetrics_rank_table")
+    ranks = [_RANKS[view] for view in views if view in _RANKS]
+    if "rankmetrics_positive_ranks" in ranks:
+        shared.append("rankmetrics_sample_counts")
+    if whole_rank_table:
+        shared += sorted({table for table in ranks if ranks.count(table) > 1})
     for view in shared:
         con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT * FROM {view}")
         con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
