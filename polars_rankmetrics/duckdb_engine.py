@@ -16,7 +16,7 @@ Every view is temporary, so nothing is left in a user's database file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -40,6 +40,8 @@ from polars_rankmetrics.metrics import (
     R_PRECISION_VIEW,
     RANKING_VIEW,
     VIEWS_WITH_K,
+    Context,
+    MetricKey,
 )
 from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset, is_url
 from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
@@ -237,9 +239,25 @@ class DuckDBSession(SQLSession):
     # per-sample aggregation over millions of samples) takes the process over the budget.
     bytes_per_input_byte = 0.6
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema,
+        shared: Sequence[str] = (),
+    ) -> None:  # fmt: skip
         super().__init__(cols, schema)
-        self.con = con
+        self.con, self._shared = con, list(shared)
+
+    def piece(
+        self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
+        check: Callable[[pl.DataFrame], None],
+    ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:  # fmt: skip
+        """:meth:`SQLSession.piece`, the session's :func:`_shared_views` computed once first, into
+        temporary tables (only here: a session that only checks and splits a table too large for
+        the budget never computes them over the whole of it)."""
+        for view in self._shared:
+            self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT * FROM {view}")
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
+        self._shared = []
+        return super().piece(tables, keys, context, check)
 
     def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         frame: pl.DataFrame = self.con.sql(
@@ -290,15 +308,13 @@ _RANKS = {
 }
 
 
-def _materialize(
-    con: duckdb.DuckDBPyConnection, views: set[str], *, whole_rank_table: bool
-) -> None:
-    """Compute once, into temporary tables, the views that the per-sample views the run reads
-    would otherwise recompute: DuckDB inlines a view at every reference. The discounts (a row
-    per position, read by many joins of the gain and retrieval views), the sample counts (a row
-    per sample, read twice by the positive ranks and by the views that read them), and, when
-    two or more of the views read them and no memory budget is set, the ranks (under a tight
-    budget their windows cannot be held at once: they are recomputed per view, streaming)."""
+def _shared_views(views: set[str], *, whole_rank_table: bool) -> list[str]:
+    """The views that the per-sample views a run reads (``views``) would each recompute, DuckDB
+    inlining a view at every reference: the discounts (a row per position, read by many joins
+    of the gain and retrieval views), the sample counts (a row per sample, read twice by the
+    positive ranks and by the views that read them), and, when two or more of the views read
+    them and no memory budget is set (``whole_rank_table``), the ranks (under a tight budget
+    their windows cannot be held at once: they are recomputed per view, streaming)."""
     shared = []
     if views & VIEWS_WITH_K:
         shared.append("rankmetrics_discounts")
@@ -307,9 +323,7 @@ def _materialize(
         shared.append("rankmetrics_sample_counts")
     if whole_rank_table:
         shared += sorted({table for table in ranks if ranks.count(table) > 1})
-    for view in shared:
-        con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT * FROM {view}")
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
+    return shared
 
 
 def _interrupt(con: duckdb.DuckDBPyConnection) -> None:
@@ -342,8 +356,8 @@ class DuckDBEngine:
                 ):
                     con.execute(statement)
                 views = {key.metric.sql_view for key in settings.keys}
-                _materialize(con, views, whole_rank_table=settings.memory_limit is None)
-                yield DuckDBSession(con, cols, schema)
+                shared = _shared_views(views, whole_rank_table=settings.memory_limit is None)
+                yield DuckDBSession(con, cols, schema, shared)
         finally:
             con.close()
 
