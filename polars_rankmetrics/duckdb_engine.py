@@ -298,14 +298,11 @@ class DuckDBSession(SQLSession):
         return None if share < 0 else share / 100
 
 
-# The ranks each per-sample view reads (their windows run once per query that reads them).
-_RANKS = {
-    **dict.fromkeys((RANKING_VIEW, GAIN_VIEW), "rankmetrics_positive_ranks"),
-    **dict.fromkeys(
-        (HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW, PROPENSITY_VIEW),
-        "rankmetrics_rank_table",
-    ),
-}
+# The per-sample views that read the positive ranks (their windows run once per query).
+_RANKED_VIEWS = frozenset({
+    RANKING_VIEW, GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW,
+    PROPENSITY_VIEW,
+})  # fmt: skip
 
 
 def _shared_views(views: set[str], *, whole_rank_table: bool) -> list[str]:
@@ -313,16 +310,16 @@ def _shared_views(views: set[str], *, whole_rank_table: bool) -> list[str]:
     inlining a view at every reference: the discounts (a row per position, read by many joins
     of the gain and retrieval views), the sample counts (a row per sample, read twice by the
     positive ranks and by the views that read them), and, when two or more of the views read
-    them and no memory budget is set (``whole_rank_table``), the ranks (under a tight budget
+    them and no memory budget is set (``whole_rank_table``), the positive ranks (under a budget
     their windows cannot be held at once: they are recomputed per view, streaming)."""
     shared = []
     if views & VIEWS_WITH_K:
         shared.append("rankmetrics_discounts")
-    ranks = [_RANKS[view] for view in views if view in _RANKS]
-    if "rankmetrics_positive_ranks" in ranks:
+    ranked = views & _RANKED_VIEWS
+    if ranked:
         shared.append("rankmetrics_sample_counts")
-    if whole_rank_table:
-        shared += sorted({table for table in ranks if ranks.count(table) > 1})
+    if whole_rank_table and len(ranked) > 1:
+        shared.append("rankmetrics_positive_ranks")
     return shared
 
 

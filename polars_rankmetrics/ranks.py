@@ -301,8 +301,9 @@ def with_discounts(
     holding ``rm_rank`` and ``rm_block_start``: what dcg and ndcg read, as :func:`rank_table`
     has them (the same sums). The rows may be any subset of the samples' rows (such as
     :func:`positive_ranks`' positives alone); the discounts are read from a table of ``D(1) ..
-    D(m)`` joined in, m the largest rank of a scored row or positive count of a sample, never as
-    long as a top-k table's label space (an unscored row's ``D(n_labels)`` is computed once).
+    D(m)`` joined in, m the largest position the rows read (a scored rank, an unscored block's
+    start, a positive count), never as long as a top-k table's label space (an unscored row's
+    ``D(n_labels)`` is computed once).
     A rank table is returned as it is."""
     if DISCOUNT_TO in ranked.collect_schema():
         return ranked
@@ -310,8 +311,11 @@ def with_discounts(
     scored = pl.col(score).is_not_null()
     # The ideal from each sample's positive count, joined back: a third of the cost of a window.
     ideal = ranked.group_by(keys).agg((pl.col(truth) > 0).sum().cast(pl.Int64).alias("__n"))
+    # The largest position read: a scored row's rank, an unscored row's block start - 1 (the
+    # sample's scored labels, which no positive row's rank need reach), a positive count.
+    read = pl.when(scored).then(pl.col(RANK)).otherwise(pl.col(BLOCK_START) - 1)
     largest = pl.concat([
-        ranked.select(pl.col(RANK).filter(scored).max().cast(pl.Int64).alias("__m")),
+        ranked.select(read.max().cast(pl.Int64).alias("__m")),
         ideal.select(pl.col("__n").max().alias("__m")),
     ])  # fmt: skip
     table = _prefix_table(largest, lambda r: 1.0 / (r + 1.0).log())

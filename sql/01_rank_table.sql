@@ -45,20 +45,20 @@ CROSS JOIN rankmetrics_parameters AS p
 GROUP BY i.grp, i.sample;
 
 -- rankmetrics_positive_ranks: the positive rows of the rank table alone, with its rank,
--- block_start and positive_rank: what every metric but those of the first hits reads. A row
+-- block_start and positive_rank: what every per-sample ranking and retrieval view reads. A row
 -- scoring below every scored positive of its sample changes no positive's ranks, so the windows
 -- run over the rows scoring at least the sample's lowest scored positive only (about 40% of the
 -- dense benchmark table, LRAP in half the time), and the positive ranks over the positives. An
 -- unscored positive (top-k tables) ranks at n_labels, its block starting after the scored labels.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks AS
 SELECT
-    grp, sample, label, score, truth, weight, rank, block_start,
+    grp, sample, label, score, truth, weight, propensity, rank, block_start,
     count(*) OVER (PARTITION BY grp, sample ORDER BY score DESC NULLS LAST) AS positive_rank
 FROM (
-    SELECT grp, sample, label, score, truth, weight, rank, block_start
+    SELECT grp, sample, label, score, truth, weight, propensity, rank, block_start
     FROM (
         SELECT
-            i.grp, i.sample, i.label, i.score, i.truth, i.weight,
+            i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity,
             count(*) OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC) AS rank,
             rank() OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC) AS block_start
         FROM rankmetrics_input AS i
@@ -68,7 +68,7 @@ FROM (
     WHERE truth > 0
     UNION ALL
     SELECT
-        i.grp, i.sample, i.label, i.score, i.truth, i.weight, p.n_labels AS rank,
+        i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity, p.n_labels AS rank,
         s.n_scored + 1 AS block_start
     FROM rankmetrics_input AS i
     JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample

@@ -4,13 +4,13 @@
 -- retrieved (a true label of a top-k table without a prediction never is), as trec_eval and
 -- ranx count. Every value is the expected one over all orders of tied blocks: a block spanning
 -- positions a..b (n labels, p of them true) holds each true label at each of its positions with
--- probability p / n. Every value is 0 for a sample without a (scored) true label.
+-- probability p / n. Every value is 0 for a sample without a (scored) true label. Only the true
+-- labels' ranks are read (rankmetrics_positive_ranks).
 
 -- rankmetrics_retrieval_samples: each sample's weight and true labels (scored or not).
 CREATE OR REPLACE VIEW rankmetrics_retrieval_samples AS
-SELECT grp, sample, max(weight) AS weight, count(CASE WHEN truth > 0 THEN 1 END) AS n_positives
-FROM rankmetrics_rank_table
-GROUP BY grp, sample;
+SELECT grp, sample, weight, n_positives
+FROM rankmetrics_sample_counts;
 
 -- rankmetrics_retrieval_hits: the scored true labels and, per cut-off, the share of their tied
 -- block within the top k (the chance that the label is there).
@@ -21,9 +21,9 @@ SELECT
     least(r.rank, coalesce(c.k, r.rank)) AS last_within,
     CAST(greatest(least(r.rank, coalesce(c.k, r.rank)) - r.block_start + 1, 0) AS DOUBLE)
         / (r.rank - r.block_start + 1) AS share
-FROM rankmetrics_rank_table AS r
+FROM rankmetrics_positive_ranks AS r
 CROSS JOIN rankmetrics_cutoffs AS c
-WHERE r.truth > 0 AND r.score IS NOT NULL;
+WHERE r.score IS NOT NULL;
 
 -- rankmetrics_hits_per_sample: precision (expected true labels within the top k, over k; NULL
 -- without k) and recall (the same over the sample's true labels).
@@ -74,8 +74,8 @@ LEFT JOIN (
         JOIN (
             -- the true labels of each block of scores (a block is one rank)
             SELECT grp, sample, rank, count(*) AS p
-            FROM rankmetrics_rank_table
-            WHERE truth > 0 AND score IS NOT NULL
+            FROM rankmetrics_positive_ranks
+            WHERE score IS NOT NULL
             GROUP BY grp, sample, rank
         ) AS b ON b.grp = h.grp AND b.sample = h.sample AND b.rank = h.rank
     ) AS t
@@ -94,8 +94,8 @@ WITH first_block AS (
     SELECT
         grp, sample, min(block_start) AS a, min(rank) - min(block_start) + 1 AS n,
         min(positive_rank) AS p
-    FROM rankmetrics_rank_table
-    WHERE truth > 0 AND score IS NOT NULL
+    FROM rankmetrics_positive_ranks
+    WHERE score IS NOT NULL
     GROUP BY grp, sample
 ),
 chances AS (
@@ -146,9 +146,9 @@ LEFT JOIN (
             CAST(greatest(least(t.rank, s.n_positives) - t.block_start + 1, 0) AS DOUBLE)
             / (t.rank - t.block_start + 1)
         ) AS hits
-    FROM rankmetrics_rank_table AS t
+    FROM rankmetrics_positive_ranks AS t
     JOIN rankmetrics_retrieval_samples AS s ON t.grp = s.grp AND t.sample = s.sample
-    WHERE t.truth > 0 AND t.score IS NOT NULL
+    WHERE t.score IS NOT NULL
     GROUP BY t.grp, t.sample
 ) AS r ON r.grp = s.grp AND r.sample = s.sample;
 
@@ -160,8 +160,7 @@ WITH best_gains AS (
     SELECT
         grp, sample, 1 / propensity AS gain,
         row_number() OVER (PARTITION BY grp, sample ORDER BY propensity, label) AS position
-    FROM rankmetrics_rank_table
-    WHERE truth > 0
+    FROM rankmetrics_positive_ranks
 ),
 best AS (
     SELECT

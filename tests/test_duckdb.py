@@ -267,3 +267,34 @@ def test_a_budget_too_small_for_one_sample_is_refused(engine):
     # ... nor does a budget that would take more than 1,024 passes over the buckets
     with rows_per_bucket(100), pytest.raises(ValueError, match=r"160,000 rows\): give at least"):
         rm.evaluate(EXAMPLE, engine=engine, memory_limit=BUDGET)
+
+
+def test_a_session_computes_its_shared_views_only_when_it_evaluates():
+    """The whole-table session of a bucketed run only checks and splits: the views that the
+    metric views share (sample counts, discounts) become temporary tables in piece(), not in
+    open() (computed over a whole 1B-row table, they took the process past its 2GB budget)."""
+    from polars_rankmetrics.columns import Columns
+    from polars_rankmetrics.duckdb_engine import ENGINE
+    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.evaluate import parameters
+    from polars_rankmetrics.metrics import parse_keys
+
+    table = pl.DataFrame(
+        {"sample": [1, 1, 2, 2], "label": [1, 2, 1, 2], "score": [0.5, 0.2, 0.1, 0.9],
+         "truth": [1, 0, 0, 1]}
+    )  # fmt: skip
+    keys = tuple(parse_keys(["lrap", "ndcg@2"]))
+    context = parameters()
+    with ENGINE.open(table, Columns(), Settings(keys=keys, context=context)) as session:
+
+        def temporary_tables() -> set[str]:
+            query = "SELECT table_name FROM duckdb_tables() WHERE temporary"
+            return set(session._frame(query)["table_name"])
+
+        assert temporary_tables() == set()
+        _, frames = session.piece(["sums"], keys, context, check=lambda summary: None)
+        assert temporary_tables() == {
+            "rankmetrics_discounts_once", "rankmetrics_sample_counts_once",
+            "rankmetrics_positive_ranks_once",
+        }  # fmt: skip
+    assert frames["sums"].height == 1

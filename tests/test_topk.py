@@ -235,15 +235,26 @@ def test_sql_alone_joins_the_two_tables(tmp_path):
 
 
 @pytest.mark.parametrize("every_row", [False, True], ids=["positive rows", "every row"])
-def test_an_unscored_true_label_ties_with_the_unscored_block_on_both_plans(every_row):
+@pytest.mark.parametrize(
+    ("scores", "true", "y_true"),
+    [
+        ([0.9, 0.1], ["a", "c"], [1, 0, 1, 0, 0]),
+        # The only true label unscored: its block starts after the two (tied) scored labels,
+        # past every rank a positive row has (found by the hypothesis test on buckets).
+        ([0.0, 0.0], ["c"], [0, 0, 1, 0, 0]),
+    ],
+)
+def test_an_unscored_true_label_ties_with_the_unscored_block_on_both_plans(
+    every_row, scores, true, y_true
+):
     """The unscored block of a sample spans positions s + 1 .. n_labels (s scored labels): dcg
     averages the discounts of those positions, as scikit-learn's ndcg does over tied scores."""
-    predictions = pl.DataFrame({"sample": [1, 1], "label": ["a", "b"], "score": [0.9, 0.1]})
-    truth = pl.DataFrame({"sample": [1, 1], "label": ["a", "c"]})
+    predictions = pl.DataFrame({"sample": [1, 1], "label": ["a", "b"], "score": scores})
+    truth = pl.DataFrame({"sample": [1] * len(true), "label": true})
     keys = ["ndcg", "dcg", "lrap", "ranking_loss", "coverage_error"]
     keys += ["roc_auc_samples"] * every_row  # ranks every row (the rank table)
     result = rm.evaluate(predictions, keys, truth_table=truth, n_labels=5)
-    y_true, y_score = np.array([[1, 0, 1, 0, 0]]), np.array([[0.9, 0.1, -1.0, -1.0, -1.0]])
+    y_true, y_score = np.array([y_true]), np.array([[*scores, -1.0, -1.0, -1.0]])
     for key in keys:
         expected = (
             sklearn_value(parse_key(key), y_true, y_score)
