@@ -98,7 +98,7 @@ def per_sample(
             for key in by_rows["positives"]
         ).drop(_HAS_POSITIVES)
     else:
-        rows = with_extras(ranked(lf, cols, keys, context).cache(), cols, keys, context)
+        rows = with_extras(ranked(lf, cols, context).cache(), cols, keys, context)
         aggregated = [*by_rows["all"], *by_rows["positives"]]
         samples = rows.group_by(cols.sample_keys).agg(
             *facts, *(key.expression(context) for key in aggregated)
@@ -131,11 +131,9 @@ def rank_plan(keys: Sequence[MetricKey], *, binary_truth: bool = True) -> str:
     return max(plans, key=_PLANS.index, default="none")
 
 
-def ranked(
-    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
-) -> pl.LazyFrame:
-    """Every row, with the ranks ``keys`` read: the cheapest plan that serves them all."""
-    plan = rank_plan(keys, binary_truth=context.binary_truth)
+def ranked(lf: pl.LazyFrame, cols: Columns, context: Context) -> pl.LazyFrame:
+    """Every row, with the ranks of ``context.rank_plan`` (:func:`rank_plan`)."""
+    plan = context.rank_plan
     sample, score, truth, n_labels = cols.sample_keys, cols.score, cols.truth, context.n_labels
     if plan == "table":
         return rank_table(lf, sample=sample, score=score, truth=truth, n_labels=n_labels)

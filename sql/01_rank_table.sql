@@ -59,8 +59,10 @@ FROM (
     FROM (
         SELECT
             i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity,
-            count(*) OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC) AS rank,
-            rank() OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC) AS block_start
+            count(*) OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC NULLS LAST)
+                AS rank,
+            rank() OVER (PARTITION BY i.grp, i.sample ORDER BY i.score DESC NULLS LAST)
+                AS block_start
         FROM rankmetrics_input AS i
         JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
         WHERE i.score >= s.lowest_positive
