@@ -328,7 +328,9 @@ def collect(
         check_budget(memory_limit)
     collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
     with managed_directory(temp_dir) as directory:
-        settings = Settings(memory_limit, directory, progress is not None, tuple(keys), parameters)
+        settings = Settings(
+            memory_limit, directory, progress is not None, tuple(keys), parameters, tuple(tables)
+        )
         # A top-k table is opened bucket by bucket; the whole of it only lazily, for its schema.
         opened = (
             engine.open(data, cols, settings) if prepared.split is None else _lazily(data, cols)

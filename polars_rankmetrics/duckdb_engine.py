@@ -31,20 +31,14 @@ from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.interrupts import stopping
 from polars_rankmetrics.memory import engine_limit
-from polars_rankmetrics.metrics import (
-    FIRST_HITS_VIEW,
-    GAIN_VIEW,
-    HITS_VIEW,
-    MAP_VIEW,
-    PROPENSITY_VIEW,
-    R_PRECISION_VIEW,
-    RANKING_VIEW,
-    VIEWS_WITH_K,
-    Context,
-    MetricKey,
-)
+from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset, is_url
-from polars_rankmetrics.sql_export import input_statements, view_names, view_statements
+from polars_rankmetrics.sql_export import (
+    input_statements,
+    view_names,
+    view_statements,
+    views_read,
+)
 from polars_rankmetrics.sql_session import SQLSession, setup_statements
 
 _INPUT_VIEWS = (
@@ -298,13 +292,6 @@ class DuckDBSession(SQLSession):
         return None if share < 0 else share / 100
 
 
-# The per-sample views that read the positive ranks (their windows run once per query).
-_RANKED_VIEWS = frozenset({
-    RANKING_VIEW, GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW,
-    PROPENSITY_VIEW,
-})  # fmt: skip
-
-
 def _shared_views(views: set[str], *, whole_rank_table: bool) -> list[str]:
     """The views that the per-sample views a run reads (``views``) would each recompute, DuckDB
     inlining a view at every reference: the discounts (a row per position, read by many joins
@@ -312,12 +299,11 @@ def _shared_views(views: set[str], *, whole_rank_table: bool) -> list[str]:
     positive ranks and by the views that read them), and, when two or more of the views read
     them and no memory budget is set (``whole_rank_table``), the positive ranks (under a budget
     their windows cannot be held at once: they are recomputed per view, streaming)."""
-    shared = []
-    if views & VIEWS_WITH_K:
-        shared.append("rankmetrics_discounts")
-    ranked = views & _RANKED_VIEWS
-    if ranked:
-        shared.append("rankmetrics_sample_counts")
+    shared: list[str] = [
+        view for view in ("rankmetrics_discounts", "rankmetrics_sample_counts")
+        if view in views_read(views)
+    ]  # fmt: skip
+    ranked = [view for view in views if "rankmetrics_positive_ranks" in views_read([view])]
     if whole_rank_table and len(ranked) > 1:
         shared.append("rankmetrics_positive_ranks")
     return shared
@@ -348,9 +334,7 @@ class DuckDBEngine:
                     con.execute("SET enable_progress_bar = true")
                     con.execute("SET enable_progress_bar_print = false")
                 schema = _register(con, data, cols)
-                for statement in setup_statements(
-                    cols, "duckdb", settings.keys, schema, settings.context
-                ):
+                for statement in setup_statements(cols, "duckdb", settings, schema):
                     con.execute(statement)
                 views = {key.metric.sql_view for key in settings.keys}
                 shared = _shared_views(views, whole_rank_table=settings.memory_limit is None)

@@ -24,20 +24,31 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.validation import RowFacts
 
+# The tables a run collects per piece, of the keys reduced over samples (``sums``: per group and
+# key, ``key`` = sum of weight x value, ``key/w`` = sum of weight and the columns of
+# :mod:`polars_rankmetrics.sums`; ``per_sample``: the ``by`` columns, the sample id and one column
+# per key) and of the per-label tables of :mod:`polars_rankmetrics.label_averages` (``labels``:
+# label counts; ``curves``: score counts; ``precisions``: per group and label,
+# ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells).
+TABLES = ("sums", "per_sample", "labels", "curves", "precisions")
+SAMPLE_TABLES = ("sums", "per_sample")
+
 
 @dataclass(frozen=True)
 class Settings:
     """How a session should run: the process's memory budget (``"1GB"``, or None), the
     directory the library manages for this run's spill files, whether the caller wants
-    progress (an engine may need to switch its progress tracking on), and the metric keys the
-    run evaluates and their parameters (a SQL engine defines its cut-offs, threshold and
-    parameters from them)."""
+    progress (an engine may need to switch its progress tracking on), the metric keys the run
+    evaluates and their parameters (a SQL engine defines its cut-offs, threshold and parameters
+    from them) and the tables it collects (:data:`TABLES`; a SQL engine defines the views they
+    read)."""
 
     memory_limit: str | None = None
     spill_dir: Path | None = None
     track_progress: bool = False
     keys: tuple[MetricKey, ...] = ()
     context: Context = Context()
+    tables: tuple[str, ...] = TABLES
 
 
 class Session(Protocol):
@@ -149,12 +160,3 @@ def get_engine(name: str) -> Engine:
 
 
 Progress = Callable[[float, float], None]
-
-# The tables a run collects per piece, of the keys reduced over samples (``sums``: per group and
-# key, ``key`` = sum of weight x value, ``key/w`` = sum of weight and the columns of
-# :mod:`polars_rankmetrics.sums`; ``per_sample``: the ``by`` columns, the sample id and one column
-# per key) and of the per-label tables of :mod:`polars_rankmetrics.label_averages` (``labels``:
-# label counts; ``curves``: score counts; ``precisions``: per group and label,
-# ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells).
-TABLES = ("sums", "per_sample", "labels", "curves", "precisions")
-SAMPLE_TABLES = ("sums", "per_sample")

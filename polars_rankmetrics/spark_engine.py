@@ -121,9 +121,7 @@ class SparkEngine:
             schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
         source.createOrReplaceTempView("rankmetrics_source")
         try:
-            for statement in setup_statements(
-                cols, "spark", settings.keys, schema, settings.context
-            ):
+            for statement in setup_statements(cols, "spark", settings, schema):
                 spark.sql(statement)
             yield SparkSQLSession(source, cols, schema)
         finally:

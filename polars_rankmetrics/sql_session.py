@@ -15,6 +15,7 @@ import polars as pl
 
 from polars_rankmetrics import sql_checks, sql_results, validation
 from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.retrieval import PROPENSITY
@@ -22,21 +23,38 @@ from polars_rankmetrics.sql_export import input_statements, quote, view_statemen
 
 
 def setup_statements(
-    cols: Columns, dialect: str, keys: Sequence[MetricKey], schema: pl.Schema, context: Context
+    cols: Columns, dialect: str, settings: Settings, schema: pl.Schema
 ) -> list[str]:
-    """The temporary views over ``rankmetrics_source`` (of ``schema``) an evaluation of ``keys``
-    with ``context``'s parameters reads."""
+    """The temporary views over ``rankmetrics_source`` (of ``schema``) that an evaluation with
+    ``settings`` (its keys, their parameters, its tables) reads: the input and cut-off views,
+    then the views of ``sql/`` its queries read (:func:`session_views`)."""
+    context = settings.context
     statements = input_statements(
-        "rankmetrics_source", cols, dialect, sql_results.cutoffs(keys), temporary=True,
+        "rankmetrics_source", cols, dialect, sql_results.cutoffs(settings.keys), temporary=True,
         bool_truth=schema[cols.truth] == pl.Boolean,
         bool_pred=cols.pred is not None and schema[cols.pred] == pl.Boolean,
         threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
         n_labels=context.n_labels, propensity=PROPENSITY if PROPENSITY in schema else None,
     )  # fmt: skip
-    return [
-        *statements,
-        *view_statements(dialect, temporary=True),
-    ]
+    views = session_views(settings.keys, settings.tables)
+    return [*statements, *view_statements(dialect, temporary=True, views=views)]
+
+
+# The views a session's queries read besides the metrics' own: the checks, and per table.
+_CHECK_VIEWS = ("rankmetrics_row_checks", "rankmetrics_group_labels", "rankmetrics_sample_checks")
+_TABLE_VIEWS = {
+    "labels": "rankmetrics_label_counts", "curves": "rankmetrics_score_counts",
+    "precisions": "rankmetrics_label_precisions",
+}  # fmt: skip
+
+
+def session_views(keys: Sequence[MetricKey], tables: Sequence[str]) -> set[str]:
+    """The views of ``sql/`` a session evaluating ``keys`` into ``tables`` queries."""
+    return {
+        *_CHECK_VIEWS,
+        *(key.metric.sql_view for key in keys),
+        *(_TABLE_VIEWS[table] for table in tables if table in _TABLE_VIEWS),
+    }
 
 
 class SQLSession:

@@ -86,9 +86,7 @@ class SQLTestEngine:
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:
         frame = lazy_inside(data, cols).collect()
-        statements = setup_statements(
-            cols, self.name, settings.keys, frame.schema, settings.context
-        )
+        statements = setup_statements(cols, self.name, settings, frame.schema)
         if self.name == "datafusion":
             import datafusion
 

@@ -17,6 +17,7 @@ import polars_rankmetrics as rm
 from polars_rankmetrics import driver
 from polars_rankmetrics.duckdb_engine import register_views
 from polars_rankmetrics.memory import engine_limit
+from polars_rankmetrics.metrics import REGISTRY
 from polars_rankmetrics.sql_export import sql_directory, sql_files
 
 ALL_KEYS = [
@@ -298,3 +299,57 @@ def test_a_session_computes_its_shared_views_only_when_it_evaluates():
             "rankmetrics_positive_ranks_once",
         }  # fmt: skip
     assert frames["sums"].height == 1
+
+
+def test_a_session_defines_only_the_views_its_queries_read():
+    """DuckDB binds every view it creates (about 3 ms each, 36 views): a session defines the
+    checks' views and its metrics' views with what they read, nothing else."""
+    from polars_rankmetrics.columns import Columns
+    from polars_rankmetrics.duckdb_engine import ENGINE
+    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.metrics import parse_keys
+
+    def views(keys: list[str]) -> set[str]:
+        settings = Settings(keys=tuple(parse_keys(keys)), tables=("sums",))
+        with ENGINE.open(EXAMPLE, Columns(), settings) as session:
+            query = "SELECT view_name FROM duckdb_views() WHERE temporary"
+            return set(session._frame(query)["view_name"])
+
+    hamming, ndcg = views(["hamming_loss"]), views(["ndcg@3"])
+    assert "rankmetrics_set_per_sample" in hamming and "rankmetrics_sample_checks" in hamming
+    assert not {"rankmetrics_positive_ranks", "rankmetrics_gain_per_sample"} & hamming
+    assert {"rankmetrics_gain_per_sample", "rankmetrics_discounts"} <= ndcg
+    assert "rankmetrics_set_per_sample" not in ndcg
+
+
+def test_views_read_follows_every_read_and_refuses_an_unknown_name():
+    from polars_rankmetrics.sql_export import view_names, view_statements, views_read
+
+    gain = views_read(["rankmetrics_gain_per_sample"])
+    assert {"rankmetrics_positive_ranks", "rankmetrics_discounts"} <= gain < set(view_names())
+    # what a view reads through another is read too
+    assert views_read(gain) == gain
+    assert len(view_statements(views=gain)) == len(gain) < len(view_statements())
+    with pytest.raises(ValueError, match="'rankmetrics_nothing' is not a view"):
+        views_read(["rankmetrics_nothing"])
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_each_metric_alone_reads_every_view_it_needs(name):
+    """Each registered metric evaluated alone on DuckDB, whose session then defines only that
+    metric's views, gives the Polars numbers: on top-k rows with unscored true labels and
+    propensities, or for a classification metric on the whole table."""
+    rng = np.random.default_rng(3)
+    table = rm.from_dense(rng.random((30, 6)) < 0.4, rng.random((30, 6)).round(1))
+    predictions = table.filter(pl.col("label") < 4).drop("truth")
+    truth = table.filter(pl.col("truth") > 0).select("sample", "label")
+    propensities = pl.DataFrame({"label": range(6), "propensity": [0.2, 0.5, 1.0] * 2})
+    options = dict(truth_table=truth, n_labels=6, propensities=propensities)
+    if REGISTRY[name].family == "classification":  # not defined on top-k tables
+        predictions, options = table, {}
+    key = f"{name}@2" if REGISTRY[name].takes_k else name
+    per_samples = (False, True) if REGISTRY[name].reduction == "samples" else (False,)
+    for per_sample in per_samples:
+        duck = rm.evaluate(predictions, [key], engine="duckdb", per_sample=per_sample, **options)
+        polars = rm.evaluate(predictions, [key], engine="polars", per_sample=per_sample, **options)
+        assert_frame_equal(duck, polars, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
