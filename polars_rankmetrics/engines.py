@@ -41,7 +41,7 @@ class Settings:
     progress (an engine may need to switch its progress tracking on), the metric keys the run
     evaluates and their parameters (a SQL engine defines its cut-offs, threshold and parameters
     from them) and the tables it collects (:data:`TABLES`; a SQL engine defines the views they
-    read)."""
+    read, and ``views``, views of ``sql/`` that the caller queries itself)."""
 
     memory_limit: str | None = None
     spill_dir: Path | None = None
@@ -49,6 +49,7 @@ class Settings:
     keys: tuple[MetricKey, ...] = ()
     context: Context = Context()
     tables: tuple[str, ...] = TABLES
+    views: tuple[str, ...] = ()
 
 
 class Session(Protocol):

@@ -36,12 +36,12 @@ def setup_statements(
         threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
         n_labels=context.n_labels, propensity=PROPENSITY if PROPENSITY in schema else None,
     )  # fmt: skip
-    views = session_views(settings.keys, settings.tables)
+    views = session_views(settings.keys, settings.tables) | set(settings.views)
     return [*statements, *view_statements(dialect, temporary=True, views=views)]
 
 
 # The views a session's queries read besides the metrics' own: the checks, and per table.
-_CHECK_VIEWS = ("rankmetrics_row_checks", "rankmetrics_group_labels", "rankmetrics_sample_checks")
+_CHECK_VIEWS = ("rankmetrics_row_flags", "rankmetrics_group_labels", "rankmetrics_sample_checks")
 _TABLE_VIEWS = {
     "labels": "rankmetrics_label_counts", "curves": "rankmetrics_score_counts",
     "precisions": "rankmetrics_label_precisions",
@@ -92,10 +92,12 @@ class SQLSession:
     def check_rows(
         self, keys: Sequence[MetricKey], *, ordered: bool = False
     ) -> validation.RowFacts:
-        """``rankmetrics_row_checks``, plus the checks that need the source's own types: a null
-        ``by`` value, and an integer or decimal score that DOUBLE cannot hold exactly. (A SQL
-        table has no row order: ``ordered`` finds nothing.)"""
-        counts = self._frame("SELECT * FROM rankmetrics_row_checks").row(0, named=True)
+        """The flags of ``rankmetrics_row_flags`` that ``keys`` check
+        (:func:`~polars_rankmetrics.sql_checks.counted_problems`), plus the checks that need the
+        source's own types: a null ``by`` value, and an integer or decimal score that DOUBLE
+        cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
+        problems = sql_checks.counted_problems(self.cols, keys)
+        counts = self._frame(sql_checks.counts_query(problems)).row(0, named=True)
         rows = int(counts.pop("n_rows"))
         found = sql_checks.row_examples(counts, self._flagged)
         for i, b in enumerate(self.cols.by):

@@ -93,14 +93,20 @@ def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
     assert columns == expected - {"null_by_0", "inexact_score"} == set(sql_checks.SQL_PROBLEMS)
 
 
-def test_a_row_check_view_that_drifts_is_refused():
-    counts = dict.fromkeys(sql_checks.SQL_PROBLEMS, 0)
-    assert sql_checks.row_examples(counts, lambda pid: None) == dict.fromkeys(counts)
-    with pytest.raises(RuntimeError, match="expected"):
-        sql_checks.row_examples(counts | {"new_problem": 0}, lambda pid: None)
-    del counts["nan_score"]
-    with pytest.raises(RuntimeError, match="expected"):
-        sql_checks.row_examples(counts, lambda pid: None)
+def test_the_sql_engines_count_only_the_problems_an_evaluation_checks():
+    plain = sql_checks.counted_problems(validation.Columns.of(), parse_keys(["hamming_loss"]))
+    assert {"null_score", "nan_truth", "non_binary_truth"} <= set(plain)
+    assert not {"null_weight", "null_pred", "missing_propensity"} & set(plain)
+    # the truth's binary flag is counted for a graded metric too (it tells whether it is binary)
+    assert "non_binary_truth" in sql_checks.counted_problems(
+        validation.Columns.of(), parse_keys(["ndcg"])
+    )
+    every = validation.Columns.of(weight="w", pred="p")
+    assert sql_checks.counted_problems(every, parse_keys(["lrap", "psprecision@1"])) == list(
+        sql_checks.SQL_PROBLEMS
+    )
+    with pytest.raises(ValueError, match="'new_problem' is not a problem"):
+        sql_checks.counts_query(["null_score", "new_problem"])
 
 
 def test_a_check_the_sql_does_not_answer_is_an_error_not_a_pass():

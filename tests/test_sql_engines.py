@@ -153,7 +153,8 @@ def test_the_label_summary_views_give_the_averages_over_labels(sql_engine, zero_
     cols = Columns.of(by="model", weight="weight")
     context = parameters(threshold=0.25, beta=2.0, zero_division=zero_division)
     keys = [k for k in CLASSIFICATION_METRICS if parse_keys(k)[0].metric.reduction != "samples"]
-    settings = Settings(keys=tuple(parse_keys(keys)), context=context)
+    views = ("rankmetrics_label_summary", "rankmetrics_label_scores")
+    settings = Settings(keys=tuple(parse_keys(keys)), context=context, views=views)
     with sql_engine.open(table, cols, settings) as session:
         summary = session._frame("SELECT * FROM rankmetrics_label_summary")
         scores = session._frame("SELECT * FROM rankmetrics_label_scores")

@@ -193,13 +193,16 @@ def test_cut_offs_are_checked():
         rm.evaluate(predictions, "precision@0", truth_table=truth)
 
 
-def test_propensities_are_needed_and_complete():
+def test_propensities_are_needed_and_complete(engine):
     predictions, truth = _tables()
     with pytest.raises(ValueError, match=r"psprecision@1 needs label propensities"):
-        rm.evaluate(predictions, "psprecision@1", truth_table=truth)
+        engine.evaluate(predictions, "psprecision@1", truth_table=truth)
     partial = pl.DataFrame({"label": ["a", "b"], "propensity": [0.5, 0.5]})
     with pytest.raises(ValueError, match=r"no row for a true label; .* \(at sample=1, label='c'\)"):
-        rm.evaluate(predictions, "psprecision@1", truth_table=truth, propensities=partial)
+        engine.evaluate(predictions, "psprecision@1", truth_table=truth, propensities=partial)
+    zero = pl.DataFrame({"label": ["a", "b", "c"], "propensity": [0.5, 0.0, 0.5]})
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\], but a true label has another"):
+        engine.evaluate(predictions, "psprecision@1", truth_table=truth, propensities=zero)
 
 
 def test_sql_alone_joins_the_two_tables(tmp_path):
