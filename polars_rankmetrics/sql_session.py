@@ -41,7 +41,7 @@ def setup_statements(
 
 
 # The views a session's queries read besides the metrics' own: the checks, and per table.
-_CHECK_VIEWS = ("rankmetrics_row_flags", "rankmetrics_group_labels", "rankmetrics_sample_checks")
+_CHECK_VIEWS = ("rankmetrics_row_checks", "rankmetrics_group_labels", "rankmetrics_sample_checks")
 _TABLE_VIEWS = {
     "labels": "rankmetrics_label_counts", "curves": "rankmetrics_score_counts",
     "precisions": "rankmetrics_label_precisions",
@@ -92,11 +92,11 @@ class SQLSession:
     def check_rows(
         self, keys: Sequence[MetricKey], *, ordered: bool = False
     ) -> validation.RowFacts:
-        """The flags of ``rankmetrics_row_flags`` that ``keys`` check
+        """The counts of ``rankmetrics_row_checks`` that ``keys`` check
         (:func:`~polars_rankmetrics.sql_checks.counted_problems`), plus the checks that need the
         source's own types: a null ``by`` value, and an integer or decimal score that DOUBLE
         cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
-        problems = sql_checks.counted_problems(self.cols, keys)
+        problems = sql_checks.counted_problems(self.cols, keys, self._schema)
         counts = self._frame(sql_checks.counts_query(problems)).row(0, named=True)
         rows = int(counts.pop("n_rows"))
         found = sql_checks.row_examples(counts, self._flagged)
@@ -110,7 +110,7 @@ class SQLSession:
                 f"TRY_CAST(CAST({score} AS DOUBLE) AS {sql_type}) IS DISTINCT FROM {score}"
             )
         validation.judge_rows(found, self.cols, keys, rows)
-        return validation.RowFacts(rows, not counts["non_binary_truth"])
+        return validation.RowFacts(rows, not counts.get("non_binary_truth"))
 
     def _example(self, row: Mapping[str, object] | None) -> dict[str, object] | None:
         """An example row of a check as ``{by..., sample, label}``."""

@@ -194,10 +194,26 @@ def _is_exact_in_float64(score: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     return score.cast(pl.Float64).cast(dtype, strict=False).eq_missing(score)
 
 
+def ruled_out(schema: pl.Schema, cols: Columns) -> set[str]:
+    """The row problems that the column types of ``schema`` rule out, which no engine spends a
+    pass on: a NaN in a column that is not a float, a truth value outside {0, 1} (or negative)
+    in a boolean column, a pred value outside {0, 1} in a boolean column."""
+    truth_type = schema[cols.truth]
+    ruled = set()
+    if not schema[cols.score].is_float():
+        ruled.add("nan_score")
+    if not truth_type.is_float():
+        ruled.add("nan_truth")
+    if truth_type == pl.Boolean:
+        ruled |= {"non_binary_truth", "negative_truth"}
+    if cols.pred is not None and schema[cols.pred] == pl.Boolean:
+        ruled.add("non_binary_pred")
+    return ruled
+
+
 def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
-    """Per problem id, the rows showing it; a problem the column types rule out (a NaN in an
-    integer column, a truth value outside {0, 1} in a boolean one) is ``False`` outright, so
-    that the pass spends nothing on it."""
+    """Per problem id, the rows showing it; a problem the column types rule out
+    (:func:`ruled_out`) is ``False`` outright, so that the pass spends nothing on it."""
     never = pl.lit(False)
     score, truth = pl.col(cols.score), pl.col(cols.truth).cast(pl.Float64)
     weight = pl.col(cols.weight).cast(pl.Float64) if cols.weight else None
@@ -205,22 +221,21 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
     # On a top-k table, a row that only the truth table has carries no score and no weight.
     predicted = pl.col(PREDICTED).is_not_null() if cols.top_k else pl.lit(True)
     propensity = pl.col(PROPENSITY) if PROPENSITY in schema else None
-    score_type, truth_type = schema[cols.score], schema[cols.truth]
-    bool_truth, float_truth = truth_type == pl.Boolean, truth_type.is_float()
+    score_type = schema[cols.score]
     conditions = {f"null_by_{i}": pl.col(name).is_null() for i, name in enumerate(cols.by)}
-    return conditions | {
+    conditions |= {
         "null_sample": pl.col(cols.sample).is_null(),
         "null_label": pl.col(cols.label).is_null(),
         "null_score": score.is_null() & predicted,
-        "nan_score": score.is_nan() if score_type.is_float() else never,
+        "nan_score": score.is_nan(),
         "inexact_score": (
             never if score_type.is_float() or score_type == pl.Boolean
             else score.is_not_null() & ~_is_exact_in_float64(score, score_type)
         ),  # fmt: skip
         "null_truth": truth.is_null(),
-        "nan_truth": ~truth.is_finite() if float_truth else never,
-        "non_binary_truth": never if bool_truth else ~truth.is_in([0.0, 1.0]),
-        "negative_truth": never if bool_truth else truth < 0,
+        "nan_truth": ~truth.is_finite(),
+        "non_binary_truth": ~truth.is_in([0.0, 1.0]),
+        "negative_truth": truth < 0,
         "null_weight": weight.is_null() & predicted if weight is not None else never,
         "bad_weight": ~weight.is_finite() | (weight < 0) if weight is not None else never,
         "missing_propensity": (truth > 0) & propensity.is_null() if propensity is not None
@@ -230,6 +245,8 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
         "null_pred": pred.is_null() if pred is not None else never,
         "non_binary_pred": ~pred.is_in([0.0, 1.0]) if pred is not None else never,
     }  # fmt: skip
+    ruled = ruled_out(schema, cols)
+    return {pid: never if pid in ruled else condition for pid, condition in conditions.items()}
 
 
 @dataclass(frozen=True)

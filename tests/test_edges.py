@@ -93,18 +93,49 @@ def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
     assert columns == expected - {"null_by_0", "inexact_score"} == set(sql_checks.SQL_PROBLEMS)
 
 
+def test_the_sql_row_counts_are_the_row_flags_summed():
+    """rankmetrics_row_checks counts a column's nulls from the column (count(*) - count(x)),
+    the other problems from rankmetrics_row_flags: every count equals its flags' sum, on a table
+    where each problem shows once."""
+    import duckdb
+
+    nan, inf = float("nan"), float("inf")
+    df = pl.DataFrame({
+        "sample": [1, None, 1, 1, 1, 1, 1, 1, 1],
+        "label": [1, 2, None, 4, 5, 6, 7, 8, 9],
+        "score": [0.1, 0.2, 0.3, None, nan, 0.6, 0.7, 0.8, 0.9],
+        "truth": [1.0, 0.0, 0.0, 0.0, 0.0, None, inf, 2.0, -1.0],
+        "w": [1.0, 1.0, None, -1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        "p": [1.0, None, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    })  # fmt: skip
+    con = duckdb.connect()
+    register_views(con, df, weight="w", pred="p")
+    counts = con.sql("SELECT * FROM rankmetrics_row_checks").pl().row(0, named=True)
+    sums = ", ".join(f"sum({pid}) AS {pid}" for pid in sql_checks.SQL_PROBLEMS)
+    flags = con.sql(f"SELECT count(*) AS n_rows, {sums} FROM rankmetrics_row_flags")
+    assert counts == flags.pl().row(0, named=True)
+    plain_nulls = ("null_sample", "null_label", "null_score", "null_truth", "null_pred")
+    assert [counts[pid] for pid in plain_nulls] == [1] * len(plain_nulls)
+
+
 def test_the_sql_engines_count_only_the_problems_an_evaluation_checks():
-    plain = sql_checks.counted_problems(validation.Columns.of(), parse_keys(["hamming_loss"]))
-    assert {"null_score", "nan_truth", "non_binary_truth"} <= set(plain)
-    assert not {"null_weight", "null_pred", "missing_propensity"} & set(plain)
+    floats = pl.Schema({"sample": pl.Int64, "label": pl.Int64, "score": pl.Float64,
+                        "truth": pl.Float64, "w": pl.Float64, "p": pl.Int8})  # fmt: skip
+    plain, keys = validation.Columns.of(), parse_keys(["hamming_loss"])
+    counted = sql_checks.counted_problems(plain, keys, floats)
+    assert {"null_score", "nan_truth", "non_binary_truth"} <= set(counted)
+    assert not {"null_weight", "null_pred", "missing_propensity"} & set(counted)
     # the truth's binary flag is counted for a graded metric too (it tells whether it is binary)
-    assert "non_binary_truth" in sql_checks.counted_problems(
-        validation.Columns.of(), parse_keys(["ndcg"])
-    )
+    assert "non_binary_truth" in sql_checks.counted_problems(plain, parse_keys(["ndcg"]), floats)
     every = validation.Columns.of(weight="w", pred="p")
-    assert sql_checks.counted_problems(every, parse_keys(["lrap", "psprecision@1"])) == list(
-        sql_checks.SQL_PROBLEMS
-    )
+    assert sql_checks.counted_problems(
+        every, parse_keys(["lrap", "psprecision@1"]), floats
+    ) == list(sql_checks.SQL_PROBLEMS)
+    # the column types rule some out: no NaN in an integer, no 2 in a boolean
+    typed = pl.Schema(floats | {"score": pl.Int32, "truth": pl.Boolean, "p": pl.Boolean})
+    ruled = set(sql_checks.SQL_PROBLEMS) - set(sql_checks.counted_problems(every, keys, typed))
+    assert ruled >= {"nan_score", "nan_truth", "non_binary_truth", "negative_truth"}
+    assert "non_binary_pred" in ruled and "null_truth" not in ruled
     with pytest.raises(ValueError, match="'new_problem' is not a problem"):
         sql_checks.counts_query(["null_score", "new_problem"])
 
