@@ -27,9 +27,7 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
-
-import sqlglot
-from sqlglot import exp
+from typing import TYPE_CHECKING
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.ranks import cumulative_discount
@@ -40,6 +38,9 @@ VERIFIED = ("duckdb", "spark", "postgres", "datafusion", "sqlite")
 _SQLGLOT_DIALECT = {"datafusion": "postgres"}
 _NO_STRUCT = ("sqlite", "datafusion")
 _NO_TEMPORARY = ("datafusion",)  # its views live in the session context anyway
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 
 def sql_directory() -> Path:
@@ -67,15 +68,26 @@ def _target(dialect: str) -> str:
     return _SQLGLOT_DIALECT.get(dialect, dialect)
 
 
-def _number(value: float) -> exp.Expression:
-    """A finite number as a SQL literal (a negative one as a negation)."""
+def _number(value: float) -> str:
+    """A finite number as a SQL literal."""
     if not math.isfinite(value):
         raise ValueError(f"{value!r} is not a finite number")
-    literal = exp.Literal.number(repr(abs(value)))
-    return exp.Neg(this=literal) if value < 0 else literal
+    return repr(value)
+
+
+def _identifier(name: str) -> str:
+    """A quoted identifier of DuckDB SQL, which every dialect is transpiled from."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _string(text: str) -> str:
+    """A string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _rewrite_nan(node: exp.Expression, dialect: str) -> exp.Expression:
+    from sqlglot import exp
+
     if not isinstance(node, exp.IsNan):
         return node
     if dialect == "sqlite":
@@ -89,6 +101,12 @@ def _rewrite_nan(node: exp.Expression, dialect: str) -> exp.Expression:
 
 
 def _statements(sql: str, dialect: str, *, temporary: bool = False) -> list[str]:
+    """``sql``, DuckDB SQL, transpiled to ``dialect`` with the rewrites above. (sqlglot is
+    imported here, on first use: DuckDB runs the SQL as written, and importing sqlglot and its
+    DuckDB dialect costs a fresh process 0.15 s.)"""
+    import sqlglot
+    from sqlglot import exp
+
     out = []
     for tree in sqlglot.parse(sql, read="duckdb"):
         if tree is None:
@@ -175,68 +193,45 @@ def views_read(views: Collection[str]) -> set[str]:
 
 def quote(name: str, dialect: str) -> str:
     """An identifier quoted the dialect's way (``"a b"``, ``\\`a b\\```)."""
+    if dialect == "duckdb":
+        return _identifier(name)
+    from sqlglot import exp
+
     return exp.to_identifier(name, quoted=True).sql(dialect=_target(dialect))
 
 
-def _unscored_discount(n_labels: int | None, k: int | None) -> exp.Expression:
+def _unscored_discount(n_labels: int | None, k: int | None) -> str:
     """The base-2 cumulative discount at ``min(n_labels, k)``: where a top-k table's unscored
     block ends within the cut (NULL for a dense table)."""
     if n_labels is None:
-        return exp.Null()
+        return "NULL"
     last = n_labels if k is None else min(n_labels, k)
     return _number(cumulative_discount(last) * math.log(2))
 
 
-def _table(name: str) -> exp.Table:
+def _table(name: str) -> str:
     """A dotted table name, each part quoted."""
-    return exp.to_table(".".join(quote(part, "duckdb") for part in name.split(".")))
+    return ".".join(_identifier(part) for part in name.split("."))
 
 
-def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -> exp.Expression:
+def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -> str:
     """The full outer join of a top-k run's predictions and truth table, as a subquery with the
     columns of a joined top-k table (``__predicted`` marking the predictions' rows)."""
-    keys = [*cols.by, cols.sample, cols.label]
-    own = [c for c in (cols.score, cols.weight, cols.pred) if c is not None]
-    true_gain = exp.column(cols.truth, table="t", quoted=True) if gain else exp.Literal.number(1)
-    p, t = exp.to_identifier("p"), exp.to_identifier("t")
-    left = (
-        exp.select(*(exp.column(c, quoted=True) for c in [*keys, *own]))
-        .select(exp.alias_(exp.Literal.number(1), "__predicted", quoted=True))
-        .from_(_table(predictions))
+    keys = [_identifier(c) for c in [*cols.by, cols.sample, cols.label]]
+    own = [_identifier(c) for c in (cols.score, cols.weight, cols.pred) if c is not None]
+    truth = _identifier(cols.truth)
+    true_gain = f"t.{truth}" if gain else "1"
+    coalesced = [f"coalesce(p.{k}, t.{k}) AS {k}" for k in keys]
+    on = " AND ".join(f"p.{k} = t.{k}" for k in keys)
+    return (
+        f"(SELECT {', '.join(coalesced)}, "
+        f"{', '.join(f'p.{c}' for c in [*own, _identifier('__predicted')])}, "
+        f'CASE WHEN t."__true" IS NULL THEN 0 ELSE t.{truth} END AS {truth} '
+        f'FROM (SELECT {", ".join([*keys, *own])}, 1 AS "__predicted" '
+        f"FROM {_table(predictions)}) AS p "
+        f'FULL OUTER JOIN (SELECT {", ".join(keys)}, {true_gain} AS {truth}, 1 AS "__true" '
+        f"FROM {_table(truth_table)} AS t) AS t ON {on}) AS rankmetrics_top_k"
     )
-    right = (
-        exp.select(*(exp.column(c, quoted=True) for c in keys))
-        .select(
-            exp.alias_(true_gain, cols.truth, quoted=True),
-            exp.alias_(exp.Literal.number(1), "__true", quoted=True),
-        )
-        .from_(exp.alias_(_table(truth_table), "t"))
-    )
-    pairs = [
-        (exp.column(k, table=p, quoted=True), exp.column(k, table=t, quoted=True)) for k in keys
-    ]
-    on = exp.and_(*(exp.EQ(this=a, expression=b) for a, b in pairs))
-    truth = (
-        exp.case()
-        .when(
-            exp.Is(this=exp.column("__true", table=t, quoted=True), expression=exp.Null()),
-            exp.Literal.number(0),
-        )
-        .else_(exp.column(cols.truth, table=t, quoted=True))
-    )
-    select = (
-        exp.select(
-            *(
-                exp.alias_(exp.func("coalesce", a, b), k, quoted=True)
-                for k, (a, b) in zip(keys, pairs, strict=True)
-            ),
-            *(exp.column(c, table=p, quoted=True) for c in [*own, "__predicted"]),
-            exp.alias_(truth, cols.truth, quoted=True),
-        )
-        .from_(exp.alias_(left.subquery(), "p"))
-        .join(exp.alias_(right.subquery(), "t"), on=on, join_type="FULL OUTER")
-    )
-    return select.subquery("rankmetrics_top_k")
 
 
 def input_statements(
@@ -269,108 +264,65 @@ def input_statements(
     constant 0. ``bool_truth`` (``bool_pred``) says the truth (pred) column is boolean: it is
     cast through an integer, as PostgreSQL casts no boolean to a number directly. ``pred`` is
     the ``pred`` column, or ``score >= threshold`` without one. ``rankmetrics_parameters`` holds
-    ``beta`` and ``zero_division`` (NaN as NULL). Numbers become SQL literals, never text."""
-    column = exp.column
-    table_expr: exp.Expression = _table(table)
-    if truth_table is not None:
-        table_expr = _top_k_join(table, truth_table, cols, gain)
+    ``beta`` and ``zero_division`` (NaN as NULL). The statements are written in DuckDB SQL and
+    transpiled like the files; names are quoted identifiers (string literals as struct keys),
+    numbers literals checked finite: no user text is pasted."""
+    source = _table(table) if truth_table is None else _top_k_join(table, truth_table, cols, gain)
     if not cols.by:
-        grp: exp.Expression = exp.Literal.number(0)
+        grp = "0"
     elif len(cols.by) == 1:
-        grp = column(cols.by[0], quoted=True)
+        grp = _identifier(cols.by[0])
     elif dialect == "postgres":  # a view cannot hold an anonymous ROW; jsonb groups and compares
-        pairs = [[exp.Literal.string(b), column(b, quoted=True)] for b in cols.by]
-        grp = exp.Anonymous(this="jsonb_build_object", expressions=[e for p in pairs for e in p])
+        pairs = ", ".join(f"{_string(b)}, {_identifier(b)}" for b in cols.by)
+        grp = f"jsonb_build_object({pairs})"
     elif dialect in _NO_STRUCT:
         raise ValueError(
             f"several by columns need a struct, which {dialect} lacks: combine them into one "
             "column of the input table first"
         )
     else:
-        grp = exp.Struct(
-            expressions=[
-                exp.PropertyEQ(
-                    this=exp.to_identifier(b, quoted=True), expression=column(b, quoted=True)
-                )
-                for b in cols.by
-            ]
-        )
-    double = exp.DataType.build("DOUBLE")
-    weight = (
-        exp.cast(column(cols.weight, quoted=True), double)
-        if cols.weight
-        else exp.cast(exp.Literal.number(1), double)
-    )
-    integer = exp.DataType.build("INT")
-    truth: exp.Expression = column(cols.truth, quoted=True)
+        grp = "{" + ", ".join(f"{_string(b)}: {_identifier(b)}" for b in cols.by) + "}"
+    score = _identifier(cols.score)
+    weight = f"CAST({_identifier(cols.weight)} AS DOUBLE)" if cols.weight else "CAST(1 AS DOUBLE)"
+    truth = _identifier(cols.truth)
     if bool_truth:
-        truth = exp.cast(truth, integer)
+        truth = f"CAST({truth} AS INT)"
     if cols.pred is not None:
-        pred: exp.Expression = column(cols.pred, quoted=True)
-        pred = exp.cast(exp.cast(pred, integer) if bool_pred else pred, double)
+        pred = _identifier(cols.pred)
+        pred = f"CAST({f'CAST({pred} AS INT)' if bool_pred else pred} AS DOUBLE)"
     else:
-        reached = exp.GTE(
-            this=column(cols.score, quoted=True), expression=_number(float(threshold))
-        )
-        pred = exp.cast(exp.case().when(reached, _number(1)).else_(_number(0)), double)
-    predicted: exp.Expression = exp.Literal.number(1)
-    if cols.top_k:
-        present = exp.Not(
-            this=exp.Is(this=column("__predicted", quoted=True), expression=exp.Null())
-        )
-        predicted = exp.case().when(present, exp.Literal.number(1)).else_(exp.Literal.number(0))
-    propensities: exp.Expression = (
-        exp.cast(column(propensity, quoted=True), double)
-        if propensity
-        else exp.cast(exp.Null(), double)
+        reached = f"{score} >= {_number(float(threshold))}"
+        pred = f"CAST(CASE WHEN {reached} THEN 1 ELSE 0 END AS DOUBLE)"
+    predicted = 'CASE WHEN NOT "__predicted" IS NULL THEN 1 ELSE 0 END' if cols.top_k else "1"
+    propensities = f"CAST({_identifier(propensity) if propensity else 'NULL'} AS DOUBLE)"
+    select = (
+        f"SELECT {grp} AS grp, {_identifier(cols.sample)} AS sample, "
+        f"{_identifier(cols.label)} AS label, CAST({score} AS DOUBLE) AS score, "
+        f"CAST({truth} AS DOUBLE) AS truth, {weight} AS weight, {pred} AS pred, "
+        f"CAST({predicted} AS INT) AS predicted, {propensities} AS propensity FROM {source}"
     )
-    select = exp.select(
-        exp.alias_(grp, "grp"),
-        exp.alias_(column(cols.sample, quoted=True), "sample"),
-        exp.alias_(column(cols.label, quoted=True), "label"),
-        exp.alias_(exp.cast(column(cols.score, quoted=True), double), "score"),
-        exp.alias_(exp.cast(truth, double), "truth"),
-        exp.alias_(weight, "weight"),
-        exp.alias_(pred, "pred"),
-        exp.alias_(exp.cast(predicted, integer), "predicted"),
-        exp.alias_(propensities, "propensity"),
-    ).from_(table_expr)
-    zd = exp.Null() if math.isnan(zero_division) else _number(float(zero_division))
-    bigint = exp.DataType.build("BIGINT")
-    space = exp.Null() if n_labels is None else exp.Literal.number(int(n_labels))
-    parameters = exp.select(
-        exp.alias_(exp.cast(_number(float(beta)), double), "beta"),
-        exp.alias_(exp.cast(zd, double), "zero_division"),
-        exp.alias_(exp.cast(space, bigint), "n_labels"),
+    zd = "NULL" if math.isnan(zero_division) else _number(float(zero_division))
+    space = "NULL" if n_labels is None else str(int(n_labels))
+    parameters = (
+        f"SELECT CAST({_number(float(beta))} AS DOUBLE) AS beta, "
+        f"CAST({zd} AS DOUBLE) AS zero_division, CAST({space} AS BIGINT) AS n_labels"
     )
-    ks = [
-        exp.select(
-            exp.alias_(
-                exp.cast(exp.Null() if k is None else exp.Literal.number(int(k)), bigint), "k"
-            ),
-            exp.alias_(exp.cast(_unscored_discount(n_labels, k), double), "unscored"),
-        )
+    union = " UNION ALL ".join(
+        f"SELECT CAST({'NULL' if k is None else int(k)} AS BIGINT) AS k, "
+        f"CAST({_unscored_discount(n_labels, k)} AS DOUBLE) AS unscored"
         for k in dict.fromkeys(cutoffs)
-    ]
-    union: exp.Query = ks[0]
-    for k in ks[1:]:
-        union = exp.union(union, k, distinct=False)
-    views = [
-        exp.Create(
-            this=exp.to_table("rankmetrics_input"), kind="VIEW", replace=True, expression=select
-        ),
-        exp.Create(
-            this=exp.to_table("rankmetrics_cutoffs"), kind="VIEW", replace=True, expression=union
-        ),
-        exp.Create(
-            this=exp.to_table("rankmetrics_parameters"),
-            kind="VIEW",
-            replace=True,
-            expression=parameters,
-        ),
-    ]
+    )
+    queries = {
+        "rankmetrics_input": select, "rankmetrics_cutoffs": union,
+        "rankmetrics_parameters": parameters,
+    }  # fmt: skip
+    if dialect == "duckdb":
+        create = "CREATE OR REPLACE TEMP VIEW" if temporary else "CREATE OR REPLACE VIEW"
+        return [f"{create} {name} AS {query}" for name, query in queries.items()]
     return [
-        s
-        for view in views
-        for s in _statements(view.sql(dialect="duckdb"), dialect, temporary=temporary)
+        statement
+        for name, query in queries.items()
+        for statement in _statements(
+            f"CREATE OR REPLACE VIEW {name} AS {query}", dialect, temporary=temporary
+        )
     ]
