@@ -171,13 +171,20 @@ def _written_views() -> tuple[tuple[str, str], ...]:
     )
 
 
+@functools.cache
+def _reads() -> dict[str, set[str]]:
+    """Per view of ``sql/``: the names of ``rankmetrics_`` relations its statement reads
+    (comments left out)."""
+    return {
+        name: set(re.findall(r"\brankmetrics_\w+", re.sub(r"--[^\n]*", "", text))) - {name}
+        for name, text in _written_views()
+    }
+
+
 def views_read(views: Collection[str]) -> set[str]:
     """``views`` and every view of ``sql/`` they read, directly or through another; refuses a
     name that is not a view of ``sql/``."""
-    reads = {
-        name: set(re.findall(r"\brankmetrics_\w+", re.sub(r"--[^\n]*", "", text)))
-        for name, text in _written_views()
-    }
+    reads = _reads()
     unknown = sorted(set(views) - set(reads))
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a view of the SQL files")
