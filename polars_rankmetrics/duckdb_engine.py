@@ -35,6 +35,8 @@ from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset, is_url
 from polars_rankmetrics.sql_export import (
     input_statements,
+    quote_identifier,
+    quote_literal,
     view_names,
     view_statements,
     views_read,
@@ -44,16 +46,6 @@ from polars_rankmetrics.sql_session import SQLSession, setup_statements
 _INPUT_VIEWS = (
     "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source",
 )  # fmt: skip
-
-
-def quote_identifier(name: str) -> str:
-    """A SQL identifier for any column name: double-quoted, inner quotes doubled."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def quote_literal(text: str) -> str:
-    """A SQL string literal: single-quoted, inner quotes doubled."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def connect(

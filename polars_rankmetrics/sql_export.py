@@ -75,13 +75,14 @@ def _number(value: float) -> str:
     return repr(value)
 
 
-def _identifier(name: str) -> str:
-    """A quoted identifier of DuckDB SQL, which every dialect is transpiled from."""
+def quote_identifier(name: str) -> str:
+    """A SQL identifier for any column name: double-quoted, inner quotes doubled (DuckDB SQL,
+    which every dialect is transpiled from)."""
     return '"' + name.replace('"', '""') + '"'
 
 
-def _string(text: str) -> str:
-    """A string literal."""
+def quote_literal(text: str) -> str:
+    """A SQL string literal: single-quoted, inner quotes doubled."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -201,7 +202,7 @@ def views_read(views: Collection[str]) -> set[str]:
 def quote(name: str, dialect: str) -> str:
     """An identifier quoted the dialect's way (``"a b"``, ``\\`a b\\```)."""
     if dialect == "duckdb":
-        return _identifier(name)
+        return quote_identifier(name)
     from sqlglot import exp
 
     return exp.to_identifier(name, quoted=True).sql(dialect=_target(dialect))
@@ -218,21 +219,21 @@ def _unscored_discount(n_labels: int | None, k: int | None) -> str:
 
 def _table(name: str) -> str:
     """A dotted table name, each part quoted."""
-    return ".".join(_identifier(part) for part in name.split("."))
+    return ".".join(quote_identifier(part) for part in name.split("."))
 
 
 def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -> str:
     """The full outer join of a top-k run's predictions and truth table, as a subquery with the
     columns of a joined top-k table (``__predicted`` marking the predictions' rows)."""
-    keys = [_identifier(c) for c in [*cols.by, cols.sample, cols.label]]
-    own = [_identifier(c) for c in (cols.score, cols.weight, cols.pred) if c is not None]
-    truth = _identifier(cols.truth)
+    keys = [quote_identifier(c) for c in [*cols.by, cols.sample, cols.label]]
+    own = [quote_identifier(c) for c in (cols.score, cols.weight, cols.pred) if c is not None]
+    truth = quote_identifier(cols.truth)
     true_gain = f"t.{truth}" if gain else "1"
     coalesced = [f"coalesce(p.{k}, t.{k}) AS {k}" for k in keys]
     on = " AND ".join(f"p.{k} = t.{k}" for k in keys)
     return (
         f"(SELECT {', '.join(coalesced)}, "
-        f"{', '.join(f'p.{c}' for c in [*own, _identifier('__predicted')])}, "
+        f"{', '.join(f'p.{c}' for c in [*own, quote_identifier('__predicted')])}, "
         f'CASE WHEN t."__true" IS NULL THEN 0 ELSE t.{truth} END AS {truth} '
         f'FROM (SELECT {", ".join([*keys, *own])}, 1 AS "__predicted" '
         f"FROM {_table(predictions)}) AS p "
@@ -278,9 +279,9 @@ def input_statements(
     if not cols.by:
         grp = "0"
     elif len(cols.by) == 1:
-        grp = _identifier(cols.by[0])
+        grp = quote_identifier(cols.by[0])
     elif dialect == "postgres":  # a view cannot hold an anonymous ROW; jsonb groups and compares
-        pairs = ", ".join(f"{_string(b)}, {_identifier(b)}" for b in cols.by)
+        pairs = ", ".join(f"{quote_literal(b)}, {quote_identifier(b)}" for b in cols.by)
         grp = f"jsonb_build_object({pairs})"
     elif dialect in _NO_STRUCT:
         raise ValueError(
@@ -288,23 +289,25 @@ def input_statements(
             "column of the input table first"
         )
     else:
-        grp = "{" + ", ".join(f"{_string(b)}: {_identifier(b)}" for b in cols.by) + "}"
-    score = _identifier(cols.score)
-    weight = f"CAST({_identifier(cols.weight)} AS DOUBLE)" if cols.weight else "CAST(1 AS DOUBLE)"
-    truth = _identifier(cols.truth)
+        grp = "{" + ", ".join(f"{quote_literal(b)}: {quote_identifier(b)}" for b in cols.by) + "}"
+    score = quote_identifier(cols.score)
+    weight = (
+        f"CAST({quote_identifier(cols.weight)} AS DOUBLE)" if cols.weight else "CAST(1 AS DOUBLE)"
+    )
+    truth = quote_identifier(cols.truth)
     if bool_truth:
         truth = f"CAST({truth} AS INT)"
     if cols.pred is not None:
-        pred = _identifier(cols.pred)
+        pred = quote_identifier(cols.pred)
         pred = f"CAST({f'CAST({pred} AS INT)' if bool_pred else pred} AS DOUBLE)"
     else:
         reached = f"{score} >= {_number(float(threshold))}"
         pred = f"CAST(CASE WHEN {reached} THEN 1 ELSE 0 END AS DOUBLE)"
     predicted = 'CASE WHEN NOT "__predicted" IS NULL THEN 1 ELSE 0 END' if cols.top_k else "1"
-    propensities = f"CAST({_identifier(propensity) if propensity else 'NULL'} AS DOUBLE)"
+    propensities = f"CAST({quote_identifier(propensity) if propensity else 'NULL'} AS DOUBLE)"
     select = (
-        f"SELECT {grp} AS grp, {_identifier(cols.sample)} AS sample, "
-        f"{_identifier(cols.label)} AS label, CAST({score} AS DOUBLE) AS score, "
+        f"SELECT {grp} AS grp, {quote_identifier(cols.sample)} AS sample, "
+        f"{quote_identifier(cols.label)} AS label, CAST({score} AS DOUBLE) AS score, "
         f"CAST({truth} AS DOUBLE) AS truth, {weight} AS weight, {pred} AS pred, "
         f"CAST({predicted} AS INT) AS predicted, {propensities} AS propensity FROM {source}"
     )
