@@ -171,10 +171,8 @@ def rank_table(
         raise ValueError(f"column {clash[0]!r} is reserved for the rank table; rename it")
     s = pl.col(score)
     positive = (pl.col(truth) > 0).cast(pl.Int64)
-    row = pl.col("__row")
-    new_sample = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
-    new_block = pl.col("__new_sample") | s.ne_missing(s.shift(1))
-    first, last, start = pl.col("__first"), pl.col("__last"), pl.col("__start")
+    row = pl.col(_ROW)
+    first, last, start = pl.col(_FIRST), pl.col(_LAST), pl.col(_START)
     # Cumulative discount D(m) for m = 1..N lives at index m - 1 of __discount (D(0) = 0).
     term = 1.0 / (row + 2).cast(pl.Float64).log()
     unscored = s.is_null()
@@ -183,21 +181,8 @@ def rank_table(
         return _prefix_at("__discount", m)
 
     return (
-        lf.with_columns(pl.col(truth).cast(pl.Float64))
-        .sort([*keys, score], descending=[False] * len(keys) + [True], nulls_last=True)
-        .with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias("__row"), new_sample.alias("__new_sample")
-        )
-        .with_columns(new_block.alias("__new_block"), term.cum_sum().alias("__discount"))
-        .with_columns(
-            pl.when("__new_sample").then(row).forward_fill().alias("__start"),
-            pl.when("__new_block").then(row).forward_fill().alias("__first"),
-            pl.when(pl.col("__new_block").shift(-1, fill_value=True))
-            .then(row)
-            .backward_fill()
-            .alias("__last"),
-            positive.cum_sum().alias("__positives"),
-        )
+        _sorted_blocks(lf.with_columns(pl.col(truth).cast(pl.Float64)), keys, score)
+        .with_columns(term.cum_sum().alias("__discount"), positive.cum_sum().alias("__positives"))
         .with_columns(
             (last - start + 1).alias(RANK),
             (first - start + 1).alias(BLOCK_START),
@@ -225,16 +210,37 @@ def rank_table(
             discount_at(positive.sum().over(keys)).alias(IDEAL_DISCOUNT),
         )
         .with_columns(pl.when(unscored).then(_unscored_rank(n_labels)).otherwise(RANK).alias(RANK))
-        .drop(
-            "__row",
-            "__new_sample",
-            "__new_block",
-            "__discount",
-            "__start",
-            "__first",
-            "__last",
-            "__positives",
+        .drop(*_BLOCK_COLUMNS, "__discount", "__positives")
+    )
+
+
+_ROW, _START, _FIRST, _LAST = "__row", "__start", "__first", "__last"
+_BLOCK_COLUMNS = (_ROW, _START, _FIRST, _LAST)
+
+
+def _sorted_blocks(lf: pl.LazyFrame, keys: Sequence[str], score: str) -> pl.LazyFrame:
+    """``lf`` sorted by ``keys`` and descending ``score`` (nulls last, tied with each other),
+    with each row's index (``__row``) and those of its sample's first row (``__start``) and of
+    its tied block's first and last rows (``__first``, ``__last``): a row's rank "max" in its
+    sample is ``__last - __start + 1``, its rank "min" ``__first - __start + 1``."""
+    s, row = pl.col(score), pl.col(_ROW)
+    new_sample = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
+    new_block = pl.col("__new_sample") | s.ne_missing(s.shift(1))
+    return (
+        lf.sort([*keys, score], descending=[False] * len(keys) + [True], nulls_last=True)
+        .with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), new_sample.alias("__new_sample")
         )
+        .with_columns(new_block.alias("__new_block"))
+        .with_columns(
+            pl.when("__new_sample").then(row).forward_fill().alias(_START),
+            pl.when("__new_block").then(row).forward_fill().alias(_FIRST),
+            pl.when(pl.col("__new_block").shift(-1, fill_value=True))
+            .then(row)
+            .backward_fill()
+            .alias(_LAST),
+        )
+        .drop("__new_sample", "__new_block")
     )
 
 
@@ -435,18 +441,20 @@ def positive_ranks(
         .drop(SCORED)
     )
     both = pl.concat([scored, unscored], how="vertical_relaxed")
-    # Among the positives: an unscored one below every scored one.
-    positive_rank = pl.when(s.is_null()).then(over(pl.len()))
-    columns = [positive_rank.otherwise(over(s.rank("max", descending=True))).alias(POSITIVE_RANK)]
+    # Among the positives (a few a sample, where windows pay per sample, not per row): sorted,
+    # an unscored one below every scored one.
+    start = pl.col(_START)
+    columns = [(pl.col(_LAST) - start + 1).alias(POSITIVE_RANK)]
     if blocks:
-        block_start = pl.when(s.is_null()).then(over(s.count()) + 1)
-        columns.append(
-            block_start.otherwise(over(s.rank("min", descending=True))).alias(POSITIVE_BLOCK_START)
-        )
+        columns.append((pl.col(_FIRST) - start + 1).alias(POSITIVE_BLOCK_START))
     else:
         both = both.drop(BLOCK_START)
     both = both.join(samples.select(*keys, LABELS), on=keys, how="inner", nulls_equal=True)
-    return both.with_columns(*columns, pl.col(truth).cast(pl.Float64))
+    return (
+        _sorted_blocks(both, keys, score)
+        .with_columns(*columns, pl.col(truth).cast(pl.Float64))
+        .drop(*_BLOCK_COLUMNS)
+    )
 
 
 def first_hits(
