@@ -5,8 +5,6 @@ The long table has one row per (sample, label): the model's score and the truth.
 :func:`evaluate`, or the scikit-learn-named frame functions, which chain with ``.pipe()``.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from polars_rankmetrics import expressions
 from polars_rankmetrics.convert import from_dense, from_lists
 from polars_rankmetrics.evaluate import evaluate
@@ -24,10 +22,19 @@ from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.report import label_report
 from polars_rankmetrics.topk import label_propensities
 
-try:
-    __version__ = version("polars-rankmetrics")
-except PackageNotFoundError:  # imported from a checkout that is not installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed package's metadata when first asked for
+    (importing :mod:`importlib.metadata` costs a tenth of the package's import)."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("polars-rankmetrics")
+    except PackageNotFoundError:  # imported from a checkout that is not installed
+        return "0+unknown"
+
 
 __all__ = [
     "DEFAULT_METRICS",

@@ -7,13 +7,15 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import polars as pl
 
-from polars_rankmetrics import __version__, interrupts
+import polars_rankmetrics
+from polars_rankmetrics import interrupts
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import engine_names, get_engine
 from polars_rankmetrics.evaluate import evaluate, parameters
@@ -29,13 +31,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"rankmetrics: error: {message} (see {self.prog} --help)\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, read only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        print(f"rankmetrics {polars_rankmetrics.__version__}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rankmetrics",
         description="Multilabel ranking and classification metrics over long tables (Parquet, "
         "CSV, NDJSON).",
     )
-    parser.add_argument("--version", action="version", version=f"rankmetrics {__version__}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
     ev = commands.add_parser(
         "evaluate", help="the metrics of one or more files, globs or directories"

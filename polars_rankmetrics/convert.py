@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:  # numpy is imported where a matrix is converted: not by every evaluation
+    import numpy as np
 
 
 def _dense(matrix: object, name: str) -> np.ndarray:
+    import numpy as np
+
     array = matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
     if array.ndim != 2:
         raise ValueError(f"{name} must be a 2-d matrix (samples x labels), got shape {array.shape}")
@@ -43,6 +48,8 @@ def from_dense(
     │ 0      ┆ dog   ┆ 0.2   ┆ 0     │
     └────────┴───────┴───────┴───────┘
     """
+    import numpy as np
+
     t, s = _dense(y_true, "y_true"), _dense(y_score, "y_score")
     if t.shape != s.shape:
         raise ValueError(f"y_true has shape {t.shape} but y_score has shape {s.shape}")

@@ -355,6 +355,8 @@ def collect(
                         validation.raise_empty()
                     pieces = prepared.split(n, directory / "buckets") if n > 1 else [data]
                 else:
+                    if n == 1:
+                        whole.hold()
                     checked = check_table(whole, cols, keys, ordered=n == 1)
                     if budget is not None and checked.labels is not None:
                         sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]

@@ -63,6 +63,12 @@ class Session(Protocol):
         """The number of rows (cheap on Parquet: the files' metadata)."""
         ...
 
+    def hold(self) -> None:
+        """Keep the columns the evaluation reads in memory for the queries that follow, where
+        the engine gains from it (asked only of a source evaluated in one piece, so within the
+        memory budget); an engine whose reads are cheap or cached on their own does nothing."""
+        ...
+
     def check_rows(self, keys: Sequence[MetricKey], *, ordered: bool = False) -> RowFacts:
         """The row checks over the whole source (raise on the first problem); with ``ordered``,
         also whether its rows are strictly ordered by sample and label, where the engine can

@@ -35,6 +35,7 @@ from polars_rankmetrics.ranks import (
     with_harmonics,
     with_lowest_positive,
 )
+from polars_rankmetrics.retrieval import PROPENSITY
 from polars_rankmetrics.sources import to_lazy
 from polars_rankmetrics.sums import means, undefined_column, weight_column
 
@@ -212,6 +213,13 @@ class PolarsSession:
 
     def count_rows(self) -> int:
         return int(self.lf.select(pl.len()).collect().item())
+
+    def hold(self) -> None:
+        """Read the columns the evaluation reads once: the checks and the metrics query them
+        in turn (on the 10M-row benchmark file, hamming loss 0.21-0.25 -> 0.20 s)."""
+        schema = self.lf.collect_schema()
+        read = [c for c in (*self.cols.required, PROPENSITY) if c in schema]
+        self.lf = self.lf.select(read).collect().lazy()
 
     def check_rows(
         self, keys: Sequence[MetricKey], *, ordered: bool = False

@@ -59,7 +59,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import polars as pl
 
 RANK = "rm_rank"
@@ -100,7 +99,7 @@ COLUMNS = (
 def cumulative_discount(m: int) -> float:
     """``D(m) = sum over r = 1..m of 1 / ln(r + 1)``, summed in the order the rank table sums it
     (the discount of a position past every row: ``D(n_labels)``, ``D(k)``)."""
-    return _ordered_sum(m, lambda r: 1.0 / np.log(r + 1.0))
+    return _ordered_sum(m, lambda r: 1.0 / (r + 1.0).log())
 
 
 @functools.cache
@@ -112,14 +111,15 @@ def harmonic(m: int) -> float:
 _CHUNK = 1 << 20
 
 
-def _ordered_sum(m: int, term: Callable[[np.ndarray], np.ndarray]) -> float:
-    """``sum over r = 1..m of term(r)``, added in order, a million terms at a time: memory stays
-    small for a label space of any size (the sum carried into each chunk's cumulative sum keeps
-    the order of one cumulative sum over all the terms)."""
+def _ordered_sum(m: int, term: Callable[[pl.Expr], pl.Expr]) -> float:
+    """``sum over r = 1..m of term(r)`` (``r`` a Float64 expression), added in order by the
+    cumulative sum the rank table adds with, a million terms at a time: memory stays small for
+    a label space of any size (the sum carried into each chunk's cumulative sum keeps the order
+    of one cumulative sum over all the terms)."""
     total = 0.0
     for start in range(1, m + 1, _CHUNK):
-        r = np.arange(start, min(start + _CHUNK, m + 1), dtype=np.float64)
-        total = float(np.cumsum(np.concatenate(([total], term(r))))[-1])
+        r = pl.int_range(start, min(start + _CHUNK, m + 1), dtype=pl.Int64).cast(pl.Float64)
+        total = pl.select(pl.lit(total).append(term(r)).cum_sum().last()).item()
     return total
 
 

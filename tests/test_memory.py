@@ -83,3 +83,45 @@ def test_the_ordered_rows_check_runs_only_on_a_table_evaluated_in_one_piece(monk
         bucketed = rm.evaluate(df, ["lrap"], memory_limit=BUDGET)
     assert asked == [False]
     assert bucketed["lrap"][0] == pytest.approx(one_piece["lrap"][0])
+
+
+def test_a_file_evaluated_in_one_piece_is_read_once_and_only_its_used_columns(
+    tmp_path, monkeypatch
+):
+    # The checks and the metrics query the table in turn: the Polars engine reads the columns
+    # they use into memory once (the file is gone after that read here), never a table split
+    # into buckets, whose whole does not fit the budget.
+    import polars as pl
+    from conftest import BUDGET, rows_per_bucket
+    from polars.testing import assert_frame_equal
+
+    import polars_rankmetrics as rm
+    from polars_rankmetrics.polars_engine import PolarsSession
+
+    df = pl.DataFrame({
+        "sample": [0, 0, 1, 1, 2, 2], "label": ["a", "b"] * 3,
+        "score": [0.1, 0.7, 0.3, 0.4, 0.5, 0.6], "truth": [1, 0, 0, 1, 1, 0],
+        "note": ["unused"] * 6,
+    })  # fmt: skip
+    held = []
+    real = PolarsSession.hold
+
+    def recording(self):
+        real(self)
+        held.append(self.lf.collect_schema().names())
+        path.unlink(missing_ok=True)
+
+    monkeypatch.setattr(PolarsSession, "hold", recording)
+    metrics = ["lrap", "hamming_loss", "ndcg"]
+    path = tmp_path / "table.parquet"
+    expected = rm.evaluate(df, metrics)
+    held.clear()
+    df.write_parquet(path)
+    assert_frame_equal(rm.evaluate(path, metrics), expected)
+    assert held == [["sample", "label", "score", "truth"]]
+    held.clear()
+    df.write_parquet(path)
+    with rows_per_bucket(2):
+        bucketed = rm.evaluate(path, metrics, memory_limit=BUDGET)
+    assert not held and path.exists()
+    assert_frame_equal(bucketed, expected, check_exact=False)
