@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from polars_rankmetrics import validation
+from polars_rankmetrics import sql_results, validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
@@ -325,7 +325,7 @@ class DuckDBEngine:
                 schema = _register(con, data, cols)
                 for statement in setup_statements(cols, "duckdb", settings, schema):
                     con.execute(statement)
-                views = {key.metric.sql_view for key in settings.keys}
+                views = set(sql_results.sql_views(settings.keys).values())
                 shared = _shared_views(views, whole_rank_table=settings.memory_limit is None)
                 yield DuckDBSession(con, cols, schema, shared)
         finally:

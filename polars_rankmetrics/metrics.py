@@ -124,6 +124,10 @@ class Metric:
     undefined: Literal["skip", "nan"] = "skip"
     reduction: Literal["samples", "labels", "curves"] = "samples"
     label_score: tuple[str, str] | None = None
+    # The per-sample view read instead of sql_view when another requested key's view ranks the
+    # positives anyway (rankmetrics_positive_ranks), holding the same sql_value column:
+    # coverage_error then reads the positives' largest rank instead of a pass over every row.
+    ranked_sql_view: str | None = None
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -241,6 +245,7 @@ register(Metric(
         using="lowest" if c.rank_plan == "lowest" else "ranks",  # its own plan is "lowest"
     ),
     COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True, rows="positives",
+    ranked_sql_view=RANKING_VIEW,
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",

@@ -52,7 +52,7 @@ def session_views(keys: Sequence[MetricKey], tables: Sequence[str]) -> set[str]:
     """The views of ``sql/`` a session evaluating ``keys`` into ``tables`` queries."""
     return {
         *_CHECK_VIEWS,
-        *(key.metric.sql_view for key in keys),
+        *sql_results.sql_views(keys).values(),
         *(_TABLE_VIEWS[table] for table in tables if table in _TABLE_VIEWS),
     }
 

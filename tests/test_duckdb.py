@@ -322,6 +322,34 @@ def test_a_session_defines_only_the_views_its_queries_read():
     assert "rankmetrics_set_per_sample" not in ndcg
 
 
+def test_coverage_reads_the_positives_ranks_where_another_metric_ranks_them():
+    """coverage_error's own view passes over every row; beside a metric whose view ranks the
+    positives anyway it reads their largest rank from the ranking view instead: the same
+    values, on a dense table and on a top-k table with unscored true labels."""
+    from polars_rankmetrics.metrics import COVERAGE_VIEW, RANKING_VIEW, parse_keys
+    from polars_rankmetrics.sql_results import sql_views
+
+    def coverage_view(keys: list[str]) -> str:
+        return sql_views(parse_keys(keys))[parse_keys(["coverage_error"])[0]]
+
+    assert coverage_view(["coverage_error"]) == COVERAGE_VIEW
+    assert coverage_view(["coverage_error", "hamming_loss"]) == COVERAGE_VIEW
+    assert coverage_view(["coverage_error", "lrap"]) == RANKING_VIEW
+    assert coverage_view(["coverage_error", "ndcg@3", "hamming_loss"]) == RANKING_VIEW
+    rng = np.random.default_rng(5)
+    table = rm.from_dense(rng.random((40, 6)) < 0.4, rng.random((40, 6)).round(1))
+    topk = dict(
+        data=table.filter(pl.col("label") < 4).drop("truth"), n_labels=6,
+        truth_table=table.filter(pl.col("truth") > 0).select("sample", "label"),
+    )  # fmt: skip
+    for options in (dict(data=table), topk):
+        alone = rm.evaluate(metrics=["coverage_error"], per_sample=True, **options)
+        beside = rm.evaluate(
+            metrics=["coverage_error", "lrap"], per_sample=True, engine="duckdb", **options
+        )
+        assert_frame_equal(beside.select(alone.columns), alone)
+
+
 def test_views_read_follows_every_read_and_refuses_an_unknown_name():
     from polars_rankmetrics.sql_export import view_names, view_statements, views_read
 
