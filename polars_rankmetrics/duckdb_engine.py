@@ -292,7 +292,7 @@ def _shared_views(views: set[str], *, whole_rank_table: bool) -> list[str]:
         view for view in ("rankmetrics_discounts", "rankmetrics_sample_counts")
         if view in views_read(views)
     ]  # fmt: skip
-    ranked = [view for view in views if "rankmetrics_positive_ranks" in views_read([view])]
+    ranked = [view for view in views if sql_results.ranks_positives(view)]
     if whole_rank_table and len(ranked) > 1:
         shared.append("rankmetrics_positive_ranks")
     return shared

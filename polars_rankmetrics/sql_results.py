@@ -35,7 +35,10 @@ class ViewQuery:
         return self.view in VIEWS_WITH_K
 
 
-_POSITIVE_RANKS = "rankmetrics_positive_ranks"
+def ranks_positives(view: str) -> bool:
+    """Whether ``view`` reads the positives' ranks (``rankmetrics_positive_ranks``, the windows
+    every ranking, gain and retrieval view is built on), directly or through another view."""
+    return "rankmetrics_positive_ranks" in views_read([view])
 
 
 def sql_views(keys: Sequence[MetricKey]) -> dict[MetricKey, str]:
@@ -43,7 +46,7 @@ def sql_views(keys: Sequence[MetricKey]) -> dict[MetricKey, str]:
     ``ranked_sql_view`` when another key's view ranks the positives anyway (DuckDB, all the
     default metrics at 10M rows: coverage error's own pass over every row took 0.27 s)."""
     own = {key: key.metric.sql_view for key in keys}
-    ranking = {key for key, view in own.items() if _POSITIVE_RANKS in views_read([view])}
+    ranking = {key for key, view in own.items() if ranks_positives(view)}
     return {
         key: key.metric.ranked_sql_view
         if key.metric.ranked_sql_view and ranking - {key} else view
