@@ -353,7 +353,7 @@ def collect(
                     # (the join is never whole).
                     if rows == 0:
                         validation.raise_empty()
-                    pieces = prepared.split(n, directory / "buckets") if n > 1 else [data]
+                    pieces = prepared.split(n, directory / "buckets")
                 else:
                     if n == 1:
                         whole.hold()
@@ -368,10 +368,12 @@ def collect(
                                            and not pieces[i]):  # fmt: skip
                     continue  # no sample hashed to this bucket
                 piece = pieces[i] if pieces is not None else None
-                if isinstance(piece, pl.LazyFrame):
+                joined = None
+                if isinstance(piece, topk.Piece):
                     # A top-k bucket, joined once in memory (its size was chosen to fit) for
                     # its checks and its metrics.
-                    piece = piece.collect()
+                    joined = piece.join(rank_order=engine.scans_rank_order)
+                    piece = joined.table
                 opened = (
                     _reuse(whole) if pieces is None else engine.open(piece, cols.opened(), settings)
                 )
@@ -380,7 +382,9 @@ def collect(
                     binary.append(bucket_checked.facts.binary_truth)
                     context = replace(
                         parameters, binary_truth=binary[-1],
-                        unique_labels=bucket_checked.facts.unique_labels,
+                        unique_labels=bucket_checked.facts.unique_labels
+                        or (joined is not None and joined.unique_labels),
+                        carries_ranks=joined is not None and joined.ranked,
                     )  # fmt: skip
                     check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
                     summary, frames = session.piece(tables, keys, context, check)

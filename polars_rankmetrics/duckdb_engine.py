@@ -313,6 +313,7 @@ class DuckDBEngine:
     name = "duckdb"
     errors: tuple[type[Exception], ...] = (duckdb.Error,)
     splits = True
+    scans_rank_order = False
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:

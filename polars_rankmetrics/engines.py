@@ -117,12 +117,15 @@ class Session(Protocol):
 class Engine(Protocol):
     """An engine: a name, the exceptions its library raises for bad input or I/O (which the
     command reports in one line), whether the driver splits a table too large for the memory
-    budget (an engine that manages its own memory, like Spark, takes none), and sessions over
+    budget (an engine that manages its own memory, like Spark, takes none), whether it reads
+    the ranks that a top-k piece whose predictions come in rank order carries
+    (:meth:`~polars_rankmetrics.topk.Piece.join`, ``Context.carries_ranks``), and sessions over
     the sources it accepts."""
 
     name: str
     errors: tuple[type[Exception], ...]
     splits: bool
+    scans_rank_order: bool
 
     def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
         """A session over ``data``; closing it releases everything it holds."""

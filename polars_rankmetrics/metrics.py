@@ -62,7 +62,9 @@ class Context:
     (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
     computing without them); ``unique_labels`` whether the row checks found that no sample
     repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`); ``positives_only``
-    whether the rows are the samples' positive rows alone (``Metric.rows``).
+    whether the rows are the samples' positive rows alone (``Metric.rows``); ``carries_ranks``
+    whether the scored rows of a top-k table carry ``rm_rank`` and ``rm_block_start`` already
+    (ranked by scans before the join: :meth:`~polars_rankmetrics.topk.Piece.join`).
     """
 
     truth: str = "truth"
@@ -78,6 +80,7 @@ class Context:
     rank_plan: str = "none"
     unique_labels: bool = False
     positives_only: bool = False
+    carries_ranks: bool = False
 
 
 @dataclass(frozen=True)

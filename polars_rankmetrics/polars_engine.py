@@ -23,8 +23,10 @@ from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
 from polars_rankmetrics.memory import row_bytes
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.ranks import (
+    BLOCK_START,
     LABELS,
     LOWEST_POSITIVE,
+    RANK,
     SCORED,
     first_hits,
     positive_counts,
@@ -81,7 +83,7 @@ def per_sample(
         samples = lf.group_by(cols.sample_keys).agg(*facts, *counts).cache()
         rows = positive_ranks(
             lf, samples, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
-            n_labels=context.n_labels, blocks=plan == "blocks",
+            n_labels=context.n_labels, blocks=plan == "blocks", ranked=context.carries_ranks,
         )  # fmt: skip
         rows = with_extras(rows.cache(), cols, keys, context).cache()
         values = rows.group_by(cols.sample_keys).agg(
@@ -99,6 +101,7 @@ def per_sample(
             for key in by_rows["positives"]
         ).drop(_HAS_POSITIVES)
     else:
+        lf = lf.drop(RANK, BLOCK_START) if context.carries_ranks else lf
         rows = with_extras(ranked(lf, cols, context).cache(), cols, keys, context)
         aggregated = [*by_rows["all"], *by_rows["positives"]]
         samples = rows.group_by(cols.sample_keys).agg(
@@ -297,6 +300,7 @@ class PolarsEngine:
     name = "polars"
     errors: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
     splits = True
+    scans_rank_order = True
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:

@@ -220,15 +220,21 @@ _BLOCK_COLUMNS = (_ROW, _START, _FIRST, _LAST)
 
 def _sorted_blocks(lf: pl.LazyFrame, keys: Sequence[str], score: str) -> pl.LazyFrame:
     """``lf`` sorted by ``keys`` and descending ``score`` (nulls last, tied with each other),
-    with each row's index (``__row``) and those of its sample's first row (``__start``) and of
-    its tied block's first and last rows (``__first``, ``__last``): a row's rank "max" in its
-    sample is ``__last - __start + 1``, its rank "min" ``__first - __start + 1``."""
+    with the columns of :func:`_blocks`."""
+    descending = [False] * len(keys) + [True]
+    return _blocks(lf.sort([*keys, score], descending=descending, nulls_last=True), keys, score)
+
+
+def _blocks(lf: pl.LazyFrame, keys: Sequence[str], score: str) -> pl.LazyFrame:
+    """``lf``, in rank order (sorted by ``keys`` and descending ``score``), with each row's
+    index (``__row``) and those of its sample's first row (``__start``) and of its tied block's
+    first and last rows (``__first``, ``__last``): a row's rank "max" in its sample is
+    ``__last - __start + 1``, its rank "min" ``__first - __start + 1``."""
     s, row = pl.col(score), pl.col(_ROW)
     new_sample = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
     new_block = pl.col("__new_sample") | s.ne_missing(s.shift(1))
     return (
-        lf.sort([*keys, score], descending=[False] * len(keys) + [True], nulls_last=True)
-        .with_columns(
+        lf.with_columns(
             pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), new_sample.alias("__new_sample")
         )
         .with_columns(new_block.alias("__new_block"))
@@ -241,6 +247,50 @@ def _sorted_blocks(lf: pl.LazyFrame, keys: Sequence[str], score: str) -> pl.Lazy
             .alias(_LAST),
         )
         .drop("__new_sample", "__new_block")
+    )
+
+
+def orderable(dtype: pl.DataType) -> bool:
+    """Whether ``>`` orders values of ``dtype`` exactly as they group: integers, strings,
+    booleans and dates and times (not floats: -0.0 and 0.0 are one group key)."""
+    return dtype.is_integer() or dtype.is_temporal() or dtype in (pl.String, pl.Boolean)
+
+
+def ordered_by(schema: pl.Schema, keys: Sequence[str], *, ties: pl.Expr | None = None) -> pl.Expr:
+    """Whether every row's ``keys`` come after the previous row's, compared left to right, or
+    equal them where ``ties`` holds (None: never, so that no two rows share the keys); False
+    where a key's type has no plain order (:func:`orderable`) or a value compared is null."""
+    if not all(orderable(schema[key]) for key in keys):
+        return pl.lit(False)
+    after = pl.lit(False) if ties is None else ties
+    for key in reversed(keys):
+        this, previous = pl.col(key), pl.col(key).shift(1)
+        after = (this > previous) | ((this == previous) & after)
+    return (after.fill_null(False) | (pl.int_range(pl.len()) == 0)).all()
+
+
+def in_rank_order(frame: pl.DataFrame, keys: Sequence[str], score: str) -> bool:
+    """Whether ``frame``'s rows come in rank order: sorted by ``keys`` and, within a sample, by
+    descending ``score`` (:func:`ordered_by`): the order top-k predictions are written in, which
+    :func:`scanned_ranks` ranks by scans."""
+    s = pl.col(score)
+    in_order = ordered_by(frame.schema, keys, ties=s <= s.shift(1))
+    return bool(frame.lazy().select(in_order).collect().item())  # streaming: 3x faster here
+
+
+def scanned_ranks(frame: pl.DataFrame, keys: Sequence[str], score: str) -> pl.DataFrame:
+    """``frame``, whose rows come in rank order (:func:`in_rank_order`), with ``rm_rank`` and
+    ``rm_block_start`` read off by scans, without a sort or a window: what
+    :func:`positive_ranks` reads where the rows carry them."""
+    start = pl.col(_START)
+    return (
+        _blocks(frame.lazy(), keys, score)
+        .with_columns(
+            (pl.col(_LAST) - start + 1).alias(RANK),
+            (pl.col(_FIRST) - start + 1).alias(BLOCK_START),
+        )
+        .drop(*_BLOCK_COLUMNS)
+        .collect()
     )
 
 
@@ -403,12 +453,14 @@ def positive_ranks(
     truth: str = "truth",
     n_labels: int | None = None,
     blocks: bool = False,
+    ranked: bool = False,
 ) -> pl.LazyFrame:
     """The positive rows alone (truth > 0), with the columns of :func:`window_ranks` as it
     computes them over all the samples' rows: what a metric reading only its positives' ranks
     needs (lrap, ndcg with binary truth, the retrieval metrics). ``samples`` has a row per
     sample with its :func:`positive_counts`; the rows carry the sample's row count
-    (``rm_labels``).
+    (``rm_labels``). ``ranked``: the scored rows of ``data`` carry ``rm_rank`` and
+    ``rm_block_start`` already (:func:`scanned_ranks`), and nothing is ranked over all rows.
 
     A row scoring below every scored positive of its sample changes no positive's ranks, so
     the rank windows run over the rows scoring at least the sample's lowest scored positive
@@ -423,17 +475,20 @@ def positive_ranks(
     def over(rank: pl.Expr) -> pl.Expr:
         return rank.over(keys).cast(pl.Int64)
 
-    lowest = samples.select(*keys, LOWEST_POSITIVE)
-    scored = (
-        lf.join(lowest, on=keys, how="inner", nulls_equal=True)
-        .filter(s >= pl.col(LOWEST_POSITIVE))
-        .with_columns(
-            over(s.rank("max", descending=True)).alias(RANK),
-            over(s.rank("min", descending=True)).alias(BLOCK_START),
+    if ranked:
+        scored = lf.filter(positive & s.is_not_null())
+    else:
+        lowest = samples.select(*keys, LOWEST_POSITIVE)
+        scored = (
+            lf.join(lowest, on=keys, how="inner", nulls_equal=True)
+            .filter(s >= pl.col(LOWEST_POSITIVE))
+            .with_columns(
+                over(s.rank("max", descending=True)).alias(RANK),
+                over(s.rank("min", descending=True)).alias(BLOCK_START),
+            )
+            .filter(positive)
+            .drop(LOWEST_POSITIVE)
         )
-        .filter(positive)
-        .drop(LOWEST_POSITIVE)
-    )
     unscored = (
         lf.filter(positive & s.is_null())
         .join(samples.select(*keys, SCORED), on=keys, how="inner", nulls_equal=True)

@@ -109,6 +109,7 @@ class SparkEngine:
     name = "spark"
     errors: tuple[type[Exception], ...] = (PySparkException,)
     splits = False
+    scans_rank_order = False
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:

@@ -20,12 +20,13 @@ count only scored labels as retrieved, as trec_eval and ranx do, and need no ``n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import validation
+from polars_rankmetrics import ranks, validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import REGISTRY, MetricKey
 from polars_rankmetrics.polars_engine import PolarsSession
@@ -68,20 +69,25 @@ def _check_schema(schema: pl.Schema, names: Sequence[str], table: str) -> None:
 
 
 def joined(
-    predictions: Any, truth_table: Any, cols: Columns, propensities: Any = None
+    predictions: Any,
+    truth_table: Any,
+    cols: Columns,
+    propensities: Any = None,
+    *,
+    carry: Sequence[str] = (),
 ) -> pl.LazyFrame:
-    """The long table of a top-k evaluation: the predictions (``cols.score``, ``cols.weight``)
-    and the truth table (``cols.truth``, optional) joined on the ``by`` columns, sample and
-    label, with the ``propensities`` where given; ``cols`` must have ``top_k`` set. Refuses a
-    missing column, naming the table."""
+    """The long table of a top-k evaluation: the predictions (``cols.score``, ``cols.weight``
+    and the columns named by ``carry``) and the truth table (``cols.truth``, optional) joined on
+    the ``by`` columns, sample and label, with the ``propensities`` where given; ``cols`` must
+    have ``top_k`` set. Refuses a missing column, naming the table."""
     pred, true = to_lazy(predictions), to_lazy(truth_table)
     keys = [*cols.by, cols.sample, cols.label]
-    weight = [cols.weight] if cols.weight else []
-    _check_schema(pred.collect_schema(), [*keys, cols.score, *weight], "predictions")
+    _check_schema(pred.collect_schema(), _predicted_columns(cols), "predictions")
     true_schema = true.collect_schema()
     _check_schema(true_schema, keys, "truth table")
     gain = pl.col(cols.truth) if cols.truth in true_schema else pl.lit(1, pl.Int64)
-    both = pred.select(*keys, cols.score, *weight, pl.lit(True).alias(validation.PREDICTED)).join(
+    predicted = pl.lit(True).alias(validation.PREDICTED)
+    both = pred.select(*_predicted_columns(cols), *carry, predicted).join(
         true.select(*keys, gain.alias(cols.truth), pl.lit(True).alias(_TRUE)),
         on=keys,
         how="full",
@@ -92,27 +98,89 @@ def joined(
     return table if propensities is None else with_propensities(table, propensities, cols)
 
 
+def _predicted_columns(cols: Columns) -> list[str]:
+    """The columns :func:`joined` reads from the predictions."""
+    return [*cols.by, cols.sample, cols.label, cols.score, *([cols.weight] if cols.weight else [])]
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A top-k piece joined in memory (:meth:`Piece.join`): the table; whether no sample
+    repeats a label in either table (then a sample's distinct labels are its rows); and whether
+    the scored rows carry ``rm_rank`` and ``rm_block_start``
+    (:func:`~polars_rankmetrics.ranks.scanned_ranks`; the unscored rows carry nulls)."""
+
+    table: pl.DataFrame
+    unique_labels: bool = False
+    ranked: bool = False
+
+
+@dataclass(frozen=True)
+class Piece:
+    """The predictions and the truth table of a bucket of whole samples, or of every sample."""
+
+    predictions: pl.LazyFrame
+    truth_table: pl.LazyFrame
+    cols: Columns
+    propensities: Any = None
+
+    def lazy(self) -> pl.LazyFrame:
+        """The :func:`joined` table, lazily."""
+        return joined(self.predictions, self.truth_table, self.cols, self.propensities)
+
+    def join(self, *, rank_order: bool = False) -> Joined:
+        """The :func:`joined` table in memory. With ``rank_order``, predictions that come in
+        rank order (sorted by sample and descending score, the order in which top-k predictions
+        are written: :func:`~polars_rankmetrics.ranks.in_rank_order`) are ranked by scans
+        before the join, and the two tables are shown to repeat no label within a sample by
+        runs of rows: what the Polars engine reads instead of windows and a distinct count
+        over the joined rows (top-k benchmark, 100k samples: 1.29 -> 0.96 s in process)."""
+        if not rank_order:
+            return Joined(self.lazy().collect())
+        cols, sample = self.cols, self.cols.sample_keys
+        columns = _predicted_columns(cols)
+        _check_schema(self.predictions.collect_schema(), columns, "predictions")
+        true_schema = self.truth_table.collect_schema()
+        _check_schema(true_schema, [*sample, cols.label], "truth table")
+        predictions = self.predictions.select(columns).collect()
+        if not ranks.in_rank_order(predictions, sample, cols.score):
+            return Joined(joined(predictions, self.truth_table, cols, self.propensities).collect())
+        read = [c for c in dict.fromkeys([*sample, cols.label, cols.truth]) if c in true_schema]
+        truth = self.truth_table.select(read).collect()
+        unique = not (
+            validation.repeats_a_label(predictions, sample, cols.label, in_order=True)
+            or validation.repeats_a_label(truth, sample, cols.label)
+        )
+        ranked = ranks.scanned_ranks(predictions, sample, cols.score)
+        carry = (ranks.RANK, ranks.BLOCK_START)
+        table = joined(ranked, truth, cols, self.propensities, carry=carry).collect()
+        return Joined(table, unique, ranked=True)
+
+
 def split(
     predictions: Any, truth_table: Any, cols: Columns, propensities: Any, n: int, directory: Path
-) -> list[pl.LazyFrame | None]:
-    """The two tables written apart as ``n`` buckets of whole samples (the same hash of the
-    sample keys), and each bucket's :func:`joined` table (None: a bucket without any row): the
-    join never holds more than a bucket."""
-    tables = [to_lazy(predictions), to_lazy(truth_table)]
+) -> list[Piece | None]:
+    """The two tables as ``n`` pieces of whole samples (None: a bucket without any row); for
+    ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys), so
+    that a join never holds more than a bucket."""
+    pred, true = to_lazy(predictions), to_lazy(truth_table)
+    if n == 1:
+        return [Piece(pred, true, cols, propensities)]
+    tables = [pred, true]
     files = [
         PolarsSession(table, cols).split(n, directory / name)
         for table, name in zip(tables, ("predictions", "truth"), strict=True)
     ]
-    pieces: list[pl.LazyFrame | None] = []
+    pieces: list[Piece | None] = []
     for i in range(n):
         if not files[0][i] and not files[1][i]:
             pieces.append(None)
             continue
-        pred, true = (
+        pred_i, true_i = (
             pl.scan_parquet(bucket[i]) if bucket[i] else table.clear()
             for table, bucket in zip(tables, files, strict=True)
         )
-        pieces.append(joined(pred, true, cols, propensities))
+        pieces.append(Piece(pred_i, true_i, cols, propensities))
     return pieces
 
 

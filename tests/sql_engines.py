@@ -82,6 +82,7 @@ class SQLTestEngine:
     connect: Any = None  # PostgreSQL: the connection string
     errors: tuple[type[Exception], ...] = ()
     splits = False
+    scans_rank_order = False
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:

@@ -60,8 +60,10 @@ def runs(draw, *, top_k: bool, propensity: dict[int, float] | None = None):
     propensities = pl.DataFrame(
         {"label": [f"l{j}" for j in propensity], "propensity": list(propensity.values())}
     )
-    seed = draw(st.integers(0, 2**16))
-    return predictions.sample(fraction=1.0, shuffle=True, seed=seed), truth, propensities, samples
+    predictions = predictions.sample(fraction=1.0, shuffle=True, seed=draw(st.integers(0, 2**16)))
+    if draw(st.booleans()):  # in rank order, as top-k predictions are written (scanned)
+        predictions = predictions.sort("sample", "score", descending=[False, True])
+    return predictions, truth, propensities, samples
 
 
 def _evaluated_samples(samples, top_k):

@@ -11,12 +11,16 @@ import pytest
 from conftest import ENGINES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 from reference import finite_scores, sklearn_value
 from sklearn import metrics as skm
 from strategies import matrices
 
 import polars_rankmetrics as rm
+from polars_rankmetrics import topk
+from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import parse_key
+from polars_rankmetrics.ranks import BLOCK_START, RANK, window_ranks
 
 TOP_K_ENGINES = [replace(engine, bucket_rows=engine.bucket_rows and 7) for engine in ENGINES]
 # scikit-learn warns on the degenerate rows (no positive label) that these tables hold on purpose.
@@ -59,6 +63,9 @@ def top_k_tables(draw):
         pl.DataFrame(truth, schema={"sample": pl.Int64, "label": pl.String,
                                     "truth": pl.Float64}, orient="row"),
     )  # fmt: skip
+    if draw(st.booleans()):  # in rank order, as top-k predictions are written (scanned)
+        order = draw(st.permutations(range(tables[0].height)))
+        tables = (tables[0][order].sort("sample", "score", descending=[False, True]), tables[1])
     return *tables, width + extra, dense_true, dense_score, weights, present
 
 
@@ -146,6 +153,8 @@ def _tables():
     [
         (lambda p, t: (pl.concat([p, p.head(1)]), t),
          r"column 'label' of the predictions repeats label 'a' within one sample \(sample=0\)"),
+        (lambda p, t: (pl.concat([p.head(1), p]), t),  # still in rank order
+         r"column 'label' of the predictions repeats label 'a' within one sample \(sample=0\)"),
         (lambda p, t: (p, pl.concat([t, t.head(1)])),
          r"column 'label' of the truth table repeats label 'b' within one sample \(sample=0\)"),
         (lambda p, t: (p, t.with_columns(truth=-t["truth"])),
@@ -158,8 +167,8 @@ def _tables():
          r"column 'score' \(score\) of the predictions has a null \(at sample=[01], "
          r"label='[ab]'\)"),
     ],
-    ids=["repeated prediction", "repeated truth", "negative gain", "no score column",
-         "no sample column", "null score"],
+    ids=["repeated prediction", "repeated prediction in rank order", "repeated truth",
+         "negative gain", "no score column", "no sample column", "null score"],
 )  # fmt: skip
 def test_bad_input_names_the_table_column_and_sample(change, message):
     predictions, truth = change(*_tables())
@@ -265,3 +274,43 @@ def test_an_unscored_true_label_ties_with_the_unscored_block_on_both_plans(
             else (skm.roc_auc_score(y_true[0], y_score[0]))
         )
         np.testing.assert_allclose(result[key][0], expected, rtol=1e-12, err_msg=key)
+
+
+def test_predictions_in_rank_order_are_ranked_by_scans_before_the_join():
+    """Top-k predictions come sorted by sample and descending score: the Polars engine ranks
+    them by scans and shows that no sample repeats a label by runs of rows (topk.Piece.join),
+    with the window ranks' values; any other order, or a repeated label, takes the plan that
+    does not rely on order."""
+    predictions = pl.DataFrame({
+        "model": ["a"] * 5 + ["b"] * 3,
+        "sample": [0, 0, 0, 1, 1, 0, 0, 0],
+        "label": ["x", "y", "z", "x", "y", "x", "y", "z"],
+        "score": [0.9, 0.5, 0.5, 0.7, 0.7, 0.3, 0.2, 0.2],
+    })  # fmt: skip
+    truth = pl.DataFrame({"model": ["a", "a", "b"], "sample": [0, 2, 0], "label": ["z", "x", "y"]})
+    cols = replace(Columns(by=("model",)).opened(), top_k=True)
+
+    def joined(pred: pl.DataFrame, true: pl.DataFrame = truth) -> topk.Joined:
+        return topk.Piece(pred.lazy(), true.lazy(), cols).join(rank_order=True)
+
+    scanned = joined(predictions)
+    assert scanned.ranked and scanned.unique_labels
+    keys = ["model", "sample", "label"]
+    scored = scanned.table.filter(pl.col("score").is_not_null()).sort(keys)
+    windows = window_ranks(
+        scored.drop(RANK, BLOCK_START), sample=["model", "sample"], blocks=True
+    ).collect()
+    assert scored.select(RANK, BLOCK_START).equals(windows.sort(keys).select(RANK, BLOCK_START))
+    assert scanned.table.filter(pl.col("score").is_null())[RANK].is_null().all()
+    assert not joined(predictions.reverse()).ranked
+    assert not joined(predictions.with_columns(score=-pl.col("score"))).ranked
+    assert not topk.Piece(predictions.lazy(), truth.lazy(), cols).join().ranked
+    repeated = joined(pl.concat([predictions.head(1), predictions]))
+    assert repeated.ranked and not repeated.unique_labels
+    assert not joined(predictions, pl.concat([truth, truth.head(1)])).unique_labels
+    options = {"truth_table": truth, "n_labels": 4, "by": "model", "per_sample": True}
+    keys_asked = ["lrap", "ndcg@2", "map", "mrr", "precision@2"]
+    in_order = rm.evaluate(predictions, keys_asked, **options)
+    shuffled = rm.evaluate(predictions.sample(fraction=1.0, shuffle=True, seed=1), keys_asked,
+                           **options)  # fmt: skip
+    assert_frame_equal(in_order, shuffled)
