@@ -225,17 +225,22 @@ def _sorted_blocks(lf: pl.LazyFrame, keys: Sequence[str], score: str) -> pl.Lazy
     return _blocks(lf.sort([*keys, score], descending=descending, nulls_last=True), keys, score)
 
 
-def _blocks(lf: pl.LazyFrame, keys: Sequence[str], score: str) -> pl.LazyFrame:
+def _blocks(
+    lf: pl.LazyFrame,
+    keys: Sequence[str],
+    score: str,
+    index: type[pl.datatypes.IntegerType] = pl.Int64,
+) -> pl.LazyFrame:
     """``lf``, in rank order (sorted by ``keys`` and descending ``score``), with each row's
-    index (``__row``) and those of its sample's first row (``__start``) and of its tied block's
-    first and last rows (``__first``, ``__last``): a row's rank "max" in its sample is
-    ``__last - __start + 1``, its rank "min" ``__first - __start + 1``."""
+    index (``__row``, of type ``index``) and those of its sample's first row (``__start``) and
+    of its tied block's first and last rows (``__first``, ``__last``): a row's rank "max" in
+    its sample is ``__last - __start + 1``, its rank "min" ``__first - __start + 1``."""
     s, row = pl.col(score), pl.col(_ROW)
     new_sample = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
     new_block = pl.col("__new_sample") | s.ne_missing(s.shift(1))
     return (
         lf.with_columns(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias(_ROW), new_sample.alias("__new_sample")
+            pl.int_range(pl.len(), dtype=index).alias(_ROW), new_sample.alias("__new_sample")
         )
         .with_columns(new_block.alias("__new_block"))
         .with_columns(
@@ -283,8 +288,10 @@ def scanned_ranks(frame: pl.DataFrame, keys: Sequence[str], score: str) -> pl.Da
     ``rm_block_start`` read off by scans, without a sort or a window: what
     :func:`positive_ranks` reads where the rows carry them."""
     start = pl.col(_START)
+    # 32-bit positions where they fit: the table is in memory, and this halves what they add.
+    index = pl.Int32 if frame.height < 2**31 else pl.Int64
     return (
-        _blocks(frame.lazy(), keys, score)
+        _blocks(frame.lazy(), keys, score, index)
         .with_columns(
             (pl.col(_LAST) - start + 1).alias(RANK),
             (pl.col(_FIRST) - start + 1).alias(BLOCK_START),
