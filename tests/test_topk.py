@@ -302,9 +302,16 @@ def test_predictions_in_rank_order_are_ranked_by_scans_before_the_join():
     ).collect()
     assert scored.select(RANK, BLOCK_START).equals(windows.sort(keys).select(RANK, BLOCK_START))
     assert scanned.table.filter(pl.col("score").is_null())[RANK].is_null().all()
-    # The same rows as the join by keys (the scatter of the gains into the predictions).
-    by_keys = topk.Piece(predictions.lazy(), truth.lazy(), cols).lazy().collect()
-    assert_frame_equal(scanned.table.drop(RANK, BLOCK_START).sort(keys), by_keys.sort(keys))
+    # The same rows and types as the join by keys (the gains scattered into the predictions),
+    # whatever the gains' type.
+    for gains in (
+        truth,
+        truth.with_columns(truth=True),
+        truth.with_columns(truth=pl.Series([None, 2.0, 3.0])),
+    ):
+        by_keys = topk.Piece(predictions.lazy(), gains.lazy(), cols).lazy().collect()
+        scattered = joined(predictions, gains).table.drop(RANK, BLOCK_START)
+        assert_frame_equal(scattered.sort(keys), by_keys.sort(keys))
     assert not joined(predictions.reverse()).ranked
     assert not joined(predictions.with_columns(score=-pl.col("score"))).ranked
     assert not topk.Piece(predictions.lazy(), truth.lazy(), cols).join().ranked
