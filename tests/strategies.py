@@ -59,8 +59,9 @@ def _score_series(y_score: np.ndarray, score_type: str) -> tuple[pl.Series, np.n
 
 @st.composite
 def long_tables(draw, *, graded: bool = False, min_labels: int = 2):
-    """(long DataFrame, y_true, y_score, weights or None); rows shuffled, ids maybe strings,
-    scores of any of ``SCORE_TYPES``."""
+    """(long DataFrame, y_true, y_score, weights or None); rows shuffled or in (sample, label)
+    order (an engine may take another plan for ordered rows), ids maybe strings, scores of any
+    of ``SCORE_TYPES``."""
     score_type = draw(st.sampled_from(SCORE_TYPES))
     whole = score_type in ("Int64", "Decimal")
     y_true, y_score = draw(matrices(graded=graded, min_labels=min_labels, whole=whole))
@@ -94,5 +95,7 @@ def long_tables(draw, *, graded: bool = False, min_labels: int = 2):
         df = df.with_columns(pl.col("truth").cast(pl.Boolean))
     if weights is not None:
         df = df.with_columns(pl.Series("weight", np.repeat(weights, n_labels)))
+    if draw(st.booleans()):
+        return df, y_true, y_score, weights  # in (sample, label) order, as built
     seed = draw(st.integers(0, 2**16))
     return df.sample(fraction=1.0, shuffle=True, seed=seed), y_true, y_score, weights
