@@ -39,7 +39,7 @@ from polars_rankmetrics.engines import Engine, Progress, Session, Settings
 from polars_rankmetrics.label_averages import combine, label_means
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession
+from polars_rankmetrics.polars_engine import PolarsSession, ranks_positives_only
 from polars_rankmetrics.sources import is_eager, to_lazy
 from polars_rankmetrics.sums import means, undefined_as_nan
 
@@ -372,7 +372,9 @@ def collect(
                 if isinstance(piece, topk.Piece):
                     # A top-k bucket, joined once in memory (its size was chosen to fit) for
                     # its checks and its metrics.
-                    joined = piece.join(rank_order=engine.scans_rank_order)
+                    joined = piece.join(
+                        rank_order=engine.scans_rank_order, ranked=ranks_positives_only(keys)
+                    )
                     piece = joined.table
                 opened = (
                     _reuse(whole) if pieces is None else engine.open(piece, cols.opened(), settings)

@@ -74,7 +74,7 @@ def per_sample(
         *validation.sample_facts(cols, unique_labels=context.unique_labels),
         rx.n_positives(cols.truth).alias(_N_POS),
     ]
-    if plan in ("window", "blocks") and not by_rows["all"]:
+    if ranks_positives_only(keys, plan):
         context = replace(context, positives_only=True)
         # Each frame below is read by several branches of the plan, which Polars' common
         # subplan elimination does not merge once their projections differ: cached, the top-k
@@ -120,6 +120,17 @@ def per_sample(
 
 
 _ROWS = ("all", "positives", "first_hits")
+
+
+def ranks_positives_only(keys: Sequence[MetricKey], plan: str | None = None) -> bool:
+    """Whether :func:`per_sample` ranks the positive rows alone for ``keys`` (every key reads
+    only those rows, and ranks by window: ``plan``, by default :func:`rank_plan`'s for binary
+    truth): the plan that reads the ranks a top-k piece carries
+    (:meth:`~polars_rankmetrics.topk.Piece.join`)."""
+    plan = rank_plan(keys) if plan is None else plan
+    return plan in ("window", "blocks") and all(key.metric.rows != "all" for key in keys)
+
+
 _HAS_POSITIVES = "__has_positives"
 _PLANS = ("none", "lowest", "window", "blocks", "table")
 

@@ -26,10 +26,11 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import ranks, validation
+from polars_rankmetrics import validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import REGISTRY, MetricKey
 from polars_rankmetrics.polars_engine import PolarsSession
+from polars_rankmetrics.ranks import in_rank_order, scanned_ranks
 from polars_rankmetrics.retrieval import PROPENSITY
 from polars_rankmetrics.sources import to_lazy
 
@@ -123,14 +124,15 @@ class Piece:
         """The :func:`joined` table, lazily."""
         return joined(self.predictions, self.truth_table, self.cols, self.propensities)
 
-    def join(self, *, rank_order: bool = False) -> Joined:
+    def join(self, *, rank_order: bool = False, ranked: bool = True) -> Joined:
         """The :func:`joined` table in memory. With ``rank_order`` (the Polars engine), joined
         by :func:`_scattered`, and predictions that come in rank order (sorted by sample and
         descending score, the order in which top-k predictions are written:
-        :func:`~polars_rankmetrics.ranks.in_rank_order`) are ranked by scans before the join
-        and shown to repeat no label within a sample by runs of rows: what the Polars engine
-        reads instead of windows and a distinct count over the joined rows (top-k benchmark,
-        100k samples: 1.29 -> 0.96 s in process)."""
+        :func:`~polars_rankmetrics.ranks.in_rank_order`) are shown to repeat no label within a
+        sample by runs of rows and, with ``ranked`` (the metrics' plan reads ranks), ranked by
+        scans before the join: what the Polars engine reads instead of a distinct count and
+        windows over the joined rows (top-k benchmark, 100k samples: 1.29 -> 0.96 s in
+        process)."""
         if not rank_order:
             return Joined(self.lazy().collect())
         cols, sample = self.cols, self.cols.sample_keys
@@ -139,38 +141,45 @@ class Piece:
         if validation.repeats_a_label(truth, sample, cols.label):
             # Joined by keys, the repeat is in the table, where the sample checks find it.
             return Joined(joined(predictions, truth, cols, self.propensities).collect())
-        in_order = ranks.in_rank_order(predictions, sample, cols.score)
+        in_order = in_rank_order(predictions, sample, cols.score)
         unique = in_order and not validation.repeats_a_label(
             predictions, sample, cols.label, in_order=True
         )
-        if in_order:
-            predictions = ranks.scanned_ranks(predictions, sample, cols.score)
-        table = _scattered(predictions, truth, cols)
+        if in_order and ranked:
+            predictions = scanned_ranks(predictions, sample, cols.score)
         if self.propensities is not None:
-            table = with_propensities(table.lazy(), self.propensities, cols).collect()
-        return Joined(table, unique, ranked=in_order)
+            truth = with_propensities(truth.lazy(), self.propensities, cols).collect()
+        table = _scattered(predictions, truth, cols)
+        return Joined(table, unique, ranked=in_order and ranked)
 
 
 def _scattered(predictions: pl.DataFrame, truth: pl.DataFrame, cols: Columns) -> pl.DataFrame:
     """The table of :func:`joined` (``truth`` from :func:`_inputs`, repeating no label within
-    a sample): the prediction rows in their order, each true one's gain scattered in, then the
-    true labels without a prediction. Only the true labels are matched to the predictions, and
-    no prediction column is gathered (top-k benchmark: 0.18 s against the hash join's 0.23)."""
+    a sample, maybe with its labels' propensities): the prediction rows in their order, each
+    true one's gain (and propensity) scattered in, then the true labels without a prediction.
+    Only the true labels are matched to the predictions, and no prediction column is gathered
+    (top-k benchmark: 0.18 s against the hash join's 0.23). A prediction that is not a true
+    label has no propensity: no metric or check reads a negative row's (the propensity-scored
+    gain is 0 there)."""
     keys = [*cols.by, cols.sample, cols.label]
     # The gains in the type joined() gives them (0 where a label is not true).
     gain = pl.when(False).then(0).otherwise(pl.col(cols.truth)).alias(cols.truth)
+    carried = [c for c in truth.columns if c not in (*keys, cols.truth)]
     hits = (
         truth.lazy()
         .with_row_index("__t")
         .join(predictions.lazy().select(keys).with_row_index("__p"), on=keys, how="inner")
-        .select("__t", "__p", gain)
+        .select("__t", "__p", gain, *carried)
         .collect()
     )
-    gains = pl.zeros(predictions.height, dtype=hits.schema[cols.truth], eager=True)
+    n, at = predictions.height, hits["__p"]
+    gains = pl.zeros(n, dtype=hits.schema[cols.truth], eager=True).scatter(at, hits[cols.truth])
     scored = predictions.with_columns(
         pl.lit(True).alias(validation.PREDICTED),
-        gains.scatter(hits["__p"], hits[cols.truth]).alias(cols.truth),
-    )
+        gains.alias(cols.truth),
+        *(pl.repeat(None, n, dtype=hits.schema[c], eager=True).scatter(at, hits[c]).alias(c)
+          for c in carried),
+    )  # fmt: skip
     unscored = truth.filter(~pl.int_range(pl.len()).is_in(hits["__t"].implode()))
     return pl.concat([scored, unscored], how="diagonal_relaxed", rechunk=False)
 

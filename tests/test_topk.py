@@ -315,6 +315,10 @@ def test_predictions_in_rank_order_are_ranked_by_scans_before_the_join():
     assert not joined(predictions.reverse()).ranked
     assert not joined(predictions.with_columns(score=-pl.col("score"))).ranked
     assert not topk.Piece(predictions.lazy(), truth.lazy(), cols).join().ranked
+    unranked = topk.Piece(predictions.lazy(), truth.lazy(), cols).join(
+        rank_order=True, ranked=False
+    )
+    assert unranked.unique_labels and not unranked.ranked and RANK not in unranked.table.columns
     repeated = joined(pl.concat([predictions.head(1), predictions]))
     assert repeated.ranked and not repeated.unique_labels
     assert not joined(predictions, pl.concat([truth, truth.head(1)])).unique_labels
