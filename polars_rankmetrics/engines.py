@@ -117,10 +117,11 @@ class Session(Protocol):
 class Engine(Protocol):
     """An engine: a name, the exceptions its library raises for bad input or I/O (which the
     command reports in one line), whether the driver splits a table too large for the memory
-    budget (an engine that manages its own memory, like Spark, takes none), whether it reads
-    the ranks that a top-k piece whose predictions come in rank order carries
-    (:meth:`~polars_rankmetrics.topk.Piece.join`, ``Context.carries_ranks``), and sessions over
-    the sources it accepts."""
+    budget (an engine that manages its own memory, like Spark, takes none), whether a top-k
+    piece is joined for its plan (``scans_rank_order``: :meth:`~polars_rankmetrics.topk.Piece.join`
+    scatters the gains, and ranks predictions in rank order by scans, which the engine reads:
+    ``Context.carries_ranks``, ``Context.unique_labels``), and sessions over the sources it
+    accepts."""
 
     name: str
     errors: tuple[type[Exception], ...]

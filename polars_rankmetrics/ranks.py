@@ -236,11 +236,10 @@ def _blocks(
     of its tied block's first and last rows (``__first``, ``__last``): a row's rank "max" in
     its sample is ``__last - __start + 1``, its rank "min" ``__first - __start + 1``."""
     s, row = pl.col(score), pl.col(_ROW)
-    new_sample = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
     new_block = pl.col("__new_sample") | s.ne_missing(s.shift(1))
     return (
         lf.with_columns(
-            pl.int_range(pl.len(), dtype=index).alias(_ROW), new_sample.alias("__new_sample")
+            pl.int_range(pl.len(), dtype=index).alias(_ROW), starts_run(keys).alias("__new_sample")
         )
         .with_columns(new_block.alias("__new_block"))
         .with_columns(
@@ -253,6 +252,12 @@ def _blocks(
         )
         .drop("__new_sample", "__new_block")
     )
+
+
+def starts_run(keys: Sequence[str]) -> pl.Expr:
+    """Whether a row's ``keys`` differ from the previous row's (nulls compared as values): in
+    rows sorted by ``keys``, the first row of each sample."""
+    return pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
 
 
 def orderable(dtype: pl.DataType) -> bool:

@@ -23,7 +23,7 @@ import polars as pl
 
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.metrics import MetricKey, min_labels
-from polars_rankmetrics.ranks import ordered_by
+from polars_rankmetrics.ranks import ordered_by, starts_run
 from polars_rankmetrics.retrieval import PROPENSITY
 
 
@@ -432,11 +432,11 @@ def repeats_a_label(
     shows), so that samples are runs of rows, grouped by a sorted key instead of a hash of the
     keys (on the top-k benchmark's predictions 0.04-0.07 s instead of 0.17)."""
     lf = frame.lazy()
-    group: list[str | pl.Expr] = list(keys)
+    group = list(keys)
     if in_order and len(keys) == 1:
         lf = lf.with_columns(pl.col(keys[0]).set_sorted())
     elif in_order:
-        runs = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in keys)
-        lf, group = lf.with_columns(runs.cum_sum().set_sorted().alias("__run")), ["__run"]
+        run = starts_run(keys).cum_sum().set_sorted().alias("__run")
+        lf, group = lf.with_columns(run), ["__run"]
     repeats = (pl.len() > pl.col(label).n_unique()).alias("__repeats")
     return bool(lf.group_by(group).agg(repeats).select(pl.col("__repeats").any()).collect().item())
