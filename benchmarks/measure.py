@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -37,23 +39,29 @@ def _tree_rss(pid: int) -> int:
 
 def run(command: list[str]) -> Run:
     """Wall time and peak RSS: the child's own (``ru_maxrss`` from ``wait4``) or, if larger,
-    its whole process tree's, sampled every 0.2 s."""
+    its whole process tree's, sampled every 0.2 s. A thread blocks in ``wait4``, so that the
+    end is taken when the child exits, not at the next sample (which added up to 0.2 s)."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, text=True)
+        ended: list[tuple[float, int, resource.struct_rusage]] = []
+
+        def wait() -> None:
+            _, status, usage = os.wait4(child.pid, 0)
+            ended.append((time.perf_counter(), status, usage))
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
         tree_peak = 0
-        while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-            if pid:
-                break
+        while waiter.is_alive():
             tree_peak = max(tree_peak, _tree_rss(child.pid))
-            time.sleep(0.2)
-        seconds = time.perf_counter() - start
+            waiter.join(0.2)
+        end, status, usage = ended[0]
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         peak_mib = max(usage.ru_maxrss / 1024, tree_peak / 2**20)
-        return Run(seconds, peak_mib, child.returncode, out.read(), err.read())
+        return Run(end - start, peak_mib, child.returncode, out.read(), err.read())
 
 
 def environment() -> dict[str, object]:
