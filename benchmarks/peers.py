@@ -3,6 +3,7 @@ Parquet (each tool's loading included), each in a process of its own: wall time 
 
     python benchmarks/make_xmc.py --samples 1000000   # the run, once
     python benchmarks/peers.py --samples 1000000 [--tools polars,duckdb,pytrec_eval,ranx]
+        [--rounds 3]
 
 Metrics: P@5, nDCG@5, MRR and MAP (trec_eval's ``P_5``, ``ndcg_cut_5``, ``recip_rank``,
 ``map``). The peers take dicts of string ids, built here from the Parquet files with Polars (the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -65,6 +67,23 @@ def _bytes(size: str) -> int:
     return int(float(size[:-1]) * units[size[-1]]) if size[-1] in units else int(size)
 
 
+def _command(tool: str, directory: Path, args: argparse.Namespace) -> list[str]:
+    """The command that runs ``tool`` (an engine, maybe with a budget: ``polars-1GB``, or a
+    peer) on the run and qrels in ``directory``."""
+    engine, _, limit = tool.partition("-")
+    if engine in ("polars", "duckdb"):
+        return [
+            "rankmetrics", "evaluate", str(directory / "predictions" / "*.parquet"),
+            "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
+            "--metrics", ",".join(OURS), "--engine", engine, "--format", "json",
+            *(["--memory-limit", limit] if limit else []),
+        ]  # fmt: skip
+    return [
+        "prlimit", f"--as={_bytes(args.peer_memory)}", sys.executable, __file__,
+        "--samples", str(args.samples), "--peer", tool,
+    ]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
@@ -75,36 +94,34 @@ def main() -> None:
         "than the machine holds fails instead of swapping (default: %(default)s)",
     )  # fmt: skip
     parser.add_argument("--labels", type=int, default=3_000_000)
+    parser.add_argument(
+        "--rounds", type=int, default=1,
+        help="run every tool this many times, in turn; each records the median (default: "
+        "%(default)s)",
+    )  # fmt: skip
     parser.add_argument("--peer", help=argparse.SUPPRESS)  # internal: run one peer here
     args = parser.parse_args()
     directory = OUT / f"xmc-{args.samples}"
     if args.peer:
         print(json.dumps(peer(args.peer, directory)))
         return
+    commands = {tool: _command(tool, directory, args) for tool in args.tools.split(",")}
+    runs: dict[str, list] = {tool: [] for tool in commands}
+    for _ in range(args.rounds):  # the tools in turn, so that a slow spell slows them all
+        for tool, command in commands.items():
+            for file in directory.rglob("*.parquet"):  # each tool starts from the page cache
+                file.read_bytes()
+            runs[tool].append(run(command))
+            print(tool, round(runs[tool][-1].seconds, 2), flush=True)
     results = {}
-    for tool in args.tools.split(","):
-        for file in directory.rglob("*.parquet"):  # each tool starts from the page cache
-            file.read_bytes()
-        engine, _, limit = tool.partition("-")
-        if engine in ("polars", "duckdb"):
-            command = [
-                "rankmetrics", "evaluate", str(directory / "predictions" / "*.parquet"),
-                "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
-                "--metrics", ",".join(OURS), "--engine", engine, "--format", "json",
-                *(["--memory-limit", limit] if limit else []),
-            ]  # fmt: skip
-        else:
-            command = [
-                "prlimit", f"--as={_bytes(args.peer_memory)}", sys.executable, __file__,
-                "--samples", str(args.samples), "--peer", tool,
-            ]  # fmt: skip
-        done = run(command)
-        values = json.loads(done.stdout) if done.returncode == 0 else None
+    for tool, done in runs.items():
+        outputs = [json.loads(d.stdout) if d.returncode == 0 else None for d in done]
         results[tool] = {
-            "seconds": round(done.seconds, 1), "peak_rss_mib": round(done.peak_rss_mib),
-            "values": values, "error": None if values else done.stderr[-500:],
+            "seconds": round(statistics.median(d.seconds for d in done), 2),
+            "runs": [round(d.seconds, 2) for d in done],
+            "peak_rss_mib": round(max(d.peak_rss_mib for d in done)),
+            "values": outputs[0], "error": None if outputs[0] else done[0].stderr[-500:],
         }  # fmt: skip
-        print(tool, results[tool], flush=True)
     record = {
         **environment(), "samples": args.samples, "metrics": OURS,
         "results": results,
