@@ -364,6 +364,7 @@ def with_discounts(
     score: str,
     truth: str,
     n_labels: int | None = None,
+    cut: int | None = None,
 ) -> pl.LazyFrame:
     """Add ``rm_discount_to``, ``rm_discount_before`` and ``rm_ideal_discount`` to window ranks
     holding ``rm_rank`` and ``rm_block_start``: what dcg and ndcg read, as :func:`rank_table`
@@ -371,7 +372,10 @@ def with_discounts(
     :func:`positive_ranks`' positives alone); the discounts are read from a table of ``D(1) ..
     D(m)`` joined in, m the largest position the rows read (a scored rank, an unscored block's
     start, a positive count), never as long as a top-k table's label space (an unscored row's
-    ``D(n_labels)`` is computed once).
+    ``D(n_labels)`` is computed once). ``cut``: every read of the discounts is capped at
+    ``D(cut)`` (dcg@K keys, the largest K), so an unscored row takes ``D(min(n_labels, cut))``,
+    which reads the same once capped: ``D(n_labels)`` is a pass over n_labels terms (0.04 s
+    for 3M labels).
     A rank table is returned as it is."""
     if DISCOUNT_TO in ranked.collect_schema():
         return ranked
@@ -390,7 +394,8 @@ def with_discounts(
     ideal = _looked_up(ideal, table, pl.col("__n"), IDEAL_DISCOUNT).drop("__n")
     ranked = _looked_up(ranked, table, pl.col(RANK), DISCOUNT_TO)
     ranked = _looked_up(ranked, table, pl.col(BLOCK_START) - 1, DISCOUNT_BEFORE)
-    unscored = pl.lit(n_labels and cumulative_discount(n_labels), dtype=pl.Float64)
+    last = n_labels if cut is None or n_labels is None else min(n_labels, cut)
+    unscored = pl.lit(last and cumulative_discount(last), dtype=pl.Float64)
     return ranked.with_columns(
         pl.when(scored).then(DISCOUNT_TO).otherwise(unscored).alias(DISCOUNT_TO)
     ).join(ideal, on=keys, how="left", nulls_equal=True)
@@ -488,7 +493,8 @@ def positive_ranks(
         return rank.over(keys).cast(pl.Int64)
 
     if ranked:
-        scored = lf.filter(positive & s.is_not_null())
+        lf = lf.filter(positive).cache()  # one pass over every row, for both kinds of positive
+        scored = lf.filter(s.is_not_null())
     else:
         lowest = samples.select(*keys, LOWEST_POSITIVE)
         scored = (
