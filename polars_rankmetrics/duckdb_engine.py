@@ -251,12 +251,9 @@ class DuckDBSession(SQLSession):
     def sample_summary(self) -> pl.DataFrame:
         """:meth:`SQLSession.sample_summary`, the distinct labels counted by bits where the
         labels are integers of a narrow range (Parquet's statistics give it at no cost)."""
-        if self._schema[self.cols.label].is_integer():
-            lowest, highest = self.con.execute(
-                "SELECT min(label), max(label) FROM rankmetrics_input"
-            ).fetchall()[0]
-            if lowest is not None and highest - lowest < _BITSTRING_MAX_LABELS:
-                self.con.execute(sample_facts_by_bits(lowest, highest))
+        span = self.label_range()
+        if span is not None and span[1] - span[0] < _BITSTRING_MAX_LABELS:
+            self.con.execute(sample_facts_by_bits(*span))
         return super().sample_summary()
 
     def _source_type(self, column: str) -> str:

@@ -80,6 +80,12 @@ class Session(Protocol):
         """:func:`~polars_rankmetrics.validation.group_labels` of the source."""
         ...
 
+    def label_range(self) -> tuple[int, int] | None:
+        """The smallest and the largest label of a source of integer labels; None for other
+        labels or no rows. (Asked without ``by`` columns; cheap where a file's statistics or
+        the held columns answer it.)"""
+        ...
+
     def sample_summary(self) -> pl.DataFrame:
         """:func:`~polars_rankmetrics.validation.sample_summary` of the source."""
         ...

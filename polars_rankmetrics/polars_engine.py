@@ -260,6 +260,9 @@ class PolarsSession:
     def group_labels(self) -> pl.DataFrame:
         return validation.group_labels(self.lf, self.cols)
 
+    def label_range(self) -> tuple[int, int] | None:
+        return validation.label_range(self.lf, self.cols)
+
     def sample_summary(self) -> pl.DataFrame:
         return validation.sample_summary(self.lf, self.cols)
 

@@ -150,6 +150,15 @@ class SQLSession:
     def group_labels(self) -> pl.DataFrame:
         return self._grouped("SELECT grp, group_labels FROM rankmetrics_group_labels")
 
+    def label_range(self) -> tuple[int, int] | None:
+        if not self._schema[self.cols.label].is_integer():
+            return None
+        found = self._frame(
+            "SELECT min(label) AS lowest, max(label) AS highest FROM rankmetrics_input"
+        )
+        lowest, highest = found.row(0)
+        return None if lowest is None else (int(lowest), int(highest))
+
     def sample_summary(self) -> pl.DataFrame:
         return self._grouped("SELECT * FROM rankmetrics_sample_checks")
 

@@ -319,9 +319,35 @@ def group_labels(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
     )
 
 
+def label_range(lf: pl.LazyFrame, cols: Columns) -> tuple[int, int] | None:
+    """The smallest and the largest label of integer labels; None for other labels or no
+    rows."""
+    if not lf.collect_schema()[cols.label].is_integer():
+        return None
+    label = pl.col(cols.label)
+    lowest, highest = lf.select(label.min(), label.max().alias("__max")).collect().row(0)
+    return None if lowest is None else (lowest, highest)
+
+
+def span_labels(lowest: int, highest: int, rows: int) -> pl.DataFrame:
+    """A bound on the label count of a table without ``by`` columns, as :func:`group_labels`
+    gives the count: ``highest - lowest + 1`` for integer labels, capped at its ``rows``. It is
+    the count where some sample carries that many distinct labels (:func:`reach_labels`), and
+    says as the count does whether a table has fewer than 2 labels (``lowest == highest``)."""
+    bound = min(highest - lowest + 1, rows)
+    return pl.DataFrame({GROUP: pl.Series([0], dtype=pl.Int32), GROUP_LABELS: [bound]})
+
+
+def reach_labels(summary: pl.DataFrame, labels: pl.DataFrame, cols: Columns) -> bool:
+    """Whether every sample of ``summary`` (a :func:`sample_summary`) carries as many distinct
+    labels as its group's entry of ``labels`` says (a :func:`span_labels` bound confirmed)."""
+    joined = summary.join(labels, on=group_keys(cols), how="left", nulls_equal=True)
+    return bool((joined[MIN_LABELS] == joined[GROUP_LABELS]).all())
+
+
 def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
     """Every group has as many labels as the metrics need (``labels`` from
-    :func:`group_labels`; ndcg needs two)."""
+    :func:`group_labels` or :func:`span_labels`; ndcg needs two)."""
     needed, metric = min_labels(keys)
     if labels.height and labels[GROUP_LABELS].min() < needed:  # type: ignore[operator]
         raise_too_few_labels(cols, metric, needed)

@@ -310,3 +310,23 @@ def test_integer_labels_narrow_or_wide(engine, labels, message):
     # Narrow integer labels are counted by bits on DuckDB, wide ones by a distinct count.
     with pytest.raises(ValueError, match=message):
         engine.evaluate(table(label=labels).sample(fraction=1.0, shuffle=True, seed=1))
+
+
+@pytest.mark.parametrize(
+    "labels", [[0, 10, 5000], [-(2**63), 0, 2**63 - 1]], ids=["sparse", "int64-extremes"]
+)
+def test_integer_labels_sparser_than_their_range(engine, labels):
+    # A table's label count is first bounded by its integer labels' range, which these exceed:
+    # the samples' counts fall short of the bound, and the exact count then accepts them.
+    df = pl.DataFrame({
+        "sample": [1, 1, 1, 2, 2, 2], "label": labels * 2,
+        "score": [0.9, 0.1, 0.5, 0.4, 0.6, 0.6], "truth": [1, 0, 0, 0, 1, 1],
+    })  # fmt: skip
+    named = df.with_columns(pl.col("label").cast(pl.String))
+    assert_frame_equal(engine.evaluate(df), engine.evaluate(named))
+
+
+def test_one_integer_label_for_ndcg(engine):
+    df = table(label=[7] * 4, sample=[1, 2, 3, 4])
+    with pytest.raises(ValueError, match=r"ndcg needs at least 2 labels"):
+        engine.evaluate(df, metrics=["ndcg"])
