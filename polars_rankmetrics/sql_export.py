@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -180,6 +180,12 @@ def _reads() -> dict[str, set[str]]:
         name: set(re.findall(r"\brankmetrics_\w+", re.sub(r"--[^\n]*", "", text))) - {name}
         for name, text in _written_views()
     }
+
+
+def words(statements: Iterable[str]) -> set[str]:
+    """The words of SQL ``statements``, comments left out: a superset of the column names they
+    read."""
+    return {w for s in statements for w in re.findall(r"\w+", re.sub(r"--[^\n]*", "", s))}
 
 
 def views_read(views: Collection[str]) -> set[str]:

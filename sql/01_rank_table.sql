@@ -29,20 +29,42 @@ SELECT
 FROM rankmetrics_input AS i
 CROSS JOIN rankmetrics_parameters AS p;
 
--- rankmetrics_sample_counts: one row per (grp, sample): its weight, n_labels (its rows, or the
--- label space of a top-k table), n_positives, n_scored (labels with a score) and lowest_positive
--- (its lowest scored positive score, NULL without one).
+-- rankmetrics_sample_counts: one row per (grp, sample): what the checks and the per-sample views
+-- read of a sample, in one aggregation:
+--   weight           its weight (the largest: a top-k table's rows without a prediction have none)
+--   n_rows           its rows
+--   distinct_labels  its distinct labels (fewer than n_rows: a label repeats)
+--   varying_weight   1 when its weight is not constant (smallest below largest: the same answer as
+--                    count(DISTINCT weight) > 1 without a second distinct aggregate)
+--   n_labels         its rows, or the label space of a top-k table
+--   n_positives      its positive labels (truth > 0)
+--   n_scored         its labels with a score
+--   lowest_positive  its lowest scored positive score (NULL without one)
+--   n_predicted      its predicted labels (pred > 0)
+--   true_predicted   its predicted positive labels
+-- An engine that computes it once for the checks and the metrics (DuckDB) computes only the
+-- columns its queries read.
 CREATE OR REPLACE VIEW rankmetrics_sample_counts AS
 SELECT
-    i.grp, i.sample,
-    max(i.weight) AS weight,
-    coalesce(max(p.n_labels), count(*)) AS n_labels,
-    count(CASE WHEN i.truth > 0 THEN 1 END) AS n_positives,
-    count(i.score) AS n_scored,
-    min(CASE WHEN i.truth > 0 THEN i.score END) AS lowest_positive
-FROM rankmetrics_input AS i
-CROSS JOIN rankmetrics_parameters AS p
-GROUP BY i.grp, i.sample;
+    c.grp, c.sample, c.weight, c.n_rows, c.distinct_labels, c.varying_weight,
+    coalesce(p.n_labels, c.n_rows) AS n_labels,
+    c.n_positives, c.n_scored, c.lowest_positive, c.n_predicted, c.true_predicted
+FROM (
+    SELECT
+        grp, sample,
+        max(weight) AS weight,
+        count(*) AS n_rows,
+        count(DISTINCT label) AS distinct_labels,
+        CASE WHEN min(weight) < max(weight) THEN 1 ELSE 0 END AS varying_weight,
+        count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
+        count(score) AS n_scored,
+        min(CASE WHEN truth > 0 THEN score END) AS lowest_positive,
+        count(CASE WHEN pred > 0 THEN 1 END) AS n_predicted,
+        count(CASE WHEN truth > 0 AND pred > 0 THEN 1 END) AS true_predicted
+    FROM rankmetrics_input
+    GROUP BY grp, sample
+) AS c
+CROSS JOIN rankmetrics_parameters AS p;
 
 -- rankmetrics_positive_ranks: the positive rows of the rank table alone, with its rank,
 -- block_start and positive_rank: what every per-sample ranking and retrieval view reads. A row

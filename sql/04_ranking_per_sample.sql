@@ -36,30 +36,29 @@ LEFT JOIN (
 ) AS r ON s.grp = r.grp AND s.sample = r.sample;
 
 -- rankmetrics_coverage_per_sample: one row per (grp, sample): coverage_error alone, without a
--- sort or a window (the ranking view's column, from an aggregation joined back): the labels
+-- sort or a window (the ranking view's column, from the sample counts joined back): the labels
 -- scoring at least the sample's lowest-scoring positive (its tied peers included, as rank "max"
 -- has them). 0 without a positive; on a top-k table, n_labels when a positive has no score (it
--- ranks with the unscored labels, last). A window partition (min OVER the sample) then a GROUP BY
--- took 3x as long on DuckDB.
+-- ranks with the unscored labels, last). Only the rows counted are joined back and grouped
+-- (DuckDB: 0.16 instead of 0.21-0.27 s for a count of a CASE over every row); a window partition
+-- (min OVER the sample) then a GROUP BY took 3x as long.
 CREATE OR REPLACE VIEW rankmetrics_coverage_per_sample AS
 SELECT
-    s.grp, s.sample,
-    max(s.weight) AS weight,
+    s.grp, s.sample, s.weight,
     CAST(CASE
-        WHEN max(s.positives) = 0 THEN 0
-        WHEN max(s.unscored_positives) > 0 THEN max(p.n_labels)
-        ELSE count(CASE WHEN i.score >= s.lowest_positive THEN 1 END)
+        WHEN s.n_positives = 0 THEN 0
+        WHEN c.unscored_positives > 0 THEN p.n_labels
+        ELSE c.covered
     END AS DOUBLE) AS coverage_error
-FROM rankmetrics_input AS i
-JOIN (
-    SELECT
-        grp, sample,
-        max(weight) AS weight,
-        count(CASE WHEN truth > 0 THEN 1 END) AS positives,
-        count(CASE WHEN truth > 0 AND score IS NULL THEN 1 END) AS unscored_positives,
-        min(CASE WHEN truth > 0 THEN score END) AS lowest_positive
-    FROM rankmetrics_input
-    GROUP BY grp, sample
-) AS s ON i.grp = s.grp AND i.sample = s.sample
+FROM rankmetrics_sample_counts AS s
 CROSS JOIN rankmetrics_parameters AS p
-GROUP BY s.grp, s.sample;
+LEFT JOIN (
+    SELECT
+        i.grp, i.sample,
+        count(i.score) AS covered,
+        count(*) - count(i.score) AS unscored_positives
+    FROM rankmetrics_input AS i
+    JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+    WHERE i.score >= s.lowest_positive OR (i.truth > 0 AND i.score IS NULL)
+    GROUP BY i.grp, i.sample
+) AS c ON c.grp = s.grp AND c.sample = s.sample;

@@ -28,15 +28,11 @@ SELECT
         AS jaccard_samples
 FROM (
     SELECT
-        grp, sample,
-        max(weight) AS weight,
-        count(*) AS n_labels,
-        count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
-        count(CASE WHEN truth > 0 AND pred > 0 THEN 1 END) AS tp,
-        count(CASE WHEN truth <= 0 AND pred > 0 THEN 1 END) AS fp,
-        count(CASE WHEN truth > 0 AND pred <= 0 THEN 1 END) AS fn
-    FROM rankmetrics_input
-    GROUP BY grp, sample
+        grp, sample, weight, n_rows AS n_labels, n_positives,
+        true_predicted AS tp,
+        n_predicted - true_predicted AS fp,
+        n_positives - true_predicted AS fn
+    FROM rankmetrics_sample_counts
 ) AS s
 CROSS JOIN rankmetrics_parameters AS p;
 
