@@ -40,8 +40,10 @@ CROSS JOIN rankmetrics_parameters AS p;
 --   n_positives      its positive labels (truth > 0)
 --   n_scored         its labels with a score
 --   lowest_positive  its lowest scored positive score (NULL without one)
---   n_predicted      its predicted labels (pred > 0)
---   true_predicted   its predicted positive labels
+--   n_predicted      its predicted labels (pred is 0 or 1)
+--   true_predicted   its truth summed over its predicted labels: its predicted positives for the
+--                    0/1 truth the threshold metrics read (sums, not counts of a CASE: DuckDB
+--                    0.04 s less at 10M rows)
 -- An engine that computes it once for the checks and the metrics (DuckDB) computes only the
 -- columns its queries read.
 CREATE OR REPLACE VIEW rankmetrics_sample_counts AS
@@ -59,8 +61,8 @@ FROM (
         count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
         count(score) AS n_scored,
         min(CASE WHEN truth > 0 THEN score END) AS lowest_positive,
-        count(CASE WHEN pred > 0 THEN 1 END) AS n_predicted,
-        count(CASE WHEN truth > 0 AND pred > 0 THEN 1 END) AS true_predicted
+        sum(pred) AS n_predicted,
+        sum(truth * pred) AS true_predicted
     FROM rankmetrics_input
     GROUP BY grp, sample
 ) AS c

@@ -1,5 +1,6 @@
 -- rankmetrics_set_per_sample: one row per (grp, sample): the threshold metrics of the sample's
--- predicted label set (pred > 0) against its true one (truth > 0).
+-- predicted label set (pred = 1) against its true one (truth = 1; both 0 or 1, as the checks
+-- require).
 --   tp  true labels predicted;  fp  false labels predicted;  fn  true labels missed
 -- Parameters: rankmetrics_parameters(beta DOUBLE, zero_division DOUBLE), one row; zero_division is
 -- the value of a 0/0 precision, recall, F or Jaccard, NULL for "drop the sample from the mean".
