@@ -234,10 +234,10 @@ class DuckDBSession(SQLSession):
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema,
-        shared: Mapping[str, str] = {},
+        shared: Mapping[str, str] | None = None,
     ) -> None:  # fmt: skip
         super().__init__(cols, schema)
-        self.con, self._shared = con, dict(shared)
+        self.con, self._shared = con, dict(shared or {})
         self._counted_by_bits = False
 
     def piece(
@@ -260,6 +260,8 @@ class DuckDBSession(SQLSession):
         return pl.DataFrame(self.con.sql(sql, params=dict(parameters) if parameters else None))
 
     def sample_summary(self) -> pl.DataFrame:
+        """:meth:`SQLSession.sample_summary`, the distinct labels counted by bits where they
+        can be (:meth:`_count_labels_by_bits`)."""
         self._count_labels_by_bits()
         return super().sample_summary()
 
