@@ -30,7 +30,7 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.interrupts import stopping
-from polars_rankmetrics.memory import engine_limit
+from polars_rankmetrics.memory import engine_limit, parse_size
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset, is_url
 from polars_rankmetrics.sql_export import (
@@ -208,6 +208,8 @@ def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
 _BITSTRING_MAX_LABELS = 1024
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
 _DISTINCT_LABELS = "count(DISTINCT label) AS distinct_labels"
+# Bytes a row of the positive ranks takes in DuckDB's buffers: its ten 8-byte columns.
+_POSITIVE_RANK_BYTES = 80
 
 
 def sample_counts_by_bits(lowest: int, highest: int) -> str:
@@ -234,10 +236,11 @@ class DuckDBSession(SQLSession):
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema,
-        shared: Mapping[str, str] | None = None,
+        shared: Mapping[str, str] | None = None, memory_limit: str | None = None,
     ) -> None:  # fmt: skip
         super().__init__(cols, schema)
         self.con, self._shared = con, dict(shared or {})
+        self._limit = None if memory_limit is None else parse_size(engine_limit(memory_limit))
         self._counted_by_bits = False
 
     def piece(
@@ -250,10 +253,26 @@ class DuckDBSession(SQLSession):
         sample counts are one of them: the sample checks and the metrics read one aggregation."""
         self._count_labels_by_bits()
         for view, columns in self._shared.items():
+            if view == "rankmetrics_positive_ranks" and not self._positives_fit():
+                continue
             self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT {columns} FROM {view}")
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
         self._shared = {}
         return super().piece(tables, keys, context, check)
+
+    def _positives_fit(self) -> bool:
+        """Whether the positive ranks are held: without a memory budget, and under one where
+        their rows (the held sample counts' positives, :data:`_POSITIVE_RANK_BYTES` each) take at
+        most half of DuckDB's share, the rest left to the windows that rank them. Beyond, a held
+        table spills: 30M rows with 81% positives under 1GB took 19.2 s held against 15.8 s
+        computed per view, where 100M rows with 5% positives took 22.8 s held against 30.9."""
+        if self._limit is None:
+            return True
+        held = self._frame("SELECT column_name FROM (DESCRIBE rankmetrics_sample_counts_once)")
+        if "n_positives" not in held["column_name"]:
+            return False
+        found = self._frame("SELECT sum(n_positives) AS n FROM rankmetrics_sample_counts_once")
+        return int(found["n"][0] or 0) * _POSITIVE_RANK_BYTES <= self._limit / 2
 
     def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         # Through the relation's Arrow stream: .pl() would import pyarrow (75 ms a process).
@@ -307,9 +326,8 @@ def _shared_views(
     sample, read by the sample checks, twice by the positive ranks and by the views that read
     them; only their columns that some statement names: hamming loss needs none of the ranking
     counts), and, when two or more of the views read them, the positive ranks (the positive rows
-    alone: 5% of the benchmark table's rows, which DuckDB's buffers hold or spill within a
-    memory budget; at 100M rows under 1GB, held once instead of computed per view, the ranking
-    metrics took 22.8 instead of 30.9 s at the same peak RSS)."""
+    alone, 5% of the benchmark table's; under a memory budget only where they fit,
+    :meth:`DuckDBSession._positives_fit`)."""
     read = views_read(views)
     shared = {view: "*" for view in ("rankmetrics_discounts",) if view in read}
     if "rankmetrics_sample_counts" in read:
@@ -360,7 +378,7 @@ class DuckDBEngine:
                 views = session_views(settings.keys, settings.tables) | set(settings.views)
                 counts = _columns(con, "rankmetrics_sample_counts")
                 shared = _shared_views(views, statements, counts)
-                yield DuckDBSession(con, cols, schema, shared)
+                yield DuckDBSession(con, cols, schema, shared, settings.memory_limit)
         finally:
             con.close()
 

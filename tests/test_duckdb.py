@@ -333,6 +333,32 @@ def test_the_sample_counts_are_held_once_with_the_columns_the_run_reads(metrics,
     assert_frame_equal(rm.evaluate(table, metrics, engine="duckdb"), expected)
 
 
+@pytest.mark.parametrize("row_bytes", [80, 10**9], ids=["fit", "too-large"])
+def test_under_a_budget_the_positive_ranks_are_held_where_they_fit(monkeypatch, row_bytes):
+    """Under a memory budget the positive ranks that several views read are held once where
+    they take at most half of DuckDB's share (computed per view beyond: a held table spills),
+    with the same values either way."""
+    from polars_rankmetrics import duckdb_engine
+    from polars_rankmetrics.columns import Columns
+    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.evaluate import parameters
+    from polars_rankmetrics.metrics import parse_keys
+
+    monkeypatch.setattr(duckdb_engine, "_POSITIVE_RANK_BYTES", row_bytes)
+    table = pl.read_parquet(EXAMPLE).filter(model="baseline")
+    keys = tuple(parse_keys(["lrap", "ndcg"]))
+    context = parameters()
+    settings = Settings(memory_limit="1GB", keys=keys, context=context)
+    with duckdb_engine.ENGINE.open(table, Columns(), settings) as session:
+        session.piece(["sums"], keys, context, check=lambda summary: None)
+        query = "SELECT table_name FROM duckdb_tables() WHERE temporary"
+        held = "rankmetrics_positive_ranks_once" in set(session._frame(query)["table_name"])
+    assert held == (row_bytes == 80)
+    expected = rm.evaluate(table, ["lrap", "ndcg"], engine="polars")
+    assert_frame_equal(rm.evaluate(table, ["lrap", "ndcg"], engine="duckdb", memory_limit="1GB"),
+                       expected)  # fmt: skip
+
+
 def test_a_session_defines_only_the_views_its_queries_read():
     """DuckDB binds every view it creates (about 3 ms each, 36 views): a session defines the
     checks' views and its metrics' views with what they read, nothing else."""
