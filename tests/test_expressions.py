@@ -3,12 +3,14 @@
 import numpy as np
 import polars as pl
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import sklearn_per_sample
 from strategies import long_tables
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import expressions as rx
 from polars_rankmetrics.metrics import parse_key
+from polars_rankmetrics.ranks import ordered_by
 
 
 @settings(max_examples=60, deadline=None)
@@ -102,3 +104,43 @@ def test_prefix_sums_of_any_length_add_in_the_order_of_one_cumulative_sum():
         assert ranks.cumulative_discount(at) == discounts[at - 1]
         assert ranks.harmonic(at) == harmonics[at - 1]
     assert ranks.cumulative_discount(0) == ranks.harmonic(0) == 0.0
+
+
+def _kleene_or(x: bool | None, y: bool | None) -> bool | None:
+    return True if True in (x, y) else None if None in (x, y) else False
+
+
+def _kleene_and(x: bool | None, y: bool | None) -> bool | None:
+    return False if False in (x, y) else None if None in (x, y) else True
+
+
+def _compare(op, a, b) -> bool | None:
+    return None if a is None or b is None else op(a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(*[st.none() | st.integers(0, 2)] * 3), max_size=7
+    ),
+    descending=st.booleans(),
+)  # fmt: skip
+def test_ordered_by_compares_each_row_with_the_one_before(rows, descending):
+    # Keys (a, b) compared left to right; with ``descending``, equal keys pass where c does not
+    # increase. Nulls compare as unknown, and an unknown comparison is not in order.
+    import operator
+
+    def after(this, previous) -> bool | None:
+        tail = _compare(operator.le, this[2], previous[2]) if descending else False
+        for i in (1, 0):
+            tail = _kleene_or(
+                _compare(operator.gt, this[i], previous[i]),
+                _kleene_and(_compare(operator.eq, this[i], previous[i]), tail),
+            )
+        return tail
+
+    expected = all(after(t, p) is True for p, t in zip(rows, rows[1:], strict=False))
+    df = pl.DataFrame(rows, schema={"a": pl.Int64, "b": pl.Int64, "c": pl.Int64}, orient="row")
+    in_order = ordered_by(df.schema, ["a", "b"], descending="c" if descending else None)
+    for engine in ("streaming", "in-memory"):
+        assert df.lazy().select(in_order).collect(engine=engine).item() is expected
