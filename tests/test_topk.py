@@ -344,3 +344,35 @@ def test_predictions_in_rank_order_are_ranked_by_scans_before_the_join():
     shuffled = rm.evaluate(predictions.sample(fraction=1.0, shuffle=True, seed=1), keys_asked,
                            **options)  # fmt: skip
     assert_frame_equal(in_order, shuffled)
+
+
+@pytest.mark.parametrize(
+    ("by", "samples", "labels", "packed"),
+    [
+        (None, [-5, -5, 7, 7], pl.Series([3, -2, 3, 9]), True),
+        (None, [0, 0, 1, 1], pl.Series([2**64 - 2, 2**64 - 1, 2**64 - 9, 2**64 - 1]), True),
+        ("model", [1, 1, 2, 2], pl.Series([-(2**31), 2**31 - 1, 0, 1], dtype=pl.Int32), True),
+        ("name", [1, 1, 2, 2], pl.Series([0, 1, 0, 1]), False),
+        (None, [0, 0, 1, 1], pl.Series([-(2**63), 0, 2**63 - 1, 0]), False),
+        (None, [0, 0, 1, 1], pl.Series(["a", "b", "a", "c"]), False),
+    ],
+    ids=["negative", "uint64-top", "int32-extremes-by", "string-by", "int64-extremes", "strings"],
+)  # fmt: skip
+def test_integer_keys_are_joined_as_one_packed_key_with_the_same_rows(by, samples, labels, packed):
+    """Integer ids whose ranges multiply within 64 bits are matched as one packed key
+    (topk._packed_key); the scattered table has the rows of the join by keys either way."""
+    predictions = pl.DataFrame({
+        "model": [3, 3, 4, 4], "name": ["a", "a", "b", "b"], "sample": samples,
+        "label": labels, "score": [0.9, 0.5, 0.8, 0.1],
+    })  # fmt: skip
+    ids = [c for c in ("model", "name") if c == by]
+    predictions = predictions.select(*ids, "sample", "label", "score")
+    truth = predictions.drop("score").slice(1, 2)
+    truth = pl.concat([truth, predictions.drop("score").head(1)])
+    truth = truth.with_columns(pl.col("sample").reverse())  # one true label not predicted
+    cols = replace(Columns(by=(by,) if by else ()).opened(), top_k=True)
+    keys = [*cols.by, "sample", "label"]
+    assert (topk._packed_key([predictions, truth], keys) is not None) == packed
+    piece = topk.Piece(predictions.lazy(), truth.lazy(), cols)
+    scattered = piece.join(rank_order=True).table.drop(RANK, BLOCK_START, strict=False)
+    assert_frame_equal(scattered.sort(keys), piece.lazy().collect().sort(keys))
