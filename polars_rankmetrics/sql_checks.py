@@ -41,13 +41,33 @@ def counted_problems(cols: Columns, keys: Sequence[MetricKey], schema: pl.Schema
     ]  # fmt: skip
 
 
-def counts_query(problems: Sequence[str]) -> str:
-    """One row of ``rankmetrics_row_checks``: ``n_rows`` and, per problem id, how many rows
-    show it."""
+# The problems that are the nulls of one source column, by the Columns field naming it.
+_COLUMN_NULLS = {
+    "null_sample": "sample", "null_label": "label", "null_truth": "truth", "null_pred": "pred",
+}  # fmt: skip
+
+
+def counts_query(problems: Sequence[str], cols: Columns, quote: Callable[[str], str]) -> str:
+    """One row: ``n_rows`` and, per problem id, how many rows show it. A column's nulls are
+    counted over ``rankmetrics_source``'s own column (named by ``cols``, quoted by ``quote``),
+    which a file's statistics answer, and the rest over ``rankmetrics_row_checks``: through the
+    input view's cast of a boolean truth column DuckDB propagates no statistics, and its null
+    count took a scan of the column (0.02-0.05 s at 10M rows)."""
     unknown = sorted(set(problems) - set(SQL_PROBLEMS))
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a problem of rankmetrics_row_checks")
-    return f"SELECT {', '.join(['n_rows', *problems])} FROM rankmetrics_row_checks"
+    nulls = [
+        f"count(*) - count({quote(getattr(cols, _COLUMN_NULLS[p]))}) AS {p}"
+        for p in problems if p in _COLUMN_NULLS
+    ]  # fmt: skip
+    source = f"SELECT {', '.join(['count(*) AS n_rows', *nulls])} FROM rankmetrics_source"
+    rest = [p for p in problems if p not in _COLUMN_NULLS]
+    if not rest:
+        return source
+    return (
+        f"SELECT s.*, c.* FROM ({source}) AS s "
+        f"CROSS JOIN (SELECT {', '.join(rest)} FROM rankmetrics_row_checks) AS c"
+    )
 
 
 def row_examples(

@@ -102,7 +102,8 @@ class SQLSession:
         source's own types: a null ``by`` value, and an integer or decimal score that DOUBLE
         cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
         problems = sql_checks.counted_problems(self.cols, keys, self._schema)
-        counts = self._frame(sql_checks.counts_query(problems)).row(0, named=True)
+        query = sql_checks.counts_query(problems, self.cols, self._quote)
+        counts = self._frame(query).row(0, named=True)
         rows = int(counts.pop("n_rows"))
         found = sql_checks.row_examples(counts, self._flagged)
         for i, b in enumerate(self.cols.by):

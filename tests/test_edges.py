@@ -137,7 +137,7 @@ def test_the_sql_engines_count_only_the_problems_an_evaluation_checks():
     assert ruled >= {"nan_score", "nan_truth", "non_binary_truth", "negative_truth"}
     assert "non_binary_pred" in ruled and "null_truth" not in ruled
     with pytest.raises(ValueError, match="'new_problem' is not a problem"):
-        sql_checks.counts_query(["null_score", "new_problem"])
+        sql_checks.counts_query(["null_score", "new_problem"], plain, str)
 
 
 def test_a_check_the_sql_does_not_answer_is_an_error_not_a_pass():

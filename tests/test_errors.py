@@ -44,6 +44,12 @@ CASES = [
     ),
     ("null truth", table(truth=[1, 0, None, 1]), {}, r"'truth' \(truth\) has a null \(at sample=2"),
     (
+        "null boolean truth",
+        table(truth=[True, False, None, True]),
+        {},
+        r"'truth' \(truth\) has a null \(at sample=2",
+    ),
+    (
         "NaN truth",
         table(truth=[1.0, 0.0, float("nan"), 1.0]),
         {},

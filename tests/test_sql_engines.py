@@ -210,6 +210,8 @@ def test_dcg_log_base(sql_engine):
 BAD = [
     ("NaN score", {"score": float("nan")}, r"'score' \(score\) has a NaN \(at model='m0', sample="),
     ("null score", {"score": None}, r"'score' \(score\) has a null \(at model='m0', sample="),
+    ("null truth", {"truth": None}, r"'truth' \(truth\) has a null \(at model='m0', sample="),
+    ("null sample", {"sample": None}, r"column 'sample' has a null"),
     ("truth 2", {"truth": 2.0}, r"'truth' \(truth\) must be 0 or 1 for lrap"),
     ("negative weight", {"weight": -1.0}, r"'weight' \(weight\) has a negative"),
     ("infinite truth", {"truth": float("inf")}, r"'truth' \(truth\) has a NaN or infinite value"),
