@@ -58,9 +58,9 @@ FROM (
         count(*) AS n_rows,
         count(DISTINCT label) AS distinct_labels,
         CASE WHEN min(weight) < max(weight) THEN 1 ELSE 0 END AS varying_weight,
-        count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
+        count(*) FILTER (WHERE truth > 0) AS n_positives,
         count(score) AS n_scored,
-        min(CASE WHEN truth > 0 THEN score END) AS lowest_positive,
+        min(score) FILTER (WHERE truth > 0) AS lowest_positive,
         sum(pred) AS n_predicted,
         sum(truth * pred) AS true_predicted
     FROM rankmetrics_input

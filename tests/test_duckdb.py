@@ -305,7 +305,11 @@ def test_a_session_computes_its_shared_views_only_when_it_evaluates():
     ("metrics", "held", "left_out"),
     [
         (["hamming_loss"], {"n_predicted", "true_predicted"}, {"lowest_positive", "n_scored"}),
-        (["coverage_error"], {"lowest_positive"}, {"n_predicted", "true_predicted", "n_scored"}),
+        (
+            ["coverage_error"],
+            {"lowest_positive"},
+            {"n_predicted", "true_predicted", "n_scored", "n_positives"},
+        ),
         (["lrap", "f1_samples"], {"lowest_positive", "n_scored", "true_predicted"}, set()),
     ],
 )
@@ -454,3 +458,31 @@ def test_the_duckdb_engine_runs_without_sqlglot():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("labels", "weighted"), [(range(100), False), (range(500), True), (range(2000), False)]
+)
+def test_duckdb_sample_counts_are_the_views_counts(labels, weighted):
+    """DuckDB's sample counts (distinct labels by bits, within 127 or 1024 values, else by
+    count; the weight a constant without a weight column) against the view of sql/: the same
+    rows, repeated and missing labels and varying weights included."""
+    from polars_rankmetrics.duckdb_engine import connect, register_views, sample_counts
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    table = pl.DataFrame({
+        "sample": rng.integers(0, 40, n), "label": rng.choice(list(labels), n),
+        "score": rng.random(n), "truth": rng.integers(0, 2, n), "w": rng.integers(1, 3, n) * 1.0,
+    })  # fmt: skip
+    span = (min(labels), max(labels))
+    con = connect()
+    register_views(con, table, weight="w" if weighted else None)
+    query = "SELECT * FROM rankmetrics_sample_counts ORDER BY sample"
+    expected = pl.DataFrame(con.sql(query))
+    view = sample_counts(span, weighted)
+    assert ("max(weight)" in view) == weighted
+    con.execute(view)
+    assert_frame_equal(pl.DataFrame(con.sql(query)), expected, check_dtypes=False)
+    assert expected["varying_weight"].sum() == (0 if not weighted else expected.height)
+    con.close()
