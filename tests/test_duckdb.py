@@ -461,12 +461,14 @@ def test_the_duckdb_engine_runs_without_sqlglot():
 
 
 @pytest.mark.parametrize(
-    ("labels", "weighted"), [(range(100), False), (range(500), True), (range(2000), False)]
+    ("labels", "weighted", "by"),
+    [(range(100), False, None), (range(500), True, None), (range(2000), False, "m")],
 )
-def test_duckdb_sample_counts_are_the_views_counts(labels, weighted):
+def test_duckdb_sample_counts_are_the_views_counts(labels, weighted, by):
     """DuckDB's sample counts (distinct labels by bits, within 127 or 1024 values, else by
-    count; the weight a constant without a weight column) against the view of sql/: the same
-    rows, repeated and missing labels and varying weights included."""
+    count; the weight a constant without a weight column; grouped by the sample alone without
+    by) against the view of sql/: the same rows, repeated and missing labels and varying
+    weights included."""
     from polars_rankmetrics.duckdb_engine import connect, register_views, sample_counts
 
     rng = np.random.default_rng(3)
@@ -474,14 +476,16 @@ def test_duckdb_sample_counts_are_the_views_counts(labels, weighted):
     table = pl.DataFrame({
         "sample": rng.integers(0, 40, n), "label": rng.choice(list(labels), n),
         "score": rng.random(n), "truth": rng.integers(0, 2, n), "w": rng.integers(1, 3, n) * 1.0,
+        "m": rng.choice(["a", "b"], n),
     })  # fmt: skip
     span = (min(labels), max(labels))
     con = connect()
-    register_views(con, table, weight="w" if weighted else None)
-    query = "SELECT * FROM rankmetrics_sample_counts ORDER BY sample"
+    register_views(con, table, weight="w" if weighted else None, by=by)
+    query = "SELECT * FROM rankmetrics_sample_counts ORDER BY grp, sample"
     expected = pl.DataFrame(con.sql(query))
-    view = sample_counts(span, weighted)
+    view = sample_counts(span, weighted, grouped=by is not None)
     assert ("max(weight)" in view) == weighted
+    assert ("GROUP BY grp, sample" in view) == (by is not None)
     con.execute(view)
     assert_frame_equal(pl.DataFrame(con.sql(query)), expected, check_dtypes=False)
     assert expected["varying_weight"].sum() == (0 if not weighted else expected.height)
