@@ -387,7 +387,8 @@ def test_a_session_defines_only_the_views_its_queries_read():
 def test_coverage_reads_the_positives_ranks_where_another_metric_ranks_them():
     """coverage_error's own view passes over every row; beside a metric whose view ranks the
     positives anyway it reads their largest rank from the ranking view instead: the same
-    values, on a dense table and on a top-k table with unscored true labels."""
+    values as the Polars engine's, on a dense table, a top-k table with unscored true labels
+    and two models."""
     from polars_rankmetrics.metrics import COVERAGE_VIEW, RANKING_VIEW, parse_keys
     from polars_rankmetrics.sql_results import sql_views
 
@@ -404,12 +405,16 @@ def test_coverage_reads_the_positives_ranks_where_another_metric_ranks_them():
         data=table.filter(pl.col("label") < 4).drop("truth"), n_labels=6,
         truth_table=table.filter(pl.col("truth") > 0).select("sample", "label"),
     )  # fmt: skip
-    for options in (dict(data=table), topk):
+    two_models = pl.concat([table.with_columns(m=pl.lit(m)) for m in ("x", "y")])
+    for options in (dict(data=table), topk, dict(data=two_models, by="m")):
         alone = rm.evaluate(metrics=["coverage_error"], per_sample=True, **options)
         beside = rm.evaluate(
             metrics=["coverage_error", "lrap"], per_sample=True, engine="duckdb", **options
         )
         assert_frame_equal(beside.select(alone.columns), alone)
+        # its own view on DuckDB (grouped by the sample alone without by)
+        own = rm.evaluate(metrics=["coverage_error"], per_sample=True, engine="duckdb", **options)
+        assert_frame_equal(own.sort(alone.columns[:-1]), alone.sort(alone.columns[:-1]))
 
 
 def test_views_read_follows_every_read_and_refuses_an_unknown_name():
