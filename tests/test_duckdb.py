@@ -495,3 +495,55 @@ def test_duckdb_sample_counts_are_the_views_counts(labels, weighted, by):
     assert_frame_equal(pl.DataFrame(con.sql(query)), expected, check_dtypes=False)
     assert expected["varying_weight"].sum() == (0 if not weighted else expected.height)
     con.close()
+
+
+def _ranks_view(table: pl.DataFrame) -> str:
+    """The definition of rankmetrics_positive_ranks after DuckDB's choice, for lrap alone (read
+    by one view, so not held)."""
+    from polars_rankmetrics.columns import Columns
+    from polars_rankmetrics.duckdb_engine import ENGINE
+    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.evaluate import parameters
+    from polars_rankmetrics.metrics import parse_keys
+
+    keys, context = tuple(parse_keys(["lrap"])), parameters()
+    with ENGINE.open(table, Columns(), Settings(keys=keys, context=context)) as session:
+        session.piece(["sums"], keys, context, check=lambda summary: None)
+        query = "SELECT sql FROM duckdb_views() WHERE view_name = 'rankmetrics_positive_ranks'"
+        return str(session._frame(query)["sql"][0])
+
+
+def test_duckdb_ranks_the_positives_by_pairs_where_they_rank_high():
+    """The positive ranks by pairs where a sample's positives rank high (few pairs per row the
+    windows would rank), by the windows where many positives rank low."""
+    score = np.tile(np.arange(20, 0, -1) / 20, 50)
+    position = np.tile(np.arange(20), 50)
+    table = pl.DataFrame({"sample": np.repeat(np.arange(50), 20), "label": position,
+                          "score": score})  # fmt: skip
+    high = table.with_columns(truth=pl.Series(position < 2).cast(pl.Int8))
+    low = table.with_columns(truth=pl.Series(position >= 5).cast(pl.Int8))
+    assert "rankmetrics_positive_ranks_by_pairs" in _ranks_view(high)
+    assert "rankmetrics_positive_ranks_by_pairs" not in _ranks_view(low)
+    assert "OVER" in _ranks_view(low)
+
+
+@pytest.mark.parametrize("pairs_per_row", [0, 10**9], ids=["windows", "pairs"])
+def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(monkeypatch, pairs_per_row):
+    """Ranked by the windows or by pairs, DuckDB gives the Polars engine's numbers: a dense
+    table with two models and a top-k table with unscored true labels, per sample."""
+    from polars_rankmetrics import duckdb_engine
+
+    monkeypatch.setattr(duckdb_engine, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
+    rng = np.random.default_rng(11)
+    dense = rm.from_dense(rng.random((60, 7)) < 0.4, rng.random((60, 7)).round(1))
+    models = pl.concat([dense.with_columns(m=pl.lit(m)) for m in ("x", "y")])
+    keys = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg", "ndcg@3", "mrr"]
+    cases = [
+        dict(data=models, by="m"),
+        dict(data=dense.filter(pl.col("label") < 4).drop("truth"), n_labels=7,
+             truth_table=dense.filter(pl.col("truth") > 0).select("sample", "label")),
+    ]  # fmt: skip
+    for options in cases:
+        expected = rm.evaluate(metrics=keys, per_sample=True, **options)
+        ours = rm.evaluate(metrics=keys, per_sample=True, engine="duckdb", **options)
+        assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12)

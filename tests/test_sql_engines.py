@@ -376,3 +376,34 @@ def test_the_cli_runs_spark_on_parquet(spark_ready, tmp_path):
         "rankmetrics: error: memory_limit does not apply to the spark engine, which manages its "
         "own memory"
     )
+
+
+def test_the_positive_ranks_by_pairs_are_the_windows_ranks(sql_engine):
+    """rankmetrics_positive_ranks_by_pairs (a join and counts, no window) gives the rows of
+    rankmetrics_positive_ranks on every engine: ties, groups, a group without positives, and the
+    unscored true labels of a top-k table."""
+    from dataclasses import replace
+
+    from polars_rankmetrics.topk import joined
+
+    keys = tuple(parse_keys(["lrap"]))
+    views = ("rankmetrics_positive_ranks", "rankmetrics_positive_ranks_by_pairs")
+    columns = "grp, sample, label, rank, block_start, positive_rank"
+    dense = Columns.of(by="model", weight="weight")
+    top_k = replace(dense, top_k=True)
+    predictions = random_cases().filter(pl.col("label") < 3).drop("truth", "decision")
+    truth = random_cases().filter(pl.col("truth") > 0).select("model", "sample", "label")
+    tables = [
+        (random_cases(), dense, None),
+        (joined(predictions, truth, top_k).collect(), top_k, 8),
+    ]  # fmt: skip
+    for table, cols, n_labels in tables:
+        context = replace(parameters(), n_labels=n_labels, top_k=cols.top_k)
+        settings = Settings(keys=keys, context=context, views=views)
+        with sql_engine.open(table, cols, settings) as session:
+            ranks = [
+                session._frame(f"SELECT {columns} FROM {view}").sort("grp", "sample", "label")
+                for view in views
+            ]
+        assert ranks[0].height > 0
+        assert_frame_equal(ranks[1], ranks[0], check_dtypes=False)
