@@ -245,10 +245,18 @@ _ONE_GROUP = {
 _PERFECT_HASH_BITS = 18
 # The positive ranks by pairs (rankmetrics_positive_ranks_by_pairs) where a table has at most
 # this many pairs per row that the windows would rank: at 10M rows, 0.068 us a pair against
-# 0.24 us a row ranked (0.58 s for 8.5M pairs, 0.95 s for 4M rows); estimated on a reservoir of
+# 0.24 us a row ranked (0.58 s for 8.5M pairs, 0.95 s for 4M rows); counted on a reservoir of
 # _ESTIMATE_SAMPLES samples. The choice changes no value, only the time.
 _PAIRS_PER_RANKED_ROW = 3
-_ESTIMATE_SAMPLES = 1000
+_ESTIMATE_SAMPLES = 500
+# The fewest pairs (each positive paired with the positives scoring at least as high) and the
+# most rows ranked (every row), from the held sample counts: beyond the ratio, the windows
+# without counting the pairs (which, with many positives ranking low, cost the count itself).
+_BOUNDS = """
+SELECT
+    sum(n_positives * (n_positives + 1) / 2) AS least_pairs, sum(n_rows) AS most_ranked
+FROM rankmetrics_sample_counts
+"""
 # Bytes a row of the positive ranks takes in DuckDB's buffers: its ten 8-byte columns.
 _POSITIVE_RANK_BYTES = 80
 
@@ -346,7 +354,12 @@ class DuckDBSession(SQLSession):
     def _choose_positive_ranks(self) -> None:
         """The positive ranks by pairs where a reservoir of samples has at most
         :data:`_PAIRS_PER_RANKED_ROW` pairs per row the windows would rank, else by the windows
-        (see ``rankmetrics_positive_ranks_by_pairs`` in ``sql/``)."""
+        (see ``rankmetrics_positive_ranks_by_pairs`` in ``sql/``); by the windows outright where
+        the sample counts' bounds (:data:`_BOUNDS`) exceed the ratio (a 5M-row table with 80%
+        positives: 2.0M pairs in its reservoir of 500 samples, against 50k rows ranked)."""
+        bounds = self._frame(_BOUNDS).row(0, named=True)
+        if (bounds["least_pairs"] or 0) > _PAIRS_PER_RANKED_ROW * (bounds["most_ranked"] or 0):
+            return
         found = self._frame(_ESTIMATE).row(0, named=True)
         if (found["pairs"] or 0) <= _PAIRS_PER_RANKED_ROW * (found["ranked"] or 0):
             self.con.execute(
