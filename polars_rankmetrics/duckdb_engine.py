@@ -230,7 +230,7 @@ _UNWEIGHTED = {
 # every id of the span) where the ids span at most 2^_PERFECT_HASH_BITS values, instead of
 # hashing (0, sample). At 10M rows: the sample counts 0.149 -> 0.114-0.122 s, coverage's join
 # back 0.144 -> 0.102 s. (With the threshold at 19, (0, sample) gets a perfect table too, but
-# the runs were slower than with hashing.)
+# ran no faster than hashing it: coverage 0.41 s, hamming loss 0.31 against 0.38 and 0.26.)
 _ONE_GROUP = {
     "rankmetrics_sample_counts": {
         "        grp, sample,\n": "        0 AS grp, sample,\n",
