@@ -58,9 +58,9 @@ FROM (
         count(*) AS n_rows,
         count(DISTINCT label) AS distinct_labels,
         CASE WHEN min(weight) < max(weight) THEN 1 ELSE 0 END AS varying_weight,
-        count(*) FILTER (WHERE truth > 0) AS n_positives,
+        count(CASE WHEN truth > 0 THEN 1 END) AS n_positives,
         count(score) AS n_scored,
-        min(score) FILTER (WHERE truth > 0) AS lowest_positive,
+        min(CASE WHEN truth > 0 THEN score END) AS lowest_positive,
         sum(pred) AS n_predicted,
         sum(truth * pred) AS true_predicted
     FROM rankmetrics_input
@@ -114,8 +114,8 @@ CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
 SELECT
     p.grp, p.sample, p.label, p.score, p.truth, p.weight, p.propensity,
     count(*) AS rank,
-    count(*) FILTER (WHERE c.score > p.score) + 1 AS block_start,
-    count(*) FILTER (WHERE c.truth > 0) AS positive_rank
+    count(CASE WHEN c.score > p.score THEN 1 END) + 1 AS block_start,
+    count(CASE WHEN c.truth > 0 THEN 1 END) AS positive_rank
 FROM rankmetrics_input AS p
 JOIN rankmetrics_input AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
 WHERE p.truth > 0
