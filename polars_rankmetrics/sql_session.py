@@ -10,6 +10,7 @@ and :meth:`SQLSession._source_type` (a source column's SQL type).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 
 import polars as pl
 
@@ -152,6 +153,12 @@ class SQLSession:
         return self._grouped("SELECT grp, group_labels FROM rankmetrics_group_labels")
 
     def label_range(self) -> tuple[int, int] | None:
+        return self._label_range
+
+    @cached_property
+    def _label_range(self) -> tuple[int, int] | None:
+        """Asked once a session: by the table checks, and by DuckDB's sample counts (a scan
+        where no file's statistics answer it)."""
         if not self._schema[self.cols.label].is_integer():
             return None
         found = self._frame(
