@@ -37,6 +37,7 @@ from polars_rankmetrics import topk, validation
 from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Engine, Progress, Session, Settings
 from polars_rankmetrics.label_averages import combine, label_means
+from polars_rankmetrics.media import explained
 from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
 from polars_rankmetrics.metrics import Context, MetricKey
 from polars_rankmetrics.polars_engine import PolarsSession, ranks_positives_only
@@ -157,7 +158,7 @@ def _check_samples(
 
 def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Context:
     """Every check on a source evaluated in one piece; the context its metrics need."""
-    validation.check_schema(session.schema(), cols)
+    validation.check_schema(session.schema(), cols, session.count_rows)
     checked = check_table(session, cols, keys)
     validation.check_weight_totals(check_piece(session, cols, checked), cols)
     return Context(cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score)
@@ -262,11 +263,14 @@ def run(
     tables = ["per_sample" if per_sample else "sums"] if by_reduction["samples"] else []
     tables += [reduction for reduction in LABEL_TABLES if by_reduction[reduction]]
     validation.check_result_names(cols, [str(k) for k in keys])
-    with inside_names(cols) as inner:
-        collected, context = collect(
-            engine, data, inner, keys, tables, parameters=parameters or Context(), inputs=inputs,
-            memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-        )  # fmt: skip
+    temp_parent = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
+    reported = (*engine.errors, OSError, pl.exceptions.PolarsError)
+    with explained(temp_parent, data, inputs.truth_table, reported=reported):
+        with inside_names(cols) as inner:
+            collected, context = collect(
+                engine, data, inner, keys, tables, parameters=parameters or Context(),
+                inputs=inputs, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+            )  # fmt: skip
     cols = inner  # the by columns keep their inside names until the result is restored
     if per_sample:
         rows = undefined_as_nan(pl.concat(collected["per_sample"]), keys)
@@ -347,7 +351,7 @@ def collect(
             engine.open(data, cols, settings) if prepared.split is None else _lazily(data, cols)
         )
         with opened as whole:
-            validation.check_schema(whole.schema(), cols)
+            validation.check_schema(whole.schema(), cols, whole.count_rows)
             bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)
             rows = whole.count_rows() if prepared.rows is None else prepared.rows
             budget = memory_limit

@@ -32,9 +32,16 @@ from polars_rankmetrics.columns import Columns
 from polars_rankmetrics.engines import Settings
 from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.interrupts import stopping
+from polars_rankmetrics.media import csv_header, malformed
 from polars_rankmetrics.memory import engine_limit, parse_size
 from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.sources import data_files, foreign_to_polars, is_arrow_dataset, is_url
+from polars_rankmetrics.sources import (
+    Files,
+    data_files,
+    foreign_to_polars,
+    is_arrow_dataset,
+    is_url,
+)
 from polars_rankmetrics.sql_export import (
     input_statements,
     quote_identifier,
@@ -66,9 +73,23 @@ def connect(
         if temp_directory is not None:
             config["temp_directory"] = str(temp_directory / "duckdb")
     try:
-        return duckdb.connect(config=config)
+        con = duckdb.connect(config=config)
     except duckdb.Error as error:
         raise ValueError(f"bad DuckDB setting: {error}") from None
+    expect_nan(con)
+    return con
+
+
+def expect_nan(con: duckdb.DuckDBPyConnection) -> None:
+    """Have ``con`` read any Parquet float column as possibly holding NaN.
+
+    Parquet writers leave NaN out of a float column's min/max, as the format asks, and most
+    write no NaN count. DuckDB reads such bounds as "no NaN" by default and folds ``isnan``, a
+    comparison, or a column whose bounds are equal, to what the bounds imply: a NaN score would
+    pass the checks and be ranked as another value. With ``parquet_can_have_nan`` the bounds
+    leave room for NaN, and nothing a NaN contradicts is inferred.
+    """
+    con.execute("SET parquet_can_have_nan = true")
 
 
 def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
@@ -86,16 +107,18 @@ def _literal_glob(path: str) -> str:
     return "".join(f"[{c}]" if c in "[*?" else c for c in path)
 
 
-def _source_query(con: duckdb.DuckDBPyConnection, source: Any, tables: bool) -> str:
-    """A SELECT over ``source``; names quoted, paths quoted as string literals, frames
-    registered on the connection (temporary, like every view here). A string is the name of a
-    table or view of ``con`` if it has one (``tables``: a new connection has none, and the
-    first look into its catalog takes 0.01 s), else a path."""
+def _source_query(
+    con: duckdb.DuckDBPyConnection, source: Any, tables: bool
+) -> tuple[str, Files | None]:
+    """A SELECT over ``source``, and the files it reads if it reads files; names quoted, paths
+    quoted as string literals, frames registered on the connection (temporary, like every view
+    here). A string is the name of a table or view of ``con`` if it has one (``tables``: a new
+    connection has none), else a path."""
     if isinstance(source, duckdb.DuckDBPyRelation):
-        return source.sql_query()
+        return source.sql_query(), None
     if is_arrow_dataset(source):
         con.register("rankmetrics_frame", source)  # a pyarrow dataset: scanned, not loaded
-        return "SELECT * FROM rankmetrics_frame"
+        return "SELECT * FROM rankmetrics_frame", None
     converted = None if isinstance(source, str) else foreign_to_polars(source)
     if converted is not None:
         source = converted
@@ -103,19 +126,20 @@ def _source_query(con: duckdb.DuckDBPyConnection, source: Any, tables: bool) -> 
         source = source.collect()
     if isinstance(source, pl.DataFrame):
         con.register("rankmetrics_frame", source.to_arrow())
-        return "SELECT * FROM rankmetrics_frame"
+        return "SELECT * FROM rankmetrics_frame", None
     if isinstance(source, str) and tables and _is_table(con, source):
-        return f"SELECT * FROM {quote_identifier(source)}"
+        return f"SELECT * FROM {quote_identifier(source)}", None
     files = data_files(source)
     paths = ", ".join(
         quote_literal(path if is_url(path) else _literal_glob(path)) for path in files.paths
     )
-    if files.format == "csv":
-        return f"SELECT * FROM read_csv([{paths}])"
+    if files.format == "csv":  # Polars' dialect, which the sniffer may miss on a ragged line
+        options = "delim = ',', quote = '\"', escape = '\"', header = true, null_padding = true"
+        return f"SELECT * FROM read_csv([{paths}], {options})", files
     if files.format == "ndjson":
-        return f"SELECT * FROM read_json([{paths}], format = 'newline_delimited')"
+        return f"SELECT * FROM read_json([{paths}], format = 'newline_delimited')", files
     hive = "true" if files.hive else "false"
-    return f"SELECT * FROM read_parquet([{paths}], hive_partitioning = {hive})"
+    return f"SELECT * FROM read_parquet([{paths}], hive_partitioning = {hive})", files
 
 
 def _register(
@@ -128,12 +152,12 @@ def _register(
     objects of another connection (its tables, registered frames) is read into memory through
     Arrow."""
     try:
-        query = _source_query(con, source, tables)
+        query, files = _source_query(con, source, tables)
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.CatalogException:
         if not isinstance(source, duckdb.DuckDBPyRelation):
             raise
-        query = _source_query(con, source.pl(), tables)
+        query, files = _source_query(con, source.pl(), tables)
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.Error as error:
         if "httpfs" not in str(error):  # DuckDB names the extension only for a URL
@@ -143,7 +167,11 @@ def _register(
             "could not install here (no network?): INSTALL httpfs once where the network allows, "
             "or use engine='polars'"
         ) from None
-    validation.check_schema(_schema(con), cols.in_source())
+    if files is not None and files.format == "csv":
+        _check_fields(con, files)
+        query = _numbers_read_as_text(con, query, cols.in_source())
+        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
+    validation.check_schema(_schema(con), cols.in_source(), partial(_count_rows, con))
     if cols.aliases:
         renames = ", ".join(
             f"{quote_identifier(a)} AS {quote_identifier(b)}" for a, b in cols.aliases
@@ -153,6 +181,44 @@ def _register(
             f"SELECT * RENAME ({renames}) FROM ({query})"
         )
     return _schema(con)
+
+
+def _check_fields(con: duckdb.DuckDBPyConnection, files: Files) -> None:
+    """Refuse CSV files with a record longer than the header: the reader pads a short record
+    with nulls (which the checks refuse, as on Polars) and gives a long one's extra fields a
+    column of their own."""
+    paths = [path for path in files.paths if not is_url(path)]
+    if paths and len(_schema(con)) > max(len(csv_header(path)) for path in paths):
+        raise ValueError(
+            malformed(files.paths) or "a CSV file has a record with more fields than its header"
+        )
+
+
+def _numbers_read_as_text(con: duckdb.DuckDBPyConnection, query: str, cols: Columns) -> str:
+    """``query`` (over CSV files) with the score, truth, weight and pred columns that DuckDB's
+    sniffer typed as text but whose every value is a number cast to DOUBLE. The sniffer takes
+    ``inf``, ``-inf`` and ``NaN`` (as Polars and pandas write them) for text; Polars reads them
+    as numbers, and so must every engine. A column with any other text stays text, and is
+    refused as not numeric."""
+    schema = _schema(con)
+    roles = [c for c in (cols.score, cols.truth, cols.weight, cols.pred) if c is not None]
+    text = [c for c in dict.fromkeys(roles) if c in schema and schema[c] == pl.String]
+    if not text:
+        return query
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE {q} IS NOT NULL AND TRY_CAST({q} AS DOUBLE) IS NULL)"
+        for q in map(quote_identifier, text)
+    )
+    found = con.execute(f"SELECT {counts} FROM rankmetrics_source").fetchall()[0]
+    numbers = [quote_identifier(c) for c, others in zip(text, found, strict=True) if not others]
+    if not numbers:
+        return query
+    casts = ", ".join(f"CAST({q} AS DOUBLE) AS {q}" for q in numbers)
+    return f"SELECT * REPLACE ({casts}) FROM ({query})"
+
+
+def _count_rows(con: duckdb.DuckDBPyConnection) -> int:
+    return int(con.execute("SELECT count(*) FROM rankmetrics_source").fetchall()[0][0])
 
 
 def _schema(con: duckdb.DuckDBPyConnection) -> pl.Schema:
@@ -191,6 +257,7 @@ def register_views(
         sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
     )
     context = parameters(threshold=threshold, beta=beta, zero_division=zero_division)
+    expect_nan(con)
     schema = _register(con, source, cols)
     statements = input_statements(
         "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True,

@@ -346,7 +346,9 @@ def lazy_inside(data: Any, cols: Columns) -> pl.LazyFrame:
     lf = to_lazy(data)
     if not cols.aliases:
         return lf
-    validation.check_schema(lf.collect_schema(), cols.in_source())
+    validation.check_schema(
+        lf.collect_schema(), cols.in_source(), PolarsSession(lf, cols).count_rows
+    )
     return lf.rename(dict(cols.aliases))
 
 

@@ -110,7 +110,8 @@ ACCEPTED = (
 )
 
 
-def _is_paths(data: object) -> bool:
+def is_paths(data: object) -> bool:
+    """Whether ``data`` is a path or a list of paths."""
     if isinstance(data, str | PathLike):
         return True
     return isinstance(data, list | tuple) and all(isinstance(p, str | PathLike) for p in data)
@@ -124,7 +125,7 @@ def is_arrow_dataset(data: object) -> bool:
 def foreign_to_polars(data: object) -> pl.DataFrame | pl.LazyFrame | None:
     """``data`` as Polars when it is another library's frame (see the module docstring); None
     for Polars frames and paths. ``TypeError`` naming what is accepted for anything else."""
-    if isinstance(data, pl.DataFrame | pl.LazyFrame) or _is_paths(data):
+    if isinstance(data, pl.DataFrame | pl.LazyFrame) or is_paths(data):
         return None
     if is_arrow_dataset(data):
         return pl.scan_pyarrow_dataset(data)
@@ -153,10 +154,12 @@ def to_lazy(data: object) -> pl.LazyFrame:
     if files.format == "csv":
         return pl.scan_csv(files.paths, glob=remote)
     if files.format == "ndjson":
+        if not remote and all(Path(p).stat().st_size == 0 for p in files.paths):
+            return pl.LazyFrame()  # no rows and so no columns, which Polars cannot scan
         return pl.scan_ndjson(files.paths)
     return pl.scan_parquet(files.paths, glob=remote, hive_partitioning=files.hive)
 
 
 def is_eager(data: object) -> bool:
     """Whether ``data`` is held in memory (a result from it is a DataFrame, not a LazyFrame)."""
-    return not isinstance(data, pl.LazyFrame) and not _is_paths(data)
+    return not isinstance(data, pl.LazyFrame) and not is_paths(data)

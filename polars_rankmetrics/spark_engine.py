@@ -116,7 +116,7 @@ class SparkEngine:
         source = _source(data)
         spark = source.sparkSession
         schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
-        validation.check_schema(schema, cols.in_source())
+        validation.check_schema(schema, cols.in_source(), source.count)
         if cols.aliases:
             source = source.withColumnsRenamed(dict(cols.aliases))
             schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]

@@ -61,8 +61,14 @@ def check_request(keys: Sequence[MetricKey], n_labels: int | None) -> None:
             raise ValueError(f"{key} needs n_labels >= {metric.min_labels}")
 
 
-def _check_schema(schema: pl.Schema, names: Sequence[str], table: str) -> None:
+def _check_schema(
+    schema: pl.Schema, names: Sequence[str], table: str, lf: pl.LazyFrame | None = None
+) -> None:
+    """Every column of ``names`` is in ``schema``; a table without rows (``lf``) and without
+    them is empty (an empty NDJSON file has no columns)."""
     missing = [name for name in names if name not in schema]
+    if missing and lf is not None and lf.select(pl.len()).collect().item() == 0:
+        validation.raise_empty()
     if missing:
         raise ValueError(
             f"column {missing[0]!r} not found in the {table}; it has columns {list(schema.names())}"
@@ -93,8 +99,8 @@ def _inputs(predictions: Any, truth_table: Any, cols: Columns) -> tuple[pl.LazyF
     keys = [*cols.by, cols.sample, cols.label]
     pred_schema, true_schema = pred.collect_schema(), true.collect_schema()
     read = [*keys, cols.score, *([cols.weight] if cols.weight else [])]
-    _check_schema(pred_schema, read, "predictions")
-    _check_schema(true_schema, keys, "truth table")
+    _check_schema(pred_schema, read, "predictions", pred)
+    _check_schema(true_schema, keys, "truth table", true)
     gain = pl.col(cols.truth) if cols.truth in true_schema else pl.lit(1, pl.Int64)
     return pred.select(read), true.select(*keys, gain.alias(cols.truth))
 

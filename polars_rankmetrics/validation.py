@@ -27,8 +27,23 @@ from polars_rankmetrics.ranks import ordered_by, starts_run
 from polars_rankmetrics.retrieval import PROPENSITY
 
 
-def check_schema(schema: pl.Schema, cols: Columns) -> None:
-    """Every column exists; score, truth and weight are numeric (truth may be bool)."""
+def check_schema(
+    schema: pl.Schema, cols: Columns, count_rows: Callable[[], int] | None = None
+) -> None:
+    """Every column exists; score, truth and weight are numeric (truth may be bool).
+
+    A table without rows whose schema fails (``count_rows`` tells) is refused as empty: a CSV
+    file's header alone types every column as text, and an empty NDJSON file has no columns.
+    """
+    try:
+        _check_columns(schema, cols)
+    except ValueError:
+        if count_rows is not None and count_rows() == 0:
+            raise_empty()
+        raise
+
+
+def _check_columns(schema: pl.Schema, cols: Columns) -> None:
     missing = [name for name in cols.required if name not in schema]
     if missing:
         raise ValueError(

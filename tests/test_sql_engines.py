@@ -215,6 +215,8 @@ BAD = [
     ("truth 2", {"truth": 2.0}, r"'truth' \(truth\) must be 0 or 1 for lrap"),
     ("negative weight", {"weight": -1.0}, r"'weight' \(weight\) has a negative"),
     ("infinite truth", {"truth": float("inf")}, r"'truth' \(truth\) has a NaN or infinite value"),
+    ("NaN truth", {"truth": float("nan")}, r"'truth' \(truth\) has a NaN or infinite value"),
+    ("NaN weight", {"weight": float("nan")}, r"'weight' \(weight\) has a negative, NaN or"),
 ]
 
 
@@ -227,10 +229,10 @@ def test_bad_rows_give_the_same_errors(sql_engine, change, message):
     )
     with pytest.raises(ValueError, match=message):
         rm.evaluate(table, ["lrap"], by="model", weight="weight")
-    nan_score = isinstance(change.get("score"), float) and np.isnan(change["score"])
-    if sql_engine.name == "sqlite" and nan_score:
+    nan = [c for c, v in change.items() if isinstance(v, float) and np.isnan(v)]
+    if sql_engine.name == "sqlite" and nan:
         # SQLite stores NaN as NULL: its null check answers
-        message = message.replace("has a NaN", "has a null")
+        message = rf"'{nan[0]}' \({nan[0]}\) has a null \(at model='m0', sample="
     with pytest.raises(ValueError, match=message):
         run(sql_engine, table, ["lrap"], by="model", weight="weight")
 
