@@ -6,8 +6,8 @@ time over its floor.
 Each step runs in this process, best of three, on the file of ``make_data.py``:
 
 - reading the four columns (every metric needs them, the input checks need the label);
-- the input checks as the library runs them (``polars_rankmetrics.validation``): the row checks
-  (nulls, NaNs, ranges: one pass), each group's label count, and the per-sample count of
+- the input checks as the library runs them (``polars_rankmetrics.checks.validation``): the row
+  checks (nulls, NaNs, ranges: one pass), each group's label count, and the per-sample count of
   distinct labels (repeated labels, label sets), which no exact check can skip;
 - one sort of the rows by sample and descending score (the tie-aware ranks LRAP, ranking loss and
   DCG need), and the same sort on one packed 64-bit key (sample id and the score's bits);
@@ -37,8 +37,8 @@ import record  # noqa: E402
 from make_data import write  # noqa: E402
 
 from polars_rankmetrics import validation  # noqa: E402
-from polars_rankmetrics.columns import Columns  # noqa: E402
-from polars_rankmetrics.metrics import parse_keys  # noqa: E402
+from polars_rankmetrics.inputs.columns import Columns  # noqa: E402
+from polars_rankmetrics.metrics.registry import parse_keys  # noqa: E402
 
 OUT = Path(__file__).parent / "out"
 

@@ -67,7 +67,7 @@ def sklearn_child(metric: str, path: str) -> None:
 
 def ours_child(engine: str, metric: str, path: str) -> None:
     import polars_rankmetrics as rm
-    from polars_rankmetrics.engines import get_engine
+    from polars_rankmetrics.engines.base import get_engine
 
     # The engine's library is imported before the clock starts (DuckDB: 0.12 s), as the
     # scikit-learn path's numpy, Polars and scikit-learn are; "wall" in the record has it all.

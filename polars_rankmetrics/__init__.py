@@ -6,7 +6,7 @@ The long table has one row per (sample, label): the model's score and the truth.
 """
 
 from polars_rankmetrics import expressions
-from polars_rankmetrics.convert import from_dense, from_lists
+from polars_rankmetrics.engines.topk import label_propensities
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.frames import (
     coverage_error,
@@ -16,11 +16,11 @@ from polars_rankmetrics.frames import (
     lwlrap,
     ndcg_score,
 )
-from polars_rankmetrics.metrics import DEFAULT_METRICS
+from polars_rankmetrics.inputs.convert import from_dense, from_lists
+from polars_rankmetrics.metrics.ranks import rank_table
+from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
-from polars_rankmetrics.ranks import rank_table
 from polars_rankmetrics.report import label_report
-from polars_rankmetrics.topk import label_propensities
 
 
 def __getattr__(name: str) -> str:

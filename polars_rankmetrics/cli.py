@@ -15,13 +15,13 @@ from typing import Any, NoReturn
 import polars as pl
 
 import polars_rankmetrics
-from polars_rankmetrics import interrupts
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import engine_names, get_engine
+from polars_rankmetrics.engines import interrupts
+from polars_rankmetrics.engines.base import engine_names, get_engine
+from polars_rankmetrics.engines.sql.export import DIALECTS, input_statements, view_statements
 from polars_rankmetrics.evaluate import evaluate, parameters
-from polars_rankmetrics.metrics import DEFAULT_METRICS, REGISTRY
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report import label_report
-from polars_rankmetrics.sql_export import DIALECTS, input_statements, view_statements
 
 
 class _Parser(argparse.ArgumentParser):

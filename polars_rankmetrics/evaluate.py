@@ -9,10 +9,10 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import driver
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Progress, get_engine
-from polars_rankmetrics.metrics import Context, parse_keys
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.base import Progress, get_engine
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import Context, parse_keys
 
 
 def check_log_base(log_base: float) -> None:
@@ -93,13 +93,13 @@ def evaluate(
         metrics below, and the retrieval metrics ``precision@K``, ``recall@K``,
         ``hit_rate@K``, ``mrr``, ``mrr@K``, ``map``, ``map@K``, ``r_precision``,
         ``psprecision@K``, ``psndcg@K`` and their ``_norm`` variants (see
-        :mod:`polars_rankmetrics.retrieval`). Default: the six ranking metrics.
+        :mod:`polars_rankmetrics.metrics.retrieval`). Default: the six ranking metrics.
     truth_table
-        A top-k evaluation (:mod:`polars_rankmetrics.topk`, Polars engine): the true labels, one
-        row per (sample, label) with an optional gain in the ``truth`` column (1 without it), as
-        a frame, path or glob. A true label without a prediction is unscored: it ranks below
-        every scored label of its sample, tied with the other unscored labels. The samples are
-        those of either table.
+        A top-k evaluation (:mod:`polars_rankmetrics.engines.topk`, Polars engine): the true
+        labels, one row per (sample, label) with an optional gain in the ``truth`` column (1
+        without it), as a frame, path or glob. A true label without a prediction is unscored: it
+        ranks below every scored label of its sample, tied with the other unscored labels. The
+        samples are those of either table.
     n_labels
         The size of the label space of a top-k evaluation, which the ranking metrics need (they
         count the unscored labels, in closed form); the retrieval metrics do not.

@@ -1,6 +1,6 @@
 """Frame functions named as in scikit-learn: DataFrame in, DataFrame out (LazyFrame in, LazyFrame
 out), so they chain with ``.pipe()``. Any other dataframe (pandas, pyarrow, a DuckDB relation,
-see :mod:`polars_rankmetrics.sources`) or Parquet path in: a Polars DataFrame out.
+see :mod:`polars_rankmetrics.inputs.sources`) or Parquet path in: a Polars DataFrame out.
 
 Each returns one row with the metric; one row per group with ``by=``; or one row per sample (with
 the ``by`` and sample columns) with ``per_sample=True``. The value column is named by the metric key
@@ -17,12 +17,12 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.driver import check_all, inside_names
+from polars_rankmetrics.checks.validation import check_result_names
+from polars_rankmetrics.engines.driver import check_all, inside_names
+from polars_rankmetrics.engines.polars import PolarsSession, lazy_inside, lazy_result
 from polars_rankmetrics.evaluate import check_log_base
-from polars_rankmetrics.metrics import MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession, lazy_inside, lazy_result
-from polars_rankmetrics.validation import check_result_names
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import MetricKey
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 F = TypeVar("F", bound=Callable[..., object])
@@ -34,7 +34,7 @@ _SHARED_DOC = """
     data
         The long table, one row per (sample, label): a polars DataFrame or LazyFrame, another
         library's dataframe (pandas, pyarrow, a DuckDB relation: see
-        :mod:`polars_rankmetrics.sources`), or paths of Parquet, CSV or NDJSON files.
+        :mod:`polars_rankmetrics.inputs.sources`), or paths of Parquet, CSV or NDJSON files.
     by
         Column(s) splitting the table into independent evaluations: one result row each.
     per_sample

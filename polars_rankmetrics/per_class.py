@@ -7,13 +7,13 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.driver import check_all, inside_names
-from polars_rankmetrics.expressions import label_precision
-from polars_rankmetrics.metrics import MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession, lazy_inside
-from polars_rankmetrics.ranks import window_ranks
-from polars_rankmetrics.validation import check_result_names
+from polars_rankmetrics.checks.validation import check_result_names
+from polars_rankmetrics.engines.driver import check_all, inside_names
+from polars_rankmetrics.engines.polars import PolarsSession, lazy_inside
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.ranking import label_precision
+from polars_rankmetrics.metrics.ranks import window_ranks
+from polars_rankmetrics.metrics.registry import MetricKey
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 

@@ -6,7 +6,7 @@ out, computed by this library's Polars engine.
 
 ``y_true`` and ``y_score`` are (samples x labels) numpy arrays, nested lists or scipy sparse
 matrices; the values and the degenerate cases are scikit-learn's (see
-:mod:`polars_rankmetrics.expressions`). Bad input raises ``ValueError``, as scikit-learn does,
+:mod:`polars_rankmetrics.metrics.ranking`). Bad input raises ``ValueError``, as scikit-learn does,
 with this library's messages. The long table is built from the matrices first
 (:func:`~polars_rankmetrics.from_dense`); for tables that are long already, call
 :func:`~polars_rankmetrics.evaluate` on them directly.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from polars_rankmetrics.convert import _dense, from_dense
 from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.inputs.convert import _dense, from_dense
 
 
 def _value(

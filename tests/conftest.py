@@ -9,9 +9,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 import polars_rankmetrics as rm  # noqa: E402
-from polars_rankmetrics.duckdb_engine import DuckDBSession  # noqa: E402
-from polars_rankmetrics.memory import ENGINE_SHARE, parse_size  # noqa: E402
-from polars_rankmetrics.polars_engine import PolarsSession  # noqa: E402
+from polars_rankmetrics.engines.duckdb import DuckDBSession  # noqa: E402
+from polars_rankmetrics.engines.memory import ENGINE_SHARE, parse_size  # noqa: E402
+from polars_rankmetrics.engines.polars import PolarsSession  # noqa: E402
 
 BUDGET = "256MB"
 

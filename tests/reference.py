@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 from sklearn import metrics as skm
 
-from polars_rankmetrics.metrics import MetricKey
+from polars_rankmetrics.metrics.registry import MetricKey
 
 
 def dense(df: pl.DataFrame, *, sample="sample", label="label", score="score", truth="truth"):

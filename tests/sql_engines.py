@@ -17,10 +17,10 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Settings
-from polars_rankmetrics.polars_engine import lazy_inside
-from polars_rankmetrics.sql_session import SQLSession, setup_statements
+from polars_rankmetrics.engines.base import Settings
+from polars_rankmetrics.engines.polars import lazy_inside
+from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
+from polars_rankmetrics.inputs.columns import Columns
 
 _SQL_TYPES = {
     "postgres": {pl.Float64: "DOUBLE PRECISION", pl.Int64: "BIGINT", pl.String: "TEXT",

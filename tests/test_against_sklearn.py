@@ -9,7 +9,7 @@ from reference import finite_scores, sklearn_per_sample, sklearn_value
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.metrics import parse_key
+from polars_rankmetrics.metrics.registry import parse_key
 
 BINARY_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
 GRADED_KEYS = ["dcg", "ndcg", "dcg@1", "ndcg@2", "ndcg@20"]

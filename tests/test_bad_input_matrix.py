@@ -233,7 +233,7 @@ def spark():
     reason = java_missing()
     if reason:
         pytest.skip(f"Spark: {reason}")
-    from polars_rankmetrics.spark_engine import local_session
+    from polars_rankmetrics.engines.spark import local_session
 
     return local_session()
 

@@ -13,7 +13,7 @@ from sklearn import metrics as skm
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.metrics import CLASSIFICATION_METRICS
+from polars_rankmetrics.metrics.registry import CLASSIFICATION_METRICS
 
 SETTINGS = settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -4,7 +4,10 @@ import doctest
 
 import pytest
 
-from polars_rankmetrics import convert, expressions, frames, ranks, report
+from polars_rankmetrics import frames, report
+from polars_rankmetrics.inputs import convert
+from polars_rankmetrics.metrics import ranking as expressions
+from polars_rankmetrics.metrics import ranks
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,11 @@ from polars.testing import assert_frame_equal
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import driver
-from polars_rankmetrics.duckdb_engine import register_views
-from polars_rankmetrics.memory import engine_limit
-from polars_rankmetrics.metrics import REGISTRY
-from polars_rankmetrics.sql_export import sql_directory, sql_files
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.duckdb import register_views
+from polars_rankmetrics.engines.memory import engine_limit
+from polars_rankmetrics.engines.sql.export import sql_directory, sql_files
+from polars_rankmetrics.metrics.registry import REGISTRY
 
 ALL_KEYS = [
     "coverage_error",
@@ -274,11 +274,11 @@ def test_a_session_computes_its_shared_views_only_when_it_evaluates():
     """The whole-table session of a bucketed run only checks and splits: the views that the
     metric views share (sample counts, discounts) become temporary tables in piece(), not in
     open() (computed over a whole 1B-row table, they took the process past its 2GB budget)."""
-    from polars_rankmetrics.columns import Columns
-    from polars_rankmetrics.duckdb_engine import ENGINE
-    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import ENGINE
     from polars_rankmetrics.evaluate import parameters
-    from polars_rankmetrics.metrics import parse_keys
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.registry import parse_keys
 
     table = pl.DataFrame(
         {"sample": [1, 1, 2, 2], "label": [1, 2, 1, 2], "score": [0.5, 0.2, 0.1, 0.9],
@@ -317,11 +317,11 @@ def test_the_sample_counts_are_held_once_with_the_columns_the_run_reads(metrics,
     """The sample checks and the metrics read one aggregation per sample, held once: with the
     checks' columns and those of the run's metrics (each count costs DuckDB 0.025 s at 10M rows),
     and the values of the Polars engine."""
-    from polars_rankmetrics.columns import Columns
-    from polars_rankmetrics.duckdb_engine import ENGINE
-    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import ENGINE
     from polars_rankmetrics.evaluate import parameters
-    from polars_rankmetrics.metrics import parse_keys
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.registry import parse_keys
 
     table = pl.read_parquet(EXAMPLE).filter(model="baseline")
     keys = tuple(parse_keys(metrics))
@@ -342,11 +342,11 @@ def test_under_a_budget_the_positive_ranks_are_held_where_they_fit(monkeypatch, 
     """Under a memory budget the positive ranks that several views read are held once where
     they take at most half of DuckDB's share (computed per view beyond: a held table spills),
     with the same values either way."""
-    from polars_rankmetrics import duckdb_engine
-    from polars_rankmetrics.columns import Columns
-    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.engines import duckdb as duckdb_engine
+    from polars_rankmetrics.engines.base import Settings
     from polars_rankmetrics.evaluate import parameters
-    from polars_rankmetrics.metrics import parse_keys
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.registry import parse_keys
 
     monkeypatch.setattr(duckdb_engine, "_POSITIVE_RANK_BYTES", row_bytes)
     table = pl.read_parquet(EXAMPLE).filter(model="baseline")
@@ -366,10 +366,10 @@ def test_under_a_budget_the_positive_ranks_are_held_where_they_fit(monkeypatch, 
 def test_a_session_defines_only_the_views_its_queries_read():
     """DuckDB binds every view it creates (about 3 ms each, 36 views): a session defines the
     checks' views and its metrics' views with what they read, nothing else."""
-    from polars_rankmetrics.columns import Columns
-    from polars_rankmetrics.duckdb_engine import ENGINE
-    from polars_rankmetrics.engines import Settings
-    from polars_rankmetrics.metrics import parse_keys
+    from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import ENGINE
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.registry import parse_keys
 
     def views(keys: list[str]) -> set[str]:
         settings = Settings(keys=tuple(parse_keys(keys)), tables=("sums",))
@@ -389,8 +389,8 @@ def test_coverage_reads_the_positives_ranks_where_another_metric_ranks_them():
     positives anyway it reads their largest rank from the ranking view instead: the same
     values as the Polars engine's, on a dense table, a top-k table with unscored true labels
     and two models."""
-    from polars_rankmetrics.metrics import COVERAGE_VIEW, RANKING_VIEW, parse_keys
-    from polars_rankmetrics.sql_results import sql_views
+    from polars_rankmetrics.engines.sql.results import sql_views
+    from polars_rankmetrics.metrics.registry import COVERAGE_VIEW, RANKING_VIEW, parse_keys
 
     def coverage_view(keys: list[str]) -> str:
         return sql_views(parse_keys(keys))[parse_keys(["coverage_error"])[0]]
@@ -418,7 +418,7 @@ def test_coverage_reads_the_positives_ranks_where_another_metric_ranks_them():
 
 
 def test_views_read_follows_every_read_and_refuses_an_unknown_name():
-    from polars_rankmetrics.sql_export import view_names, view_statements, views_read
+    from polars_rankmetrics.engines.sql.export import view_names, view_statements, views_read
 
     gain = views_read(["rankmetrics_gain_per_sample"])
     assert {"rankmetrics_positive_ranks", "rankmetrics_discounts"} <= gain < set(view_names())
@@ -474,7 +474,7 @@ def test_duckdb_sample_counts_are_the_views_counts(labels, weighted, by):
     count; the weight a constant without a weight column; grouped by the sample alone without
     by) against the view of sql/: the same rows, repeated and missing labels and varying
     weights included."""
-    from polars_rankmetrics.duckdb_engine import connect, register_views, sample_counts
+    from polars_rankmetrics.engines.duckdb import connect, register_views, sample_counts
 
     rng = np.random.default_rng(3)
     n = 3000
@@ -500,11 +500,11 @@ def test_duckdb_sample_counts_are_the_views_counts(labels, weighted, by):
 def _ranks_view(table: pl.DataFrame) -> str:
     """The definition of rankmetrics_positive_ranks after DuckDB's choice, for lrap alone (read
     by one view, so not held)."""
-    from polars_rankmetrics.columns import Columns
-    from polars_rankmetrics.duckdb_engine import ENGINE
-    from polars_rankmetrics.engines import Settings
+    from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import ENGINE
     from polars_rankmetrics.evaluate import parameters
-    from polars_rankmetrics.metrics import parse_keys
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.registry import parse_keys
 
     keys, context = tuple(parse_keys(["lrap"])), parameters()
     with ENGINE.open(table, Columns(), Settings(keys=keys, context=context)) as session:
@@ -535,7 +535,7 @@ def test_duckdb_ranks_the_positives_by_pairs_where_they_rank_high():
 def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(monkeypatch, pairs_per_row):
     """Ranked by the windows or by pairs, DuckDB gives the Polars engine's numbers: a dense
     table with two models and a top-k table with unscored true labels, per sample."""
-    from polars_rankmetrics import duckdb_engine
+    from polars_rankmetrics.engines import duckdb as duckdb_engine
 
     monkeypatch.setattr(duckdb_engine, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
     rng = np.random.default_rng(11)

@@ -9,9 +9,10 @@ import pytest
 from sklearn.metrics import ndcg_score
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import sql_checks, validation
-from polars_rankmetrics.duckdb_engine import register_views
-from polars_rankmetrics.metrics import RANKING_METRICS, parse_keys
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines.duckdb import register_views
+from polars_rankmetrics.engines.sql import checks as sql_checks
+from polars_rankmetrics.metrics.registry import RANKING_METRICS, parse_keys
 
 
 def huge_integer_scores() -> pl.DataFrame:

@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import validation
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import parse_keys
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import parse_keys
 
 
 def table(**overrides) -> pl.DataFrame:

@@ -8,9 +8,9 @@ from reference import sklearn_per_sample
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import expressions as rx
-from polars_rankmetrics.metrics import parse_key
-from polars_rankmetrics.ranks import ordered_by
+from polars_rankmetrics.metrics import ranking as rx
+from polars_rankmetrics.metrics.ranks import ordered_by
+from polars_rankmetrics.metrics.registry import parse_key
 
 
 @settings(max_examples=60, deadline=None)
@@ -95,7 +95,7 @@ def test_label_precision_is_row_wise_and_averages_to_lrap():
 def test_prefix_sums_of_any_length_add_in_the_order_of_one_cumulative_sum():
     """D(m) and H(m) are summed a chunk at a time (a label space of any size in little memory),
     yet equal, bit for bit, one cumulative sum over all the terms: across chunk boundaries too."""
-    from polars_rankmetrics import ranks
+    from polars_rankmetrics.metrics import ranks
 
     m = 2 * ranks._CHUNK + 3
     r = np.arange(1, m + 1, dtype=np.float64)

@@ -1,6 +1,6 @@
 import pytest
 
-from polars_rankmetrics.memory import ENGINE_SHARE, engine_limit, parse_size
+from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypat
     from polars.testing import assert_frame_equal
 
     import polars_rankmetrics as rm
-    from polars_rankmetrics import driver, memory
+    from polars_rankmetrics.engines import driver, memory
 
     example = Path(__file__).parent.parent / "data" / "example.parquet"
     in_memory = rm.evaluate(example, by="model")
@@ -62,7 +62,7 @@ def test_the_ordered_rows_check_runs_only_on_a_table_evaluated_in_one_piece(monk
     from conftest import BUDGET, rows_per_bucket
 
     import polars_rankmetrics as rm
-    from polars_rankmetrics.polars_engine import PolarsSession
+    from polars_rankmetrics.engines.polars import PolarsSession
 
     asked = []
     real = PolarsSession.check_rows
@@ -96,7 +96,7 @@ def test_a_file_evaluated_in_one_piece_is_read_once_and_only_its_used_columns(
     from polars.testing import assert_frame_equal
 
     import polars_rankmetrics as rm
-    from polars_rankmetrics.polars_engine import PolarsSession
+    from polars_rankmetrics.engines.polars import PolarsSession
 
     df = pl.DataFrame({
         "sample": [0, 0, 1, 1, 2, 2], "label": ["a", "b"] * 3,

@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import metrics
 from polars_rankmetrics.cli import main
+from polars_rankmetrics.metrics import registry as metrics
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
 

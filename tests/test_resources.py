@@ -13,8 +13,9 @@ import polars as pl
 import pytest
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import duckdb_engine
-from polars_rankmetrics.duckdb_engine import register_views, unregister_views
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines import duckdb as duckdb_engine
+from polars_rankmetrics.engines.duckdb import register_views, unregister_views
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
 
@@ -76,14 +77,14 @@ def test_spill_files_go_to_temp_dir_and_stale_ones_are_removed(tmp_path, engine,
     alive = tmp_path / f"rankmetrics-{os.getpid()}-running"
     alive.mkdir()
     seen = []
-    real = rm.driver.managed_directory
+    real = driver.managed_directory
 
     def spying(parent):
         with real(parent) as path:
             seen.append(path)
             yield path
 
-    monkeypatch.setattr(rm.driver, "managed_directory", rm.driver.contextmanager(spying))
+    monkeypatch.setattr(driver, "managed_directory", driver.contextmanager(spying))
     rm.evaluate(
         EXAMPLE, ["lrap"], by="model", engine=engine, memory_limit="64MB", temp_dir=tmp_path
     )

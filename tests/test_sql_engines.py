@@ -19,12 +19,14 @@ from servers import java_missing, postgres_server
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import driver, report, sql_results
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Settings, get_engine
+from polars_rankmetrics import report
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.base import Settings, get_engine
+from polars_rankmetrics.engines.sql import results as sql_results
+from polars_rankmetrics.engines.sql.export import DIALECTS, VERIFIED, view_statements
 from polars_rankmetrics.evaluate import parameters
-from polars_rankmetrics.metrics import CLASSIFICATION_METRICS, parse_keys
-from polars_rankmetrics.sql_export import DIALECTS, VERIFIED, view_statements
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import CLASSIFICATION_METRICS, parse_keys
 
 KEYS = [
     "coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@3", "ndcg@2",
@@ -79,7 +81,7 @@ def spark_ready():
     reason = java_missing()
     if reason:
         pytest.skip(f"Spark: {reason}")
-    from polars_rankmetrics.spark_engine import local_session
+    from polars_rankmetrics.engines.spark import local_session
 
     return local_session()
 
@@ -313,7 +315,7 @@ def test_spark_views_are_temporary_and_sqlite_replaces_by_dropping():
 
 
 def rm_views():
-    from polars_rankmetrics.sql_export import view_names
+    from polars_rankmetrics.engines.sql.export import view_names
 
     return view_names()
 
@@ -386,7 +388,7 @@ def test_the_positive_ranks_by_pairs_are_the_windows_ranks(sql_engine):
     unscored true labels of a top-k table."""
     from dataclasses import replace
 
-    from polars_rankmetrics.topk import joined
+    from polars_rankmetrics.engines.topk import joined
 
     keys = tuple(parse_keys(["lrap"]))
     views = ("rankmetrics_positive_ranks", "rankmetrics_positive_ranks_by_pairs")

@@ -17,10 +17,10 @@ from sklearn import metrics as skm
 from strategies import matrices
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import topk
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import parse_key
-from polars_rankmetrics.ranks import BLOCK_START, RANK, window_ranks
+from polars_rankmetrics.engines import topk
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK, window_ranks
+from polars_rankmetrics.metrics.registry import parse_key
 
 TOP_K_ENGINES = [replace(engine, bucket_rows=engine.bucket_rows and 7) for engine in ENGINES]
 # scikit-learn warns on the degenerate rows (no positive label) that these tables hold on purpose.

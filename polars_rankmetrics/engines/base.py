@@ -2,11 +2,11 @@
 
 An engine is one module with a class implementing :class:`Engine`, registered by name. It opens
 a :class:`Session` over a source; the session answers the queries the evaluation needs, and the
-bucket driver (:mod:`polars_rankmetrics.driver`) does everything else the same way for every
+bucket driver (:mod:`polars_rankmetrics.engines.driver`) does everything else the same way for every
 engine: the order of the checks, the split into buckets, progress, combining the sums.
 
 Every frame a session returns is a Polars DataFrame: per-group frames carry the ``by`` columns
-(or ``__group`` without ``by``, see :func:`~polars_rankmetrics.validation.group_keys`).
+(or ``__group`` without ``by``, see :func:`~polars_rankmetrics.checks.validation.group_keys`).
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.validation import RowFacts
+from polars_rankmetrics.checks.validation import RowFacts
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 # The tables a run collects per piece, of the keys reduced over samples (``sums``: per group and
 # key, ``key`` = sum of weight x value, ``key/w`` = sum of weight and the columns of
-# :mod:`polars_rankmetrics.sums`; ``per_sample``: the ``by`` columns, the sample id and one column
-# per key) and of the per-label tables of :mod:`polars_rankmetrics.label_averages` (``labels``:
-# label counts; ``curves``: score counts; ``precisions``: per group and label,
+# :mod:`polars_rankmetrics.metrics.sums`; ``per_sample``: the ``by`` columns, the sample id and one
+# column per key) and of the per-label tables of :mod:`polars_rankmetrics.metrics.label_averages`
+# (``labels``: label counts; ``curves``: score counts; ``precisions``: per group and label,
 # ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells).
 TABLES = ("sums", "per_sample", "labels", "curves", "precisions")
 SAMPLE_TABLES = ("sums", "per_sample")
@@ -77,7 +77,7 @@ class Session(Protocol):
         ...
 
     def group_labels(self) -> pl.DataFrame:
-        """:func:`~polars_rankmetrics.validation.group_labels` of the source."""
+        """:func:`~polars_rankmetrics.checks.validation.group_labels` of the source."""
         ...
 
     def label_range(self) -> tuple[int, int] | None:
@@ -87,7 +87,7 @@ class Session(Protocol):
         ...
 
     def sample_summary(self) -> pl.DataFrame:
-        """:func:`~polars_rankmetrics.validation.sample_summary` of the source."""
+        """:func:`~polars_rankmetrics.checks.validation.sample_summary` of the source."""
         ...
 
     def repeated_label(self, where: Mapping[str, object]) -> object:
@@ -124,10 +124,10 @@ class Engine(Protocol):
     """An engine: a name, the exceptions its library raises for bad input or I/O (which the
     command reports in one line), whether the driver splits a table too large for the memory
     budget (an engine that manages its own memory, like Spark, takes none), whether a top-k
-    piece is joined for its plan (``scans_rank_order``: :meth:`~polars_rankmetrics.topk.Piece.join`
-    scatters the gains, and ranks predictions in rank order by scans, which the engine reads:
-    ``Context.carries_ranks``, ``Context.unique_labels``), and sessions over the sources it
-    accepts."""
+    piece is joined for its plan (``scans_rank_order``:
+    :meth:`~polars_rankmetrics.engines.topk.Piece.join` scatters the gains, and ranks predictions
+    in rank order by scans, which the engine reads: ``Context.carries_ranks``,
+    ``Context.unique_labels``), and sessions over the sources it accepts."""
 
     name: str
     errors: tuple[type[Exception], ...]
@@ -141,9 +141,9 @@ class Engine(Protocol):
 
 # name -> module that defines it; modules are imported on first use (DuckDB, Spark).
 _ENGINES: dict[str, str] = {
-    "polars": "polars_rankmetrics.polars_engine",
-    "duckdb": "polars_rankmetrics.duckdb_engine",
-    "spark": "polars_rankmetrics.spark_engine",
+    "polars": "polars_rankmetrics.engines.polars",
+    "duckdb": "polars_rankmetrics.engines.duckdb",
+    "spark": "polars_rankmetrics.engines.spark",
 }
 # What to install for an engine whose library is an optional dependency.
 _EXTRAS = {"spark": "polars-rankmetrics[spark]"}

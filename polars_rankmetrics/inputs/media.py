@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.sources import data_files, is_paths, is_url
+from polars_rankmetrics.inputs.sources import data_files, is_paths, is_url
 
 # How the engines word a full disk: Polars and DuckDB pass the OS error on ("os error 28",
 # "errno":"28"); DuckDB says it could not offload a block when its spill file cannot grow.

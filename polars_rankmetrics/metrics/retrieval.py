@@ -1,12 +1,13 @@
 """Retrieval metrics of each sample's ranked list cut at K, as Polars expressions over its ranked
-rows (:func:`~polars_rankmetrics.ranks.window_ranks` with ``blocks=True``, or the rank table).
+rows (:func:`~polars_rankmetrics.metrics.ranks.window_ranks` with ``blocks=True``, or the rank
+table).
 
 These are trec_eval's and ranx's measures (``P_K``, ``recall_K``, ``success_K``,
 ``recip_rank``, ``map_cut_K``, ``Rprec``) and the propensity-scored precision and nDCG of extreme
 classification (Jain, Prabhu and Varma, KDD 2016). Only scored labels are retrieved: a true label
-without a score (a top-k table, :mod:`polars_rankmetrics.topk`) is never among the top K, so these
-metrics need no ``n_labels``; it still counts among the sample's true labels (recall's and map's
-denominator, the ideal of the normalised metrics).
+without a score (a top-k table, :mod:`polars_rankmetrics.engines.topk`) is never among the top K,
+so these metrics need no ``n_labels``; it still counts among the sample's true labels (recall's and
+map's denominator, the ideal of the normalised metrics).
 
 **Ties.** A result never depends on row order: a tied block of scores takes the expected value
 over all orders of the block, as dcg does. A block spanning positions a..b, with p positives among
@@ -26,8 +27,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_rankmetrics import expressions as rx
-from polars_rankmetrics.ranks import (
+from polars_rankmetrics.metrics import ranking as rx
+from polars_rankmetrics.metrics.ranks import (
     BLOCK_START,
     FIRST_HIT,
     HARMONIC_BEFORE,
@@ -99,7 +100,7 @@ def r_precision(truth: str = "truth", *, score: str = "score") -> pl.Expr:
 def hit_rate_at(k: int) -> pl.Expr:
     """hit_rate@K (trec_eval's ``success_K``): 1 if a true label is among the top K; with a
     tied block straddling K, the probability that one of its true labels falls within K.
-    Aggregates a sample's first-hit rows (:func:`~polars_rankmetrics.ranks.first_hits`;
+    Aggregates a sample's first-hit rows (:func:`~polars_rankmetrics.metrics.ranks.first_hits`;
     0 for a sample without any)."""
     return pl.col(FIRST_HIT).filter(pl.col(POSITION) <= k).sum().alias(f"hit_rate@{k}")
 

@@ -14,13 +14,15 @@ from functools import cached_property
 
 import polars as pl
 
-from polars_rankmetrics import sql_checks, sql_results, validation
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Settings
-from polars_rankmetrics.memory import row_bytes
-from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.retrieval import PROPENSITY
-from polars_rankmetrics.sql_export import input_statements, quote, view_statements
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines.base import Settings
+from polars_rankmetrics.engines.memory import row_bytes
+from polars_rankmetrics.engines.sql import checks as sql_checks
+from polars_rankmetrics.engines.sql import results as sql_results
+from polars_rankmetrics.engines.sql.export import input_statements, quote, view_statements
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.retrieval import PROPENSITY
 
 
 def setup_statements(
@@ -59,7 +61,7 @@ def session_views(keys: Sequence[MetricKey], tables: Sequence[str]) -> set[str]:
 
 
 class SQLSession:
-    """The :class:`~polars_rankmetrics.engines.Session` queries, in SQL."""
+    """The :class:`~polars_rankmetrics.engines.base.Session` queries, in SQL."""
 
     dialect = "duckdb"
     # Bytes of the engine's share of the budget one row of a bucket needs, per input byte.
@@ -99,9 +101,9 @@ class SQLSession:
         self, keys: Sequence[MetricKey], *, ordered: bool = False
     ) -> validation.RowFacts:
         """The counts of ``rankmetrics_row_checks`` that ``keys`` check
-        (:func:`~polars_rankmetrics.sql_checks.counted_problems`), plus the checks that need the
-        source's own types: a null ``by`` value, and an integer or decimal score that DOUBLE
-        cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
+        (:func:`~polars_rankmetrics.engines.sql.checks.counted_problems`), plus the checks that
+        need the source's own types: a null ``by`` value, and an integer or decimal score that
+        DOUBLE cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
         problems = sql_checks.counted_problems(self.cols, keys, self._schema)
         query = sql_checks.counts_query(problems, self.cols, self._quote)
         counts = self._frame(query).row(0, named=True)

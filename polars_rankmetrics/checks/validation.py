@@ -3,8 +3,9 @@
 Every failure is a ``ValueError`` that names the column, the problem, and one offending sample,
 so that a user can find the row. Nothing is dropped or coerced silently.
 
-The checks run in three steps, each a query an engine answers (:mod:`polars_rankmetrics.engines`)
-and this module judges, so that every engine raises the same errors:
+The checks run in three steps, each a query an engine answers
+(:mod:`polars_rankmetrics.engines.base`) and this module judges, so that every engine raises the
+same errors:
 
 1. row checks, over the whole table: one example row per problem id of :func:`row_problems`;
 2. the group labels, over the whole table: how many distinct labels each ``by`` group has;
@@ -21,10 +22,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import MetricKey, min_labels
-from polars_rankmetrics.ranks import ordered_by, starts_run
-from polars_rankmetrics.retrieval import PROPENSITY
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.ranks import ordered_by, starts_run
+from polars_rankmetrics.metrics.registry import MetricKey, min_labels
+from polars_rankmetrics.metrics.retrieval import PROPENSITY
 
 
 def check_schema(
@@ -469,9 +470,9 @@ def repeats_a_label(
     frame: pl.DataFrame, keys: Sequence[str], label: str, *, in_order: bool = False
 ) -> bool:
     """Whether a sample (the rows sharing ``keys``) carries a label more than once.
-    ``in_order``: the rows are sorted by ``keys`` (as :func:`~polars_rankmetrics.ranks.ordered_by`
-    shows), so that samples are runs of rows, grouped by a sorted key instead of a hash of the
-    keys (on the top-k benchmark's predictions 0.04-0.07 s instead of 0.17)."""
+    ``in_order``: the rows are sorted by ``keys`` (as
+    :func:`~polars_rankmetrics.metrics.ranks.ordered_by` shows), so that samples are runs of
+    rows, grouped by a sorted key instead of a hash of the keys."""
     lf = frame.lazy()
     group = list(keys)
     if in_order and len(keys) == 1:

@@ -1,7 +1,7 @@
 """The Polars engine: per-sample metric values over the rank table, in lazy Polars plans.
 
 A session holds a LazyFrame over the source (a frame, or a scan of Parquet files); each query
-of the :class:`~polars_rankmetrics.engines.Session` interface is one plan over it.
+of the :class:`~polars_rankmetrics.engines.base.Session` interface is one plan over it.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import expressions as rx
-from polars_rankmetrics import validation
-from polars_rankmetrics.classification import predicted
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import SAMPLE_TABLES, Settings
-from polars_rankmetrics.label_averages import LABEL, label_counts, score_counts
-from polars_rankmetrics.memory import row_bytes
-from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.ranks import (
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
+from polars_rankmetrics.engines.memory import row_bytes
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import to_lazy
+from polars_rankmetrics.metrics import ranking as rx
+from polars_rankmetrics.metrics.classification import predicted
+from polars_rankmetrics.metrics.label_averages import LABEL, label_counts, score_counts
+from polars_rankmetrics.metrics.ranks import (
     BLOCK_START,
     LABELS,
     LOWEST_POSITIVE,
@@ -37,9 +37,9 @@ from polars_rankmetrics.ranks import (
     with_harmonics,
     with_lowest_positive,
 )
-from polars_rankmetrics.retrieval import PROPENSITY
-from polars_rankmetrics.sources import to_lazy
-from polars_rankmetrics.sums import means, undefined_column, weight_column
+from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.retrieval import PROPENSITY
+from polars_rankmetrics.metrics.sums import means, undefined_column, weight_column
 
 _WEIGHT = validation.SAMPLE_WEIGHT
 _N_POS = "__n_positives"
@@ -61,12 +61,12 @@ def per_sample(
     lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
 ) -> pl.LazyFrame:
     """One row per sample: the ``by`` columns, the sample id, the facts the checks need
-    (:func:`~polars_rankmetrics.validation.sample_facts`, its weight ``__weight`` among them), its
-    positive count (``__n_positives``) and one column per key.
+    (:func:`~polars_rankmetrics.checks.validation.sample_facts`, its weight ``__weight`` among
+    them), its positive count (``__n_positives``) and one column per key.
 
     Keys that read only the positive rows (``Metric.rows``) are ranked and aggregated over those
-    rows alone (:func:`~polars_rankmetrics.ranks.positive_ranks`) when no key needs every row
-    ranked; the facts then come from an aggregation without ranks."""
+    rows alone (:func:`~polars_rankmetrics.metrics.ranks.positive_ranks`) when no key needs every
+    row ranked; the facts then come from an aggregation without ranks."""
     plan = rank_plan(keys, binary_truth=context.binary_truth, sorted_samples=context.sorted_samples)
     context = replace(context, rank_plan=plan)
     by_rows = {rows: [k for k in keys if k.metric.rows == rows] for rows in _ROWS}
@@ -126,7 +126,7 @@ def ranks_positives_only(keys: Sequence[MetricKey], plan: str | None = None) -> 
     """Whether :func:`per_sample` ranks the positive rows alone for ``keys`` (every key reads
     only those rows, and ranks by window: ``plan``, by default :func:`rank_plan`'s for binary
     truth): the plan that reads the ranks a top-k piece carries
-    (:meth:`~polars_rankmetrics.topk.Piece.join`)."""
+    (:meth:`~polars_rankmetrics.engines.topk.Piece.join`)."""
     plan = rank_plan(keys) if plan is None else plan
     return plan in ("window", "blocks") and all(key.metric.rows != "all" for key in keys)
 
@@ -192,7 +192,7 @@ def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
 
 
 def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
-    """The sums rows of :mod:`polars_rankmetrics.sums` from :func:`per_sample` rows. A null
+    """The sums rows of :mod:`polars_rankmetrics.metrics.sums` from :func:`per_sample` rows. A null
     value (lwlrap of a sample without positives, a 0/0 with ``zero_division`` NaN) adds nothing,
     nor does its weight."""
     sums = []
@@ -226,7 +226,7 @@ def lazy_result(
 
 
 class PolarsSession:
-    """A :class:`~polars_rankmetrics.engines.Session` over a LazyFrame."""
+    """A :class:`~polars_rankmetrics.engines.base.Session` over a LazyFrame."""
 
     def __init__(self, lf: pl.LazyFrame, cols: Columns) -> None:
         self.lf, self.cols = lf, cols

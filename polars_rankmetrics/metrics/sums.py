@@ -16,8 +16,8 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import MetricKey
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import MetricKey
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 

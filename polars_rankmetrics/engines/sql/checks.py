@@ -3,8 +3,8 @@ problem in one pass, and one flagged row of ``rankmetrics_row_flags`` is fetched
 for the message.
 
 The problem ids are the columns of those views and the keys of
-:func:`polars_rankmetrics.validation.row_problems`; :data:`SQL_PROBLEMS` names the ones the SQL
-answers. An engine counts only the problems an evaluation can show (:func:`counted_problems`):
+:func:`polars_rankmetrics.checks.validation.row_problems`; :data:`SQL_PROBLEMS` names the ones the
+SQL answers. An engine counts only the problems an evaluation can show (:func:`counted_problems`):
 each count is an aggregate over every row (DuckDB at 10M rows: the 14 take 0.13 s, the 8 of an
 unweighted table scored by a ranking or threshold metric 0.09 s, the 5 left of those with a
 boolean truth column 0.02 s).
@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import MetricKey
-from polars_rankmetrics.validation import row_problems, ruled_out
+from polars_rankmetrics.checks.validation import row_problems, ruled_out
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import MetricKey
 
 SQL_PROBLEMS = (
     "null_sample", "null_label", "null_score", "nan_score", "null_truth", "nan_truth",
@@ -29,11 +29,11 @@ SQL_PROBLEMS = (
 
 def counted_problems(cols: Columns, keys: Sequence[MetricKey], schema: pl.Schema) -> list[str]:
     """The problems of :data:`SQL_PROBLEMS` that an evaluation of ``keys`` over ``cols`` checks
-    (:func:`~polars_rankmetrics.validation.row_problems`: no weight flags without a weight
+    (:func:`~polars_rankmetrics.checks.validation.row_problems`: no weight flags without a weight
     column, no propensity flags without a propensity-scored key, no pred flags without a pred
     column), and ``non_binary_truth``, which also tells whether the truth is binary; less those
-    the column types of ``schema`` rule out (:func:`~polars_rankmetrics.validation.ruled_out`:
-    a boolean truth column is binary)."""
+    the column types of ``schema`` rule out
+    (:func:`~polars_rankmetrics.checks.validation.ruled_out`: a boolean truth column is binary)."""
     checked, ruled = row_problems(cols, keys), ruled_out(schema, cols)
     return [
         pid for pid in SQL_PROBLEMS

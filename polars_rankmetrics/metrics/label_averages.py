@@ -14,8 +14,8 @@ add up, so buckets combine by addition (:func:`combine`):
 Per label (:func:`label_scores`, :func:`label_curves`), as scikit-learn 1.9.1 computes a binary
 score with ``sample_weight``:
 
-- precision, recall, F-beta, Jaccard: :func:`~polars_rankmetrics.classification.set_score`, a
-  0/0 being ``zero_division`` (null for NaN);
+- precision, recall, F-beta, Jaccard: :func:`~polars_rankmetrics.metrics.classification.set_score`,
+  a 0/0 being ``zero_division`` (null for NaN);
 - ``average_precision``: ``sum over distinct scores n of (R_n - R_{n-1}) P_n`` (a tied block is
   one threshold, no interpolation); 0 for a label without positives (weighted);
 - ``roc_auc``: the trapezoidal area, a tie counting 1/2: ``sum over distinct scores of
@@ -40,8 +40,8 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from polars_rankmetrics.classification import set_score
-from polars_rankmetrics.metrics import Context, MetricKey
+from polars_rankmetrics.metrics.classification import set_score
+from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 LABEL = "label"
 SET_COUNTS = ("tp", "fp", "fn")

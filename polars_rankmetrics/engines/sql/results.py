@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import VIEWS_WITH_K, Context, MetricKey
-from polars_rankmetrics.sql_export import views_read
-from polars_rankmetrics.sums import undefined_column, weight_column
+from polars_rankmetrics.engines.sql.export import views_read
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import VIEWS_WITH_K, Context, MetricKey
+from polars_rankmetrics.metrics.sums import undefined_column, weight_column
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
 def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
     """Per view and key, per group (and cut-off): ``sum(weight * value)``, the weights of the
     non-null values and the count of null values of positive weight
-    (see :mod:`polars_rankmetrics.sums`)."""
+    (see :mod:`polars_rankmetrics.metrics.sums`)."""
     queries = []
     for view, view_keys in _by_view(keys).items():
         group = "grp, k" if view in VIEWS_WITH_K else "grp"
@@ -162,7 +162,8 @@ def _joined(parts: list[pl.DataFrame], ids: list[str]) -> pl.DataFrame:
 def sums_frame(
     results: Sequence[tuple[ViewQuery, pl.DataFrame]], cols: Columns, context: Context
 ) -> pl.DataFrame:
-    """The sums rows of :mod:`polars_rankmetrics.sums` from the :func:`sums_queries` results."""
+    """The sums rows of :mod:`polars_rankmetrics.metrics.sums` from the :func:`sums_queries`
+    results."""
     ungrouped = [(query, ungroup(frame, cols)) for query, frame in results]
     return _joined(_columns(ungrouped, list(cols.by), context, with_weights=True), list(cols.by))
 

@@ -13,7 +13,7 @@ import re
 
 import polars as pl
 
-from polars_rankmetrics.columns import Columns
+from polars_rankmetrics.inputs.columns import Columns
 
 ENGINE_SHARE = 0.6
 

@@ -1,7 +1,7 @@
 """The rank table: the one tie-aware rank computation every ranking metric is built on.
 
 :func:`rank_table` sorts the long table by sample and descending score and adds, to every row,
-where it stands in its sample's ranking. Each metric in :mod:`polars_rankmetrics.expressions` is
+where it stands in its sample's ranking. Each metric in :mod:`polars_rankmetrics.metrics.ranking` is
 then a short aggregation of these columns over one sample's rows. The SQL views build the same
 columns (``sql/01_rank_table.sql``) with window functions over each row:
 ``count(*) OVER (PARTITION BY grp, sample ORDER BY score DESC)`` is rank "max" (the default
@@ -45,10 +45,10 @@ Columns added (1-based positions, highest score first):
     over a tied block sum.
 
 
-**Top-k tables** (:mod:`polars_rankmetrics.topk`): a row without a score is a true label that was
-not predicted. It ranks below every scored label of its sample, tied with all the sample's other
-unscored labels, of which only the true ones have rows; ``n_labels``, the size of the label space,
-places that block at positions ``s + 1 .. n_labels`` (``s`` the sample's scored labels): its
+**Top-k tables** (:mod:`polars_rankmetrics.engines.topk`): a row without a score is a true label
+that was not predicted. It ranks below every scored label of its sample, tied with all the sample's
+other unscored labels, of which only the true ones have rows; ``n_labels``, the size of the label
+space, places that block at positions ``s + 1 .. n_labels`` (``s`` the sample's scored labels): its
 ``rm_rank`` is ``n_labels`` and its ``rm_discount_to`` is ``D(n_labels)``, computed here in
 closed form rather than from rows. Without ``n_labels`` those two are null (the retrieval
 metrics never read them).
@@ -150,7 +150,7 @@ def rank_table(
     last (see the module's notes, and ``n_labels``). Every other column is kept.
 
     >>> import polars as pl
-    >>> from polars_rankmetrics.ranks import rank_table
+    >>> from polars_rankmetrics.metrics.ranks import rank_table
     >>> df = pl.DataFrame({"sample": [1, 1, 1], "score": [0.5, 0.9, 0.5], "truth": [1, 0, 1]})
     >>> rank_table(df).select("score", "rm_rank", "rm_block_start", "rm_positive_rank").collect()
     shape: (3, 4)

@@ -29,8 +29,8 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.ranks import cumulative_discount
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.ranks import cumulative_discount
 
 DIALECTS = ("duckdb", "spark", "postgres", "datafusion", "sqlite", "trino", "bigquery", "snowflake")
 VERIFIED = ("duckdb", "spark", "postgres", "datafusion", "sqlite")
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 def sql_directory() -> Path:
     """Where the SQL files are: in the installed package, or the checkout's top-level ``sql/``."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "sql", here.parent / "sql"):
+    package = Path(__file__).resolve().parents[2]
+    for candidate in (package / "sql", package.parent / "sql"):
         if any(candidate.glob("*.sql")):
             return candidate
     raise FileNotFoundError("the rankmetrics SQL files are missing from this installation")
@@ -267,8 +267,8 @@ def input_statements(
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
     ``rankmetrics_cutoffs``, in ``dialect``. A top-k table (``cols.top_k``: predictions joined
-    with a truth table, see :mod:`polars_rankmetrics.topk`) marks the rows with a prediction in
-    its ``__predicted`` column, and ``n_labels`` is the size of its label space (in
+    with a truth table, see :mod:`polars_rankmetrics.engines.topk`) marks the rows with a
+    prediction in its ``__predicted`` column, and ``n_labels`` is the size of its label space (in
     ``rankmetrics_parameters``; the cut-offs' ``unscored`` column is the base-2 discount
     ``D(min(n_labels, k))`` of its unscored block). ``propensity`` names a column of label
     propensities. ``truth_table`` (with ``cols.top_k``): ``table`` holds the predictions and

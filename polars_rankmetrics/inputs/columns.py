@@ -28,7 +28,7 @@ class Columns:
     ``pred`` optionally holds the model's decisions (bool or 0/1) for the threshold metrics,
     which otherwise predict a label when its score reaches the threshold. ``top_k``: the table
     joins a predictions table (``score``, ``weight``) with a truth table (``truth``), as
-    :mod:`polars_rankmetrics.topk` builds it. ``aliases``: (name in the source, name inside)
+    :mod:`polars_rankmetrics.engines.topk` builds it. ``aliases``: (name in the source, name inside)
     pairs that an engine applies where it opens the source (:meth:`inside`).
     """
 

@@ -26,13 +26,13 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import validation
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.metrics import REGISTRY, MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession
-from polars_rankmetrics.ranks import in_rank_order, scanned_ranks
-from polars_rankmetrics.retrieval import PROPENSITY
-from polars_rankmetrics.sources import to_lazy
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines.polars import PolarsSession
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import to_lazy
+from polars_rankmetrics.metrics.ranks import in_rank_order, scanned_ranks
+from polars_rankmetrics.metrics.registry import REGISTRY, MetricKey
+from polars_rankmetrics.metrics.retrieval import PROPENSITY
 
 LABEL_SPACE_METRICS = tuple(name for name, m in REGISTRY.items() if m.needs_label_space)
 _TRUE = "__true"
@@ -110,7 +110,7 @@ class Joined:
     """A top-k piece joined in memory (:meth:`Piece.join`): the table; whether no sample
     repeats a label in either table (then a sample's distinct labels are its rows); and whether
     the scored rows carry ``rm_rank`` and ``rm_block_start``
-    (:func:`~polars_rankmetrics.ranks.scanned_ranks`; the unscored rows carry nulls)."""
+    (:func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`; the unscored rows carry nulls)."""
 
     table: pl.DataFrame
     unique_labels: bool = False
@@ -134,10 +134,10 @@ class Piece:
         """The :func:`joined` table in memory. With ``rank_order`` (the Polars engine), joined
         by :func:`_scattered`, and predictions that come in rank order (sorted by sample and
         descending score, the order in which top-k predictions are written:
-        :func:`~polars_rankmetrics.ranks.in_rank_order`) are shown to repeat no label within a
-        sample by runs of rows and, with ``ranked`` (the metrics' plan reads ranks), ranked by
-        scans before the join: what the Polars engine reads instead of a distinct count and
-        windows over the joined rows (top-k benchmark, 100k samples: 1.29 -> 0.96 s in
+        :func:`~polars_rankmetrics.metrics.ranks.in_rank_order`) are shown to repeat no label
+        within a sample by runs of rows and, with ``ranked`` (the metrics' plan reads ranks),
+        ranked by scans before the join: what the Polars engine reads instead of a distinct count
+        and windows over the joined rows (top-k benchmark, 100k samples: 1.29 -> 0.96 s in
         process)."""
         if not rank_order:
             return Joined(self.lazy().collect())

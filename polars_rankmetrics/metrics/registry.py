@@ -8,7 +8,7 @@ metric.
 A record says how one sample's value is computed on each engine:
 
 - ``polars``: a function of the key and the :class:`Context` giving a Polars expression over one
-  sample's rank-table rows (:mod:`polars_rankmetrics.expressions`);
+  sample's rank-table rows (:mod:`polars_rankmetrics.metrics.ranking`);
 - ``sql_view`` and ``sql_value``: the per-sample view of ``sql/`` it reads, and a SQL expression
   over that view's columns (the view's own column for the built-in metrics). A view whose rows
   carry a cut-off ``k`` is read at the key's ``k``.
@@ -24,7 +24,7 @@ sample's weight is 0.
 
 A metric averaged over labels has no per-sample value. ``reduction`` says which per-label table
 every engine gives for it, additive over buckets of samples, and ``label_score = (score,
-average)`` how :mod:`polars_rankmetrics.label_averages` turns that table into one number:
+average)`` how :mod:`polars_rankmetrics.metrics.label_averages` turns that table into one number:
 
 - ``reduction="labels"`` (``precision_macro``, ``f1_micro``, ...): per label, the weighted counts
   of true and false positives and false negatives (``sql_view`` ``rankmetrics_label_counts``);
@@ -42,9 +42,9 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankmetrics import classification as cx
-from polars_rankmetrics import expressions as rx
-from polars_rankmetrics import retrieval as qx
+from polars_rankmetrics.metrics import classification as cx
+from polars_rankmetrics.metrics import ranking as rx
+from polars_rankmetrics.metrics import retrieval as qx
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,10 @@ class Context:
     rows carry
     (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
     computing without them); ``unique_labels`` whether the row checks found that no sample
-    repeats a label (:class:`~polars_rankmetrics.validation.RowFacts`); ``positives_only``
+    repeats a label (:class:`~polars_rankmetrics.checks.validation.RowFacts`); ``positives_only``
     whether the rows are the samples' positive rows alone (``Metric.rows``); ``carries_ranks``
     whether the scored rows of a top-k table carry ``rm_rank`` and ``rm_block_start`` already
-    (ranked by scans before the join: :meth:`~polars_rankmetrics.topk.Piece.join`);
+    (ranked by scans before the join: :meth:`~polars_rankmetrics.engines.topk.Piece.join`);
     ``sorted_samples`` whether the rows come as runs of samples, their one sample column flagged
     sorted (Polars: an aggregation per sample reads runs of rows instead of hashing the ids).
     """

@@ -7,7 +7,7 @@
    manages. Every metric is computed within a sample, so each bucket is evaluated alone. A table
    that fits is one bucket, read where it is.
 3. Per bucket: the per-sample checks against the whole table's label sets, then additive sums
-   (:mod:`polars_rankmetrics.sums`) or per-sample rows.
+   (:mod:`polars_rankmetrics.metrics.sums`) or per-sample rows.
 4. The weight totals over all buckets, and the means.
 
 Progress is reported per step (``progress(done, total)``, ``total`` = buckets + 1), and within a
@@ -33,16 +33,17 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics import topk, validation
-from polars_rankmetrics.columns import Columns
-from polars_rankmetrics.engines import Engine, Progress, Session, Settings
-from polars_rankmetrics.label_averages import combine, label_means
-from polars_rankmetrics.media import explained
-from polars_rankmetrics.memory import automatic_limit, bucket_count, check_budget
-from polars_rankmetrics.metrics import Context, MetricKey
-from polars_rankmetrics.polars_engine import PolarsSession, ranks_positives_only
-from polars_rankmetrics.sources import is_eager, to_lazy
-from polars_rankmetrics.sums import means, undefined_as_nan
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines import topk
+from polars_rankmetrics.engines.base import Engine, Progress, Session, Settings
+from polars_rankmetrics.engines.memory import automatic_limit, bucket_count, check_budget
+from polars_rankmetrics.engines.polars import PolarsSession, ranks_positives_only
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.media import explained
+from polars_rankmetrics.inputs.sources import is_eager, to_lazy
+from polars_rankmetrics.metrics.label_averages import combine, label_means
+from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.sums import means, undefined_as_nan
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
 
@@ -124,10 +125,10 @@ def check_table(
 ) -> Checked:
     """Step 1: the checks that need the whole table. A table evaluated in one piece (``whole``)
     is also asked whether its rows are strictly ordered, and, without ``by`` columns, its label
-    count is first bounded by its integer labels' range (:func:`~polars_rankmetrics.validation.
-    span_labels`, which a file's statistics answer: DuckDB 0.001 s against 0.04 s for the
-    distinct count at 10M rows). (A top-k table's samples carry label sets of their own: no
-    group label count.)"""
+    count is first bounded by its integer labels' range
+    (:func:`~polars_rankmetrics.checks.validation. span_labels`, which a file's statistics answer:
+    DuckDB 0.001 s against 0.04 s for the distinct count at 10M rows). (A top-k table's samples
+    carry label sets of their own: no group label count.)"""
     facts = session.check_rows(keys, ordered=whole)
     if cols.top_k:
         return Checked(facts, None)
@@ -170,7 +171,7 @@ def _in_memory(data: Any) -> bool:
 
 @dataclass(frozen=True)
 class TopK:
-    """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.topk`): the truth table
+    """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth table
     (None: the data is a dense table) and the size of the label space; and, for the
     propensity-scored metrics on either shape, the propensity table."""
 

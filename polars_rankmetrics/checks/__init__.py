@@ -1,0 +1,1 @@
+"""The checks on the long table, judged the same way for every engine (:mod:`.validation`)."""

@@ -1,0 +1,133 @@
+"""The Spark engine: the same SQL views, run by Spark SQL on a SparkSession.
+
+For tables that live on a cluster: ``evaluate(spark_dataframe, ..., engine="spark")`` or a table
+name of the active session's catalog. Parquet paths are read by the active session, or by a local
+one (``local[2]``) started for them, as ``rankmetrics evaluate PATH --engine spark`` does. The
+result is small and comes back as a Polars frame. Spark keeps its own memory (``memory_limit``
+does not apply) and spreads the work over its executors, so nothing is split into buckets here.
+
+Every view is a temporary view of the session, removed when the evaluation ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines.base import Settings
+from polars_rankmetrics.engines.sql.export import view_names
+from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import data_files, foreign_to_polars
+
+_INPUT_VIEWS = (
+    "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source",
+)  # fmt: skip
+
+
+def local_session() -> SparkSession:
+    """The active SparkSession, or a local one on this machine (two cores' worth of shuffle
+    partitions, bound to 127.0.0.1, no UI or console progress)."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("rankmetrics")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def _source(data: Any) -> DataFrame:
+    if isinstance(data, DataFrame):
+        return data
+    converted = None if isinstance(data, str) else foreign_to_polars(data)
+    if converted is not None:
+        data = converted
+    if isinstance(data, pl.LazyFrame):
+        data = data.collect()
+    session = local_session()
+    if isinstance(data, pl.DataFrame):
+        return session.createDataFrame(data.to_arrow())
+    if isinstance(data, str) and _is_table(session, data):
+        return session.table(data)
+    files = data_files(data)
+    if files.format == "csv":
+        return session.read.csv(files.paths, header=True, inferSchema=True)
+    if files.format == "ndjson":
+        return session.read.json(files.paths)
+    return session.read.parquet(*files.paths)
+
+
+def _is_table(session: SparkSession, name: str) -> bool:
+    try:
+        return bool(session.catalog.tableExists(name))
+    except PySparkException:  # not a table name at all (a path)
+        return False
+
+
+class SparkSQLSession(SQLSession):
+    """A session over the temporary views of one SparkSession."""
+
+    dialect = "spark"
+
+    def __init__(self, source: DataFrame, cols: Columns, schema: pl.Schema) -> None:
+        super().__init__(cols, schema)
+        self.spark, self.source = source.sparkSession, source
+
+    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+        table = self.spark.sql(sql, args=dict(parameters) if parameters else None).toArrow()
+        return pl.from_arrow(table)  # type: ignore[return-value]
+
+    def _parameter(self, name: str) -> str:
+        return f":{name}"
+
+    def _source_type(self, column: str) -> str:
+        return str(self.source.schema[column].dataType.simpleString())
+
+    def split(self, n: int, directory: Path) -> list[list[Path]]:
+        raise NotImplementedError("the Spark engine is never split into buckets")
+
+
+class SparkEngine:
+    """Spark DataFrames, tables of the session's catalog, Polars frames and Parquet paths."""
+
+    name = "spark"
+    errors: tuple[type[Exception], ...] = (PySparkException,)
+    splits = False
+    scans_rank_order = False
+
+    @contextmanager
+    def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:
+        source = _source(data)
+        spark = source.sparkSession
+        schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
+        validation.check_schema(schema, cols.in_source(), source.count)
+        if cols.aliases:
+            source = source.withColumnsRenamed(dict(cols.aliases))
+            schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
+        source.createOrReplaceTempView("rankmetrics_source")
+        try:
+            for statement in setup_statements(cols, "spark", settings, schema):
+                spark.sql(statement)
+            yield SparkSQLSession(source, cols, schema)
+        finally:
+            for view in (*reversed(view_names()), *_INPUT_VIEWS):
+                spark.catalog.dropTempView(view)
+
+
+ENGINE = SparkEngine()
