@@ -1,6 +1,7 @@
 """The benchmarks' figures as a record: JSON files under ``benchmarks/results/`` (committed, with
-the machine, versions and date, so that a regression shows in a diff), and the README's tables
-regenerated from them between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->`` markers.
+the machine, versions and date, so that a regression shows in a diff), and the tables of the
+README and of docs/ regenerated from them between ``<!-- NAME:begin -->`` and
+``<!-- NAME:end -->`` markers.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from pathlib import Path
 from measure import environment
 
 RESULTS = Path(__file__).parent / "results"
-README = Path(__file__).parent.parent / "README.md"
+ROOT = Path(__file__).parent.parent
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def save(name: str, rows: list[dict]) -> Path:
@@ -38,10 +40,16 @@ def measured_in(record: dict) -> str:
 
 
 def render(name: str, text: str) -> None:
-    """Replace the README's block between the NAME markers by ``text``."""
+    """Replace the block between the NAME markers by ``text`` in every document holding one."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    readme = README.read_text()
-    head, found, rest = readme.partition(begin)
-    if not found or end not in rest:
-        raise SystemExit(f"README.md has no {begin} ... {end} block")
-    README.write_text(head + begin + "\n" + text.strip("\n") + "\n" + end + rest.split(end, 1)[1])
+    found = False
+    for document in DOCUMENTS:
+        content = document.read_text()
+        head, marker, rest = content.partition(begin)
+        if not marker:
+            continue
+        found = True
+        tail = rest.split(end, 1)[1]
+        document.write_text(head + begin + "\n" + text.strip("\n") + "\n" + end + tail)
+    if not found:
+        raise SystemExit(f"no document has a {begin} ... {end} block")

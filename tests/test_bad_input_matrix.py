@@ -1,5 +1,5 @@
-"""The bad-input matrix: every refusal of the README's "Bad input" section, on every kind of source
-the README accepts, on every engine, for every metric family.
+"""The bad-input matrix: every refusal of "Bad input" in docs/inputs.md, on every kind of source
+the docs accept, on every engine, for every metric family.
 
 Each bad table differs from a valid one in one row or one sample, so its error names one
 deterministic example. The reference is the Polars engine on a DataFrame; every other cell must

@@ -1,4 +1,4 @@
-"""The README's examples run as written and give the numbers they promise."""
+"""The examples of the README and of docs/ run as written and give the numbers they promise."""
 
 import ast
 import os
@@ -15,11 +15,20 @@ from sklearn import metrics as skm
 import polars_rankmetrics as rm
 
 ROOT = Path(__file__).parent.parent
-README = (ROOT / "README.md").read_text()
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README = DOCUMENTS[0].read_text()
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
+def blocks(language: str, text: str = README) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+def test_every_code_block_is_python_bash_or_text():
+    # A block in another language would run nowhere; `text` marks output, trees and commands
+    # that need a server (tests/test_sql_engines.py runs those statements on real engines).
+    for document in DOCUMENTS:
+        for language in re.findall(r"^```(\w*)$", document.read_text(), flags=re.M)[::2]:
+            assert language in ("python", "bash", "text"), (document.name, language)
 
 
 def test_readme_starts_with_the_two_commands():
@@ -30,12 +39,12 @@ def test_readme_starts_with_the_two_commands():
     ]
 
 
-def run_blocks() -> list[tuple[str, object]]:
-    """Run every Python block of the README in order, in one namespace; return each top-level
+def run_blocks(text: str) -> list[tuple[str, object]]:
+    """Run every Python block of a document in order, in one namespace; return each top-level
     expression statement's source and value (LazyFrames collected)."""
     namespace: dict = {}
     values = []
-    for code in blocks("python"):
+    for code in blocks("python", text):
         for statement in ast.parse(code).body:
             source = ast.get_source_segment(code, statement)
             if isinstance(statement, ast.Expr):
@@ -151,19 +160,48 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
             "map@2": 0.5 * 0.5 / 3, "ndcg@2": skm.ndcg_score(y_true, y_score, k=2),
             "lrap": skm.label_ranking_average_precision_score(y_true, y_score),
         })  # fmt: skip
+    elif source.startswith('rm.evaluate("data/*.parquet", by="model", engine="duckdb"'):
+        expected = rm.evaluate("data/*.parquet", by="model")
+        assert value.select(rm.DEFAULT_METRICS).to_dicts() == [
+            pytest.approx(row) for row in expected.select(rm.DEFAULT_METRICS).to_dicts()
+        ]
     elif source.startswith(("register_views(", "con.sql(")):
         assert value is None  # defines views; .show() prints (tests/test_duckdb.py checks both)
     else:
-        raise AssertionError(f"README example without a check in this test: {source}")
+        raise AssertionError(f"example without a check in this test: {source}")
 
 
-def test_python_examples_give_the_documented_numbers(monkeypatch):
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_python_examples_give_the_documented_numbers(document, monkeypatch):
     monkeypatch.chdir(ROOT)
     df = pl.read_parquet(ROOT / "data" / "example.parquet")
-    values = run_blocks()
-    assert len(values) >= 10
+    text = document.read_text()
+    values = run_blocks(text)
+    assert len(values) >= min(1, len(blocks("python", text)))
     for source, value in values:
         _check(source, value, df)
+
+
+COMMAND_BLOCKS = [
+    (document.name, block)
+    for document in DOCUMENTS
+    for block in blocks("bash", document.read_text())
+    # The README's two commands run in CI itself; the psql example needs a server
+    # (tests/test_sql_engines.py runs it against one).
+    if not block.startswith("pip install") and "psql" not in block
+]
+
+
+@pytest.mark.parametrize(
+    "block", COMMAND_BLOCKS, ids=[f"{d}-{i}" for i, (d, _) in enumerate(COMMAND_BLOCKS)]
+)
+def test_command_examples_run(block, tmp_path):
+    os.symlink(ROOT / "data", tmp_path / "data")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block[1]], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "baseline" in done.stdout and "candidate" in done.stdout
 
 
 def test_sql_alone_example_runs_in_the_duckdb_command_line(tmp_path):

@@ -320,7 +320,7 @@ def rm_views():
     return view_names()
 
 
-def test_the_readme_postgres_example_runs(postgres_dsn, tmp_path):
+def test_the_documented_postgres_example_runs(postgres_dsn, tmp_path):
     import os
     import re
     from pathlib import Path
@@ -328,8 +328,8 @@ def test_the_readme_postgres_example_runs(postgres_dsn, tmp_path):
     import psycopg
 
     root = Path(__file__).parent.parent
-    readme = (root / "README.md").read_text()
-    script = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S) if "postgres" in b)
+    engines = (root / "docs" / "engines.md").read_text()
+    script = next(b for b in re.findall(r"```bash\n(.*?)```", engines, re.S) if "psql" in b)
     example = pl.read_parquet(root / "data" / "example.parquet")
     with psycopg.connect(postgres_dsn, autocommit=True) as con:
         con.execute("DROP SCHEMA IF EXISTS analytics CASCADE")
