@@ -18,8 +18,9 @@ import polars_rankmetrics
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import engine_names, get_engine
 from polars_rankmetrics.engines.sql.export import DIALECTS, input_statements, view_statements
-from polars_rankmetrics.evaluate import evaluate, parameters
+from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report import label_report
 

@@ -20,8 +20,8 @@ import polars as pl
 from polars_rankmetrics.checks.validation import check_result_names
 from polars_rankmetrics.engines.driver import check_all, inside_names
 from polars_rankmetrics.engines.polars import PolarsSession, lazy_inside, lazy_result
-from polars_rankmetrics.evaluate import check_log_base
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.parameters import check_log_base
 from polars_rankmetrics.metrics.registry import MetricKey
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)

@@ -12,9 +12,9 @@ import polars as pl
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Engine, Progress, get_engine
-from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_curves, label_scores
+from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 REPORT_COLUMNS = (

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.inputs.convert import _dense, from_dense
+from polars_rankmetrics.inputs.convert import dense_array, from_dense
 
 
 def _value(
@@ -28,7 +28,7 @@ def _value(
     weight = None
     if sample_weight is not None:
         weights = np.asarray(sample_weight, dtype=float)
-        n_labels = _dense(y_true, "y_true").shape[1]
+        n_labels = dense_array(y_true, "y_true").shape[1]
         if weights.shape != (table.height // max(n_labels, 1),):
             raise ValueError(
                 f"sample_weight has shape {weights.shape}; expected one weight per sample"
@@ -59,7 +59,7 @@ def label_ranking_loss(y_true: object, y_score: object, *, sample_weight: object
 def _untied(y_score: object) -> np.ndarray:
     """With ``ignore_ties``, scikit-learn ranks each row by ``np.argsort(y_score)[:, ::-1]``:
     the same order, as distinct scores (so the tie-averaged dcg is that order's dcg)."""
-    scores = _dense(y_score, "y_score")
+    scores = dense_array(y_score, "y_score")
     order = np.argsort(scores)[:, ::-1]
     untied = np.empty(scores.shape, dtype=float)
     np.put_along_axis(untied, order, -np.arange(scores.shape[1], dtype=float), axis=1)

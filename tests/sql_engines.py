@@ -84,6 +84,9 @@ class SQLTestEngine:
     splits = False
     scans_rank_order = False
 
+    def reads_scanned_ranks(self, keys) -> bool:
+        return False
+
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:
         frame = lazy_inside(data, cols).collect()

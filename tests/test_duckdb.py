@@ -276,8 +276,8 @@ def test_a_session_computes_its_shared_views_only_when_it_evaluates():
     open() (computed over a whole 1B-row table, they took the process past its 2GB budget)."""
     from polars_rankmetrics.engines.base import Settings
     from polars_rankmetrics.engines.duckdb import ENGINE
-    from polars_rankmetrics.evaluate import parameters
     from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.parameters import parameters
     from polars_rankmetrics.metrics.registry import parse_keys
 
     table = pl.DataFrame(
@@ -319,8 +319,8 @@ def test_the_sample_counts_are_held_once_with_the_columns_the_run_reads(metrics,
     and the values of the Polars engine."""
     from polars_rankmetrics.engines.base import Settings
     from polars_rankmetrics.engines.duckdb import ENGINE
-    from polars_rankmetrics.evaluate import parameters
     from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.parameters import parameters
     from polars_rankmetrics.metrics.registry import parse_keys
 
     table = pl.read_parquet(EXAMPLE).filter(model="baseline")
@@ -344,8 +344,8 @@ def test_under_a_budget_the_positive_ranks_are_held_where_they_fit(monkeypatch, 
     with the same values either way."""
     from polars_rankmetrics.engines import duckdb as duckdb_engine
     from polars_rankmetrics.engines.base import Settings
-    from polars_rankmetrics.evaluate import parameters
     from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.parameters import parameters
     from polars_rankmetrics.metrics.registry import parse_keys
 
     monkeypatch.setattr(duckdb_engine, "_POSITIVE_RANK_BYTES", row_bytes)
@@ -502,8 +502,8 @@ def _ranks_view(table: pl.DataFrame) -> str:
     by one view, so not held)."""
     from polars_rankmetrics.engines.base import Settings
     from polars_rankmetrics.engines.duckdb import ENGINE
-    from polars_rankmetrics.evaluate import parameters
     from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.parameters import parameters
     from polars_rankmetrics.metrics.registry import parse_keys
 
     keys, context = tuple(parse_keys(["lrap"])), parameters()

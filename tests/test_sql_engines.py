@@ -24,8 +24,8 @@ from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Settings, get_engine
 from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.engines.sql.export import DIALECTS, VERIFIED, view_statements
-from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import CLASSIFICATION_METRICS, parse_keys
 
 KEYS = [

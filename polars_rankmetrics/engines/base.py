@@ -138,6 +138,11 @@ class Engine(Protocol):
         """A session over ``data``; closing it releases everything it holds."""
         ...
 
+    def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
+        """Whether the engine's plan for ``keys`` reads the positives' ranks that a top-k piece
+        joined in rank order carries (only with ``scans_rank_order``)."""
+        ...
+
 
 # name -> module that defines it; modules are imported on first use (DuckDB, Spark).
 _ENGINES: dict[str, str] = {

@@ -35,9 +35,13 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import topk
-from polars_rankmetrics.engines.base import Engine, Progress, Session, Settings
-from polars_rankmetrics.engines.memory import automatic_limit, bucket_count, check_budget
-from polars_rankmetrics.engines.polars import PolarsSession, ranks_positives_only
+from polars_rankmetrics.engines.base import Engine, Progress, Session, Settings, get_engine
+from polars_rankmetrics.engines.memory import (
+    automatic_limit,
+    bucket_count,
+    check_budget,
+    polars_bytes_per_row,
+)
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.media import explained
 from polars_rankmetrics.inputs.sources import is_eager, to_lazy
@@ -230,7 +234,7 @@ def prepare(
         ),
         rows=sum(to_lazy(t).select(pl.len()).collect().item() for t in (predictions, truth_table)),
         split=partial(topk.split, predictions, truth_table, cols, propensities),
-        bytes_per_row=PolarsSession(joined, cols).bytes_per_row(),
+        bytes_per_row=polars_bytes_per_row(joined.collect_schema(), cols),
     )  # fmt: skip
 
 
@@ -347,9 +351,12 @@ def collect(
         settings = Settings(
             memory_limit, directory, progress is not None, tuple(keys), parameters, tuple(tables)
         )
-        # A top-k table is opened bucket by bucket; the whole of it only lazily, for its schema.
+        # A top-k table is opened bucket by bucket; the whole of it only lazily, for its schema,
+        # by the Polars engine (the join is Polars').
         opened = (
-            engine.open(data, cols, settings) if prepared.split is None else _lazily(data, cols)
+            engine.open(data, cols, settings)
+            if prepared.split is None
+            else get_engine("polars").open(data, cols, settings)
         )
         with opened as whole:
             validation.check_schema(whole.schema(), cols, whole.count_rows)
@@ -389,7 +396,8 @@ def collect(
                     # A top-k bucket, joined once in memory (its size was chosen to fit) for
                     # its checks and its metrics.
                     joined = piece.join(
-                        rank_order=engine.scans_rank_order, ranked=ranks_positives_only(keys)
+                        rank_order=engine.scans_rank_order,
+                        ranked=engine.reads_scanned_ranks(keys),
                     )
                     piece = joined.table
                 opened = (
@@ -416,8 +424,3 @@ def collect(
 @contextmanager
 def _reuse(session: Session) -> Iterator[Session]:
     yield session
-
-
-@contextmanager
-def _lazily(data: Any, cols: Columns) -> Iterator[Session]:
-    yield PolarsSession(to_lazy(data), cols)

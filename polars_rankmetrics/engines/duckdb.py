@@ -42,7 +42,6 @@ from polars_rankmetrics.engines.sql.export import (
     words,
 )
 from polars_rankmetrics.engines.sql.session import SQLSession, session_views, setup_statements
-from polars_rankmetrics.evaluate import parameters
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.media import csv_header, malformed
 from polars_rankmetrics.inputs.sources import (
@@ -52,6 +51,7 @@ from polars_rankmetrics.inputs.sources import (
     is_arrow_dataset,
     is_url,
 )
+from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 _INPUT_VIEWS = (
@@ -532,6 +532,9 @@ class DuckDBEngine:
     errors: tuple[type[Exception], ...] = (duckdb.Error,)
     splits = True
     scans_rank_order = False
+
+    def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
+        return False
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:

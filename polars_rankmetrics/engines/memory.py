@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 
@@ -35,6 +37,31 @@ def parse_size(text: str) -> int:
     if size <= 0:
         raise ValueError(f"memory limit {text!r} must be positive")
     return size
+
+
+# Peak bytes per row while a Polars bucket is ranked: the sort's copy of the input columns, the
+# rank table's eleven 8-byte columns and the temporaries of the per-sample aggregation, calibrated
+# on the benchmark table with margin (benchmarks/).
+_POLARS_OVERHEAD_BYTES_PER_ROW = 172
+_POLARS_INPUT_COPIES = 4
+
+
+def polars_bytes_per_row(schema: pl.Schema, cols: Columns) -> float:
+    """The Polars engine's peak bytes per row of a table of ``schema`` (a top-k table's joined
+    buckets are held by Polars on every engine)."""
+    return _POLARS_OVERHEAD_BYTES_PER_ROW + _POLARS_INPUT_COPIES * row_bytes(schema, cols)
+
+
+def write_buckets(
+    lf: pl.LazyFrame, keys: Sequence[str], n: int, directory: Path
+) -> list[list[Path]]:
+    """``lf`` split into ``n`` buckets of whole samples (a hash of ``keys``), written in one
+    streaming pass (Polars' ``PartitionBy`` sink) under ``directory``; the files of each."""
+    bucket = (pl.struct(list(keys)).hash(seed=0) % n).alias("__bucket")
+    lf.with_columns(bucket).sink_parquet(
+        pl.PartitionBy(directory, key="__bucket", include_key=False), mkdir=True
+    )
+    return [sorted(directory.glob(f"__bucket={i}/*.parquet")) for i in range(n)]
 
 
 # Below this no engine can open a query at all (DuckDB's share would not hold its catalog).

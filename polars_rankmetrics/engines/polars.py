@@ -16,7 +16,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
-from polars_rankmetrics.engines.memory import row_bytes
+from polars_rankmetrics.engines.memory import polars_bytes_per_row, write_buckets
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics import ranking as rx
@@ -49,12 +49,6 @@ _FACTS = (
     validation.SAMPLE_WEIGHT_VARIES,
     _WEIGHT,
 )
-
-# Peak bytes per row while a bucket is ranked: the sort's copy of the input columns, the rank
-# table's eleven 8-byte columns and the temporaries of the per-sample aggregation. Calibrated on
-# the benchmark table (17 input bytes a row, 240 B/row measured with margin in benchmarks/).
-OVERHEAD_BYTES_PER_ROW = 172
-INPUT_COPIES = 4
 
 
 def per_sample(
@@ -312,15 +306,10 @@ class PolarsSession:
         )
 
     def bytes_per_row(self) -> float:
-        return OVERHEAD_BYTES_PER_ROW + INPUT_COPIES * row_bytes(self.schema(), self.cols)
+        return polars_bytes_per_row(self.schema(), self.cols)
 
     def split(self, n: int, directory: Path) -> list[list[Path]]:
-        """One streaming pass writes every bucket (Polars' ``PartitionBy`` sink)."""
-        bucket = (pl.struct(self.cols.sample_keys).hash(seed=0) % n).alias("__bucket")
-        self.lf.with_columns(bucket).sink_parquet(
-            pl.PartitionBy(directory, key="__bucket", include_key=False), mkdir=True
-        )
-        return [sorted(directory.glob(f"__bucket={i}/*.parquet")) for i in range(n)]
+        return write_buckets(self.lf, self.cols.sample_keys, n, directory)
 
     def query_progress(self) -> float | None:
         return None
@@ -337,6 +326,9 @@ class PolarsEngine:
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:
         yield PolarsSession(lazy_inside(data, cols), cols)
+
+    def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
+        return ranks_positives_only(keys)
 
 
 def lazy_inside(data: Any, cols: Columns) -> pl.LazyFrame:

@@ -11,7 +11,7 @@ Every view is a temporary view of the session, removed when the evaluation ends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from polars_rankmetrics.engines.sql.export import view_names
 from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import data_files, foreign_to_polars
+from polars_rankmetrics.metrics.registry import MetricKey
 
 _INPUT_VIEWS = (
     "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source",
@@ -110,6 +111,9 @@ class SparkEngine:
     errors: tuple[type[Exception], ...] = (PySparkException,)
     splits = False
     scans_rank_order = False
+
+    def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
+        return False
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:

@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.engines.polars import PolarsSession
+from polars_rankmetrics.engines.memory import write_buckets
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics.ranks import in_rank_order, scanned_ranks
@@ -243,7 +243,7 @@ def split(
         return [Piece(pred, true, cols, propensities)]
     tables = [pred, true]
     files = [
-        PolarsSession(table, cols).split(n, directory / name)
+        write_buckets(table, cols.sample_keys, n, directory / name)
         for table, name in zip(tables, ("predictions", "truth"), strict=True)
     ]
     pieces: list[Piece | None] = []

@@ -11,7 +11,9 @@ if TYPE_CHECKING:  # numpy is imported where a matrix is converted: not by every
     import numpy as np
 
 
-def _dense(matrix: object, name: str) -> np.ndarray:
+def dense_array(matrix: object, name: str) -> np.ndarray:
+    """``matrix`` (array-like or scipy sparse) as a 2-d numpy array; ``ValueError`` naming it
+    (``name``) for any other shape."""
     import numpy as np
 
     array = matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
@@ -50,7 +52,7 @@ def from_dense(
     """
     import numpy as np
 
-    t, s = _dense(y_true, "y_true"), _dense(y_score, "y_score")
+    t, s = dense_array(y_true, "y_true"), dense_array(y_score, "y_score")
     if t.shape != s.shape:
         raise ValueError(f"y_true has shape {t.shape} but y_score has shape {s.shape}")
     n_samples, n_labels = t.shape
