@@ -42,8 +42,7 @@ CROSS JOIN rankmetrics_parameters AS p;
 --   lowest_positive  its lowest scored positive score (NULL without one)
 --   n_predicted      its predicted labels (pred is 0 or 1)
 --   true_predicted   its truth summed over its predicted labels: its predicted positives for the
---                    0/1 truth the threshold metrics read (sums, not counts of a CASE: DuckDB
---                    0.04 s less at 10M rows)
+--                    0/1 truth the threshold metrics read (a sum, cheaper than a count of a CASE)
 -- An engine that computes it once for the checks and the metrics (DuckDB) computes only the
 -- columns its queries read.
 CREATE OR REPLACE VIEW rankmetrics_sample_counts AS
@@ -71,8 +70,8 @@ CROSS JOIN rankmetrics_parameters AS p;
 -- rankmetrics_positive_ranks: the positive rows of the rank table alone, with its rank,
 -- block_start and positive_rank: what every per-sample ranking and retrieval view reads. A row
 -- scoring below every scored positive of its sample changes no positive's ranks, so the windows
--- run over the rows scoring at least the sample's lowest scored positive only (about 40% of the
--- dense benchmark table, LRAP in half the time), and the positive ranks over the positives. An
+-- run over the rows scoring at least the sample's lowest scored positive only, and the positive
+-- ranks over the positives. An
 -- unscored positive (top-k tables) ranks at n_labels, its block starting after the scored labels.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks AS
 SELECT
@@ -106,9 +105,9 @@ FROM (
 -- positive joined with the rows of its sample scoring at least as high, which are counted (its
 -- rank), those scoring higher (its block start) and the positives (its positive rank). Its cost
 -- follows the pairs (the positives' ranks summed) where the windows' follows the rows they sort
--- (those scoring at least their sample's lowest positive): the benchmark table's 8.5M pairs
--- took DuckDB 0.55-0.60 s, its 4M rows ranked by the windows 0.95-1.0 s, but a sample whose
--- many positives rank low has about as many pairs as positives times labels. DuckDB chooses per
+-- (those scoring at least their sample's lowest positive): a pair costs less than a row sorted,
+-- but a sample whose many positives rank low has about as many pairs as positives times labels.
+-- DuckDB chooses per
 -- table (DuckDBSession._choose_positive_ranks); the other engines rank by the windows.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
 SELECT

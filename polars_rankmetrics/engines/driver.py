@@ -130,9 +130,9 @@ def check_table(
     """Step 1: the checks that need the whole table. A table evaluated in one piece (``whole``)
     is also asked whether its rows are strictly ordered, and, without ``by`` columns, its label
     count is first bounded by its integer labels' range
-    (:func:`~polars_rankmetrics.checks.validation. span_labels`, which a file's statistics answer:
-    DuckDB 0.001 s against 0.04 s for the distinct count at 10M rows). (A top-k table's samples
-    carry label sets of their own: no group label count.)"""
+    (:func:`~polars_rankmetrics.checks.validation.span_labels`, which a file's statistics
+    answer, where a distinct count scans the column). (A top-k table's samples carry label sets
+    of their own: no group label count.)"""
     facts = session.check_rows(keys, ordered=whole)
     if cols.top_k:
         return Checked(facts, None)

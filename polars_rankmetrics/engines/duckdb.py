@@ -277,16 +277,16 @@ def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
     con.unregister("rankmetrics_frame")
 
 
-# DuckDB counts a sample's distinct labels from the bits of its labels six times faster than
-# count(DISTINCT label) (0.10 vs 0.67 s at 10M rows): the set bits of a bitstring over the label
-# range (bit_count(bitstring_agg(...))) for integer labels spanning at most 1024 values, which
-# caps each sample's bitstring at 128 bytes; of an OR of one bit per label in a 128-bit integer
-# (HUGEINT) for at most 127 (0.026 s against the bitstring's 0.065 s over the grouping).
+# DuckDB counts a sample's distinct labels from the bits of its labels rather than with
+# count(DISTINCT label), which keeps a hash set per sample: the set bits of a bitstring over the
+# label range (bit_count(bitstring_agg(...))) for integer labels spanning at most 1024 values,
+# which caps each sample's bitstring at 128 bytes; of an OR of one bit per label in a 128-bit
+# integer (HUGEINT), cheaper still, for at most 127.
 _BITSTRING_MAX_LABELS = 1024
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
 _DISTINCT_LABELS = "count(DISTINCT label) AS distinct_labels"
 # Without a weight column every row's weight is 1: the sample counts' weight columns are
-# constants rather than two aggregates DuckDB does not fold (0.013 s at 10M rows).
+# constants rather than two aggregates DuckDB does not fold.
 _UNWEIGHTED = {
     "max(weight) AS weight": "CAST(1 AS DOUBLE) AS weight",
     "CASE WHEN min(weight) < max(weight) THEN 1 ELSE 0 END AS varying_weight":
@@ -296,9 +296,8 @@ _UNWEIGHTED = {
 # rows coverage error joins back to them, group (and join) by the sample alone, which DuckDB
 # aggregates in a perfect hash table (an array indexed by the sample id; each thread's holds
 # every id of the span) where the ids span at most 2^_PERFECT_HASH_BITS values, instead of
-# hashing (0, sample). At 10M rows: the sample counts 0.149 -> 0.114-0.122 s, coverage's join
-# back 0.144 -> 0.102 s. (With the threshold at 19, (0, sample) gets a perfect table too, but
-# ran no faster than hashing it: coverage 0.41 s, hamming loss 0.31 against 0.38 and 0.26.)
+# hashing (0, sample). The threshold stays below the span at which (0, sample), two keys, would
+# get a perfect table too, whose size outgrows what it spares.
 _ONE_GROUP = {
     "rankmetrics_sample_counts": {
         "        grp, sample,\n": "        0 AS grp, sample,\n",
@@ -312,9 +311,9 @@ _ONE_GROUP = {
 }  # fmt: skip
 _PERFECT_HASH_BITS = 18
 # The positive ranks by pairs (rankmetrics_positive_ranks_by_pairs) where a table has at most
-# this many pairs per row that the windows would rank: at 10M rows, 0.068 us a pair against
-# 0.24 us a row ranked (0.58 s for 8.5M pairs, 0.95 s for 4M rows); counted on a reservoir of
-# _ESTIMATE_SAMPLES samples. The choice changes no value, only the time.
+# this many pairs per row that the windows would rank (a pair costs DuckDB about a third of a
+# row ranked by the windows, benchmarks/floors.py); counted on a reservoir of _ESTIMATE_SAMPLES
+# samples. The choice changes no value, only the time.
 _PAIRS_PER_RANKED_ROW = 3
 _ESTIMATE_SAMPLES = 500
 # The fewest pairs (each positive paired with the positives scoring at least as high) and the
@@ -383,9 +382,9 @@ class DuckDBSession(SQLSession):
     """A session on a DuckDB connection of its own."""
 
     dialect = "duckdb"
-    # Calibrated on the benchmark table (17 input bytes a row, 10 B/row measured in
-    # benchmarks/out_of_core.py): past it, DuckDB's memory outside its buffer manager (the
-    # per-sample aggregation over millions of samples) takes the process over the budget.
+    # Calibrated with benchmarks/out_of_core.py: past it, DuckDB's memory outside its buffer
+    # manager (the per-sample aggregation over millions of samples) takes the process over the
+    # budget.
     bytes_per_input_byte = 0.6
 
     def __init__(
@@ -439,15 +438,14 @@ class DuckDBSession(SQLSession):
         """Whether the positive ranks are held: without a memory budget, and under one where
         their rows (the held sample counts' positives, :data:`_POSITIVE_RANK_BYTES` each) take at
         most half of DuckDB's share, the rest left to the windows that rank them. Beyond, a held
-        table spills: 30M rows with 81% positives under 1GB took 19.2 s held against 15.8 s
-        computed per view, where 100M rows with 5% positives took 22.8 s held against 30.9."""
+        table would spill, which costs more than computing the ranks once per view."""
         if self._limit is None:
             return True
         found = self._frame("SELECT sum(n_positives) AS n FROM rankmetrics_sample_counts_once")
         return int(found["n"][0] or 0) * _POSITIVE_RANK_BYTES <= self._limit / 2
 
     def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
-        # Through the relation's Arrow stream: .pl() would import pyarrow (75 ms a process).
+        # Through the relation's Arrow stream: .pl() would import pyarrow.
         return pl.DataFrame(self.con.sql(sql, params=dict(parameters) if parameters else None))
 
     def sample_summary(self) -> pl.DataFrame:
@@ -496,7 +494,7 @@ def _shared_views(
     sample, read by the sample checks, twice by the positive ranks and by the views that read
     them; only their columns that some statement names: hamming loss needs none of the ranking
     counts), and, when two or more of the views read them, the positive ranks (the positive rows
-    alone, 5% of the benchmark table's; under a memory budget only where they fit,
+    alone; under a memory budget only where they fit,
     :meth:`DuckDBSession._positives_fit`)."""
     read = views_read(views)
     shared = {view: "*" for view in ("rankmetrics_discounts",) if view in read}

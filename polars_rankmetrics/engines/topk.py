@@ -137,8 +137,7 @@ class Piece:
         :func:`~polars_rankmetrics.metrics.ranks.in_rank_order`) are shown to repeat no label
         within a sample by runs of rows and, with ``ranked`` (the metrics' plan reads ranks),
         ranked by scans before the join: what the Polars engine reads instead of a distinct count
-        and windows over the joined rows (top-k benchmark, 100k samples: 1.29 -> 0.96 s in
-        process)."""
+        and windows over the joined rows."""
         if not rank_order:
             return Joined(self.lazy().collect())
         cols, sample = self.cols, self.cols.sample_keys
@@ -164,7 +163,7 @@ def _scattered(predictions: pl.DataFrame, truth: pl.DataFrame, cols: Columns) ->
     a sample, maybe with its labels' propensities): the prediction rows in their order, each
     true one's gain (and propensity) scattered in, then the true labels without a prediction.
     Only the true labels are matched to the predictions, and no prediction column is gathered
-    (top-k benchmark: 0.18 s against the hash join's 0.23). A prediction that is not a true
+    (cheaper than a hash join, which gathers every row). A prediction that is not a true
     label has no propensity: no metric or check reads a negative row's (the propensity-scored
     gain is 0 there)."""
     keys = [*cols.by, cols.sample, cols.label]
@@ -191,7 +190,7 @@ def _scattered(predictions: pl.DataFrame, truth: pl.DataFrame, cols: Columns) ->
     )  # fmt: skip
     unscored = truth.filter(~pl.int_range(pl.len()).is_in(hits["__t"].implode()))
     # In the predictions' columns and types, so that the rows are appended, not copied (a
-    # diagonal concatenation rewrote the 10M rows of the top-k benchmark: 0.10-0.15 s).
+    # diagonal concatenation rewrites every row).
     unscored = unscored.select(
         pl.col(c).cast(t) if c in unscored.columns else pl.lit(None, t).alias(c)
         for c, t in scored.schema.items()
@@ -206,8 +205,7 @@ def _packed_key(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Expr 
     """One Int64 key (``__key``), equal where the ``keys`` of two rows of ``tables`` are equal
     (null where one is null): the keys' offsets from their smallest value in mixed radix, where
     every key is an integer (of one type in every table) and the product of their ranges fits;
-    None otherwise. A join hashes the one column instead of several (top-k benchmark, 10M
-    predictions: 0.12 against 0.20 s)."""
+    None otherwise. A join hashes the one column instead of several."""
     types = [{table.schema[key] for table in tables} for key in keys]
     if not all(len(kinds) == 1 and next(iter(kinds)).is_integer() for kinds in types):
         return None

@@ -271,8 +271,7 @@ def ordered_by(schema: pl.Schema, keys: Sequence[str], *, descending: str | None
     equal them where the column ``descending`` does not increase (None: never, so that no two
     rows share the keys); False where a key's type has no plain order (:func:`orderable`) or a
     value compared is null. Each row is compared with the one before by two zero-copy slices
-    of a column, not a shifted copy (the dense benchmark's 10M rows: 0.014-0.022 s against
-    0.055 s in a fresh process)."""
+    of a column, not a shifted copy, which would copy the column."""
     if not all(orderable(schema[key]) for key in keys):
         return pl.lit(False)
 
@@ -326,8 +325,8 @@ def window_ranks(
     top_k: bool = False,
 ) -> pl.LazyFrame:
     """The long table with ``rm_rank`` and ``rm_positive_rank`` only, as window ranks over each
-    sample, without sorting the table (about a third faster than :func:`rank_table` on the
-    benchmark table): what lrap, lwlrap, ranking loss and average precision read.
+    sample, without sorting the table (cheaper than :func:`rank_table`'s sort): what lrap,
+    lwlrap, ranking loss and average precision read.
 
     ``rm_rank`` is as in :func:`rank_table`; ``rm_positive_rank`` is set on the positive rows
     only (the rank "max" of the score among the sample's positives, which is
@@ -383,8 +382,7 @@ def with_discounts(
     start, a positive count), never as long as a top-k table's label space (an unscored row's
     ``D(n_labels)`` is computed once). ``cut``: every read of the discounts is capped at
     ``D(cut)`` (dcg@K keys, the largest K), so an unscored row takes ``D(min(n_labels, cut))``,
-    which reads the same once capped: ``D(n_labels)`` is a pass over n_labels terms (0.04 s
-    for 3M labels).
+    which reads the same once capped: ``D(n_labels)`` is a pass over n_labels terms.
     A rank table is returned as it is."""
     if DISCOUNT_TO in ranked.collect_schema():
         return ranked
@@ -434,8 +432,7 @@ def with_lowest_positive(
     data: pl.LazyFrame, *, sample: str | Sequence[str], score: str, truth: str
 ) -> pl.LazyFrame:
     """Add ``rm_lowest_positive``, each sample's lowest positive score, from a per-sample
-    aggregation joined back to the rows: no sort and no window (on the benchmark table a third
-    cheaper than comparing each score with an aggregate inside the per-sample aggregation)."""
+    aggregation joined back to the rows: no sort and no window."""
     keys = [sample] if isinstance(sample, str) else list(sample)
     lowest = data.group_by(keys).agg(
         pl.col(score).filter(pl.col(truth) > 0).min().alias(LOWEST_POSITIVE)

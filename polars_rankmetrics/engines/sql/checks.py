@@ -5,9 +5,7 @@ for the message.
 The problem ids are the columns of those views and the keys of
 :func:`polars_rankmetrics.checks.validation.row_problems`; :data:`SQL_PROBLEMS` names the ones the
 SQL answers. An engine counts only the problems an evaluation can show (:func:`counted_problems`):
-each count is an aggregate over every row (DuckDB at 10M rows: the 14 take 0.13 s, the 8 of an
-unweighted table scored by a ranking or threshold metric 0.09 s, the 5 left of those with a
-boolean truth column 0.02 s).
+each count is an aggregate over every row.
 """
 
 from __future__ import annotations
@@ -51,8 +49,8 @@ def counts_query(problems: Sequence[str], cols: Columns, quote: Callable[[str], 
     """One row: ``n_rows`` and, per problem id, how many rows show it. A column's nulls are
     counted over ``rankmetrics_source``'s own column (named by ``cols``, quoted by ``quote``),
     which a file's statistics answer, and the rest over ``rankmetrics_row_checks``: through the
-    input view's cast of a boolean truth column DuckDB propagates no statistics, and its null
-    count took a scan of the column (0.02-0.05 s at 10M rows)."""
+    input view's cast of a boolean truth column DuckDB propagates no statistics, and would
+    scan the column for its null count."""
     unknown = sorted(set(problems) - set(SQL_PROBLEMS))
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a problem of rankmetrics_row_checks")

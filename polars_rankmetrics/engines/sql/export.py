@@ -103,8 +103,7 @@ def _rewrite_nan(node: exp.Expression, dialect: str) -> exp.Expression:
 
 def _statements(sql: str, dialect: str, *, temporary: bool = False) -> list[str]:
     """``sql``, DuckDB SQL, transpiled to ``dialect`` with the rewrites above. (sqlglot is
-    imported here, on first use: DuckDB runs the SQL as written, and importing sqlglot and its
-    DuckDB dialect costs a fresh process 0.15 s.)"""
+    imported here, on first use: DuckDB runs the SQL as written and never pays its import.)"""
     import sqlglot
     from sqlglot import exp
 
@@ -138,8 +137,8 @@ def view_statements(
 ) -> tuple[str, ...]:
     """The statements of ``sql/``, in order, in ``dialect``; ``temporary`` views where the
     dialect has them (always on Spark). With ``views``, only those views' and the views they
-    read (:func:`views_read`): an engine binds every view it creates, about 3 ms each on
-    DuckDB, so a run defines only what its queries read."""
+    read (:func:`views_read`): an engine binds every view it creates, so a run defines only
+    what its queries read."""
     wanted = None if views is None else views_read(views)
     return tuple(
         statement

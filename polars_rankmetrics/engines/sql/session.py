@@ -93,9 +93,8 @@ class SQLSession:
         return int(self._frame("SELECT count(*) AS n FROM rankmetrics_source")["n"][0])
 
     def hold(self) -> None:
-        """Nothing: the SQL engines plan their reads of the source themselves (a DuckDB
-        temporary table of the 10M-row benchmark file made hamming loss slower, 0.41 -> 0.56 s:
-        the copy costs more than the Parquet reads it spares)."""
+        """Nothing: the SQL engines plan their reads of the source themselves (a copy into a
+        temporary table costs more than the Parquet reads it spares)."""
 
     def check_rows(
         self, keys: Sequence[MetricKey], *, ordered: bool = False
