@@ -7,6 +7,12 @@ the ``by`` and sample columns) with ``per_sample=True``. The value column is nam
 (``lrap``, ``ndcg@5``, ...). The input is validated first, eagerly: for a LazyFrame that runs
 three queries over it (the row checks, the label sets, the per-sample checks) before the lazy
 result is returned.
+
+They run the driver's checks (:func:`~polars_rankmetrics.engines.driver.check_all`) and the
+Polars engine's per-sample plan, not the driver's buckets: their contract is a LazyFrame for a
+LazyFrame, a query the caller composes and collects, which the bucket driver (it collects
+every piece) cannot return. For a table larger than memory, call
+:func:`~polars_rankmetrics.evaluate` with ``memory_limit``: the same numbers, in buckets.
 """
 
 from __future__ import annotations

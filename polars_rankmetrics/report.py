@@ -112,15 +112,44 @@ def build(
         counts, ["precision", "recall", "f1"], zero_division=context.zero_division
     ).with_columns((pl.col("tp") + pl.col("fp")).alias("predicted"))
     curves = label_curves(combine(collected["curves"], [*keys, "score"]), keys)
-    support = pl.col("support")
-    report = (
-        scores.join(curves.drop("support", "negatives"), on=keys, nulls_equal=True)
-        .join(combine(collected["precisions"], keys), on=keys, how="left", nulls_equal=True)
-        .with_columns(
-            pl.when(support > 0).then(pl.col("precision_sum") / support).alias("lwlrap"),
-            (support / support.sum().over(group)).alias("lwlrap_weight"),
-            pl.col("precision", "recall", "f1").fill_null(float("nan")),
-        )
-    )
+    report = with_lwlrap(
+        scores.join(curves.drop("support", "negatives"), on=keys, nulls_equal=True),
+        combine(collected["precisions"], keys), keys, group,
+    ).with_columns(pl.col("precision", "recall", "f1").fill_null(float("nan")))  # fmt: skip
     report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *REPORT_COLUMNS)
     return cols.restored(report.sort([*cols.by, cols.label]))
+
+
+def with_lwlrap(
+    labels: pl.DataFrame, precisions: pl.DataFrame, keys: list[str], group: list[str]
+) -> pl.DataFrame:
+    """``labels`` (one row per ``keys``, with ``support``: the label's weighted positives) with
+    each label's ``lwlrap`` (the weighted mean LRAP precision of its positive cells, from the
+    ``precisions`` table: null without positives) and ``lwlrap_weight`` (its share of its
+    ``group``'s positives: NaN in a group without any), so that ``sum(lwlrap_weight * lwlrap)``
+    is the group's lwlrap."""
+    support = pl.col("support")
+    return labels.join(precisions, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.when(support > 0).then(pl.col("precision_sum") / support).alias("lwlrap"),
+        (support / support.sum().over(group)).alias("lwlrap_weight"),
+    )
+
+
+def per_class_lwlrap(engine: Engine, data: Any, cols: Columns, **options: Any) -> pl.DataFrame:
+    """:func:`~polars_rankmetrics.lwlrap_per_class` on ``engine``: the label counts (for the
+    support) and the label precisions of :func:`.driver.collect`; ``options`` go to it."""
+    validation.check_result_names(cols, ["lwlrap", "weight"])
+    with driver.inside_names(cols) as inner:
+        collected, _ = driver.collect(
+            engine, data, inner, [MetricKey("lwlrap")], ["labels", "precisions"],
+            parameters=Context(), **options,
+        )  # fmt: skip
+    group = list(inner.by) or [validation.GROUP]
+    keys = [*group, LABEL]
+    counts = label_scores(combine(collected["labels"], keys), [], zero_division=0.0)
+    table = with_lwlrap(counts, combine(collected["precisions"], keys), keys, group)
+    table = table.select(
+        *inner.by, pl.col(LABEL).alias(inner.label), "lwlrap",
+        pl.col("lwlrap_weight").alias("weight"),
+    )  # fmt: skip
+    return inner.restored(table.sort([*inner.by, inner.label]))
