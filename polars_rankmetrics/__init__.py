@@ -6,6 +6,7 @@ The long table has one row per (sample, label): the model's score and the truth.
 """
 
 from polars_rankmetrics import expressions
+from polars_rankmetrics.decisions import compare
 from polars_rankmetrics.engines.topk import label_propensities
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.frames import (
@@ -38,6 +39,7 @@ def __getattr__(name: str) -> str:
 
 __all__ = [
     "DEFAULT_METRICS",
+    "compare",
     "coverage_error",
     "dcg_score",
     "evaluate",

@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankmetrics.decisions import CI_METHODS, check_level, intervals, supported_keys
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Progress, get_engine
 from polars_rankmetrics.inputs.columns import Columns
@@ -38,6 +39,10 @@ def evaluate(
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    ci_method: str = "percentile",
 ) -> pl.DataFrame:
     """Compute several metrics over a long table in one pass.
 
@@ -77,7 +82,8 @@ def evaluate(
     weight
         Column of sample weights, constant within a sample. The mean over samples is weighted.
     engine
-        A registered engine: ``"polars"`` or ``"duckdb"``; all return the same frame.
+        A registered engine: ``"polars"``, ``"duckdb"`` or ``"spark"``; all return the same
+        frame.
     sample, label, score, truth
         Column names. ``truth`` is 0/1 (bool or numeric); graded non-negative gains are allowed
         when only dcg/ndcg are asked for.
@@ -109,11 +115,20 @@ def evaluate(
         Called as ``progress(done, total)`` after the whole-table checks and after each bucket
         (``total`` = buckets + 1), and in between from the engine's own estimate where it has
         one (DuckDB).
+    ci
+        A confidence level, such as 0.95: beside each key, ``<key>_lo`` and ``<key>_hi``, a
+        bootstrap interval of the mean: ``n_boot`` resamples of the samples (never rows), drawn
+        independently within each ``by`` group from ``seed`` (the same seed gives the same
+        interval on every engine, whole or in buckets, for any row order; None: fresh
+        entropy). ``ci_method``: ``"percentile"`` (default) or ``"bca"`` (Efron's bias-corrected
+        and accelerated interval). The keys must be averaged over samples; a key averaged over
+        labels (``_micro``, ``_macro``, ``_weighted``) is refused. Not with ``per_sample``.
 
     Returns
     -------
     polars.DataFrame
-        One column per metric key (named by the key), after the ``by`` columns, sorted by them.
+        One column per metric key (named by the key; with ``ci``, followed by ``<key>_lo`` and
+        ``<key>_hi``), after the ``by`` columns, sorted by them.
 
     Raises
     ------
@@ -138,8 +153,23 @@ def evaluate(
         sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
     )
     inputs = driver.TopK(truth_table, n_labels, propensities)
-    return driver.run(
-        get_engine(engine), data, cols, keys, inputs=inputs, per_sample=per_sample,
-        parameters=context,
-        memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+    if ci is None:
+        return driver.run(
+            get_engine(engine), data, cols, keys, inputs=inputs, per_sample=per_sample,
+            parameters=context,
+            memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+        )  # fmt: skip
+    check_level(ci)
+    if per_sample:
+        raise ValueError("ci= gives intervals of the means: not with per_sample=True")
+    if ci_method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, not {ci_method!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, not {n_boot!r}")
+    supported_keys(keys)
+    rows = driver.run(
+        get_engine(engine), data, cols, keys, inputs=inputs, per_sample=True,
+        sample_weights=True, parameters=context, memory_limit=memory_limit, temp_dir=temp_dir,
+        progress=progress,
     )  # fmt: skip
+    return intervals(rows, cols, keys, level=ci, n_boot=n_boot, seed=seed, method=ci_method)

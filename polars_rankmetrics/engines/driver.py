@@ -24,6 +24,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -47,7 +48,7 @@ from polars_rankmetrics.inputs.media import explained
 from polars_rankmetrics.inputs.sources import is_eager, to_lazy
 from polars_rankmetrics.metrics.label_averages import combine, label_means
 from polars_rankmetrics.metrics.registry import Context, MetricKey
-from polars_rankmetrics.metrics.sums import means, undefined_as_nan
+from polars_rankmetrics.metrics.sums import means, undefined_as_nan, weight_column
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
 
@@ -80,8 +81,28 @@ def managed_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Path]
     path = Path(tempfile.mkdtemp(prefix=f"rankmetrics-{os.getpid()}-", dir=parent))
     try:
         yield path
-    finally:
+    except BaseException:
+        _remove(path, settle=True)
+        raise
+    _remove(path)
+
+
+def _remove(path: Path, *, settle: bool = False) -> None:
+    """Remove ``path`` and everything under it. After a failure (``settle``), an engine's
+    writer threads may still finish or start a file as the error arrives (a full disk fails one
+    partition of a sink while the others write, creating their directories), so the removal is
+    repeated until the directory has stayed absent for 0.3 s, for up to 3 s."""
+    absent_since = None
+    for _ in range(60 if settle else 1):
         shutil.rmtree(path, ignore_errors=True)
+        now = time.monotonic()
+        if path.exists():
+            absent_since = None
+        elif absent_since is None:
+            absent_since = now
+        if not settle or (absent_since is not None and now - absent_since >= 0.3):
+            return
+        time.sleep(0.05)
 
 
 class Reporter:
@@ -246,6 +267,7 @@ def run(
     *,
     inputs: TopK = TopK(),
     per_sample: bool = False,
+    sample_weights: bool = False,
     parameters: Context | None = None,
     memory_limit: str | None = None,
     temp_dir: str | os.PathLike[str] | None = None,
@@ -254,7 +276,9 @@ def run(
     """Evaluate ``keys`` over ``data`` on ``engine``; see :func:`polars_rankmetrics.evaluate`.
 
     ``parameters`` holds the metrics' parameters (log base, threshold, ...); its columns and
-    ``binary_truth`` are set here.
+    ``binary_truth`` are set here. ``sample_weights`` (with ``per_sample``): each key's weight
+    in the mean beside its value (``key/w``, 0 where the value is undefined), which resampling
+    reads.
     """
     by_reduction = {
         reduction: [k for k in keys if k.metric.reduction == reduction]
@@ -279,8 +303,9 @@ def run(
     cols = inner  # the by columns keep their inside names until the result is restored
     if per_sample:
         rows = undefined_as_nan(pl.concat(collected["per_sample"]), keys)
-        rows = rows.select(*cols.sample_keys, *(str(k) for k in keys)).sort(cols.sample_keys)
-        return cols.restored(rows)
+        weights = [weight_column(k) for k in keys] if sample_weights else []
+        rows = rows.select(*cols.sample_keys, *(str(k) for k in keys), *weights)
+        return cols.restored(rows.sort(cols.sample_keys))
     group = list(cols.by) or [validation.GROUP]
     results = []
     if by_reduction["samples"]:

@@ -180,9 +180,27 @@ def with_extras(
     return rows
 
 
-def per_sample_result(samples: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
-    """Per-sample output: the ``by`` and sample columns and the metric columns, sorted."""
-    return samples.drop(*_FACTS, _N_POS).sort(cols.sample_keys)
+def per_sample_result(
+    samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey] = ()
+) -> pl.LazyFrame:
+    """Per-sample output: the ``by`` and sample columns and the metric columns, sorted; with
+    ``keys``, each key's weight in the mean beside it (``key/w``: the sample weight, times its
+    positives for a key weighted by positives; 0 where the value is null)."""
+    weights = [
+        pl.when(pl.col(str(key)).is_not_null())
+        .then(_key_weight(key))
+        .otherwise(0.0)
+        .cast(pl.Float64)
+        .alias(weight_column(key))
+        for key in keys
+    ]
+    return samples.with_columns(weights).drop(*_FACTS, _N_POS).sort(cols.sample_keys)
+
+
+def _key_weight(key: MetricKey) -> pl.Expr:
+    """A sample's weight in ``key``'s mean."""
+    weight = pl.col(_WEIGHT)
+    return weight * pl.col(_N_POS) if key.metric.weighting == "positives" else weight
 
 
 def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
@@ -191,9 +209,7 @@ def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey
     nor does its weight."""
     sums = []
     for key in keys:
-        weight = pl.col(_WEIGHT)
-        if key.metric.weighting == "positives":
-            weight = weight * pl.col(_N_POS)
+        weight = _key_weight(key)
         value = pl.col(str(key))
         sums += [
             (value * weight).sum().alias(str(key)),
@@ -286,7 +302,9 @@ class PolarsSession:
         if "sums" in tables:
             frames["sums"] = weighted_sums(samples.lazy(), self.cols, sample_keys).collect()
         if "per_sample" in tables:
-            frames["per_sample"] = per_sample_result(samples.lazy(), self.cols).collect()
+            frames["per_sample"] = per_sample_result(
+                samples.lazy(), self.cols, sample_keys
+            ).collect()
         return summary, frames
 
     def _label_table(self, table: str, context: Context) -> pl.LazyFrame:

@@ -91,11 +91,19 @@ def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
 
 
 def per_sample_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
-    """Per view: each of its keys' per-sample value."""
+    """Per view: each of its keys' per-sample value and its weight in the mean (0 where the
+    value is NULL)."""
     queries = []
     for view, view_keys in _by_view(keys).items():
         group = "grp, sample, k" if view in VIEWS_WITH_K else "grp, sample"
-        columns = [f"{key.metric.sql_value} AS v{i}" for i, key in enumerate(view_keys)]
+        columns = []
+        for i, key in enumerate(view_keys):
+            weight = "weight * n_positives" if key.metric.weighting == "positives" else "weight"
+            value = f"({key.metric.sql_value})"
+            columns += [
+                f"{value} AS v{i}",
+                f"CASE WHEN {value} IS NOT NULL THEN {weight} ELSE 0 END AS w{i}",
+            ]
         queries.append(
             ViewQuery(tuple(view_keys), f"SELECT {group}, {', '.join(columns)} FROM {view}", view)
         )
@@ -134,6 +142,7 @@ def _columns(
     context: Context,
     *,
     with_weights: bool,
+    with_undefined: bool = True,
 ) -> list[pl.DataFrame]:
     parts = []
     for query, frame in results:
@@ -142,10 +151,9 @@ def _columns(
             scale = _scale(key, context)
             columns = [(pl.col(f"v{i}") * scale).alias(str(key))]
             if with_weights:
-                columns += [
-                    pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)),
-                    pl.col(f"x{i}").cast(pl.Float64).alias(undefined_column(key)),
-                ]
+                columns.append(pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)))
+            if with_weights and with_undefined:
+                columns.append(pl.col(f"x{i}").cast(pl.Float64).alias(undefined_column(key)))
             parts.append(rows.select(*ids, *columns))
     return parts
 
@@ -171,8 +179,10 @@ def sums_frame(
 def per_sample_frame(
     results: Sequence[tuple[ViewQuery, pl.DataFrame]], cols: Columns, context: Context
 ) -> pl.DataFrame:
-    """Per-sample output from the :func:`per_sample_queries` results, sample column renamed."""
+    """Per-sample output from the :func:`per_sample_queries` results, sample column renamed:
+    each key's value and weight (``key/w``)."""
     ids = [*cols.by, "sample"]
     ungrouped = [(query, ungroup(frame, cols)) for query, frame in results]
-    result = _joined(_columns(ungrouped, ids, context, with_weights=False), ids)
+    columns = _columns(ungrouped, ids, context, with_weights=True, with_undefined=False)
+    result = _joined(columns, ids)
     return result.rename({"sample": cols.sample})

@@ -1,0 +1,395 @@
+"""Decisions between models: confidence intervals of the metrics and paired comparisons.
+
+Both read the per-sample table an engine computes in one pass over the data (on any engine, in
+buckets under a memory budget); the resampling (:mod:`polars_rankmetrics.inference`) never reads
+the input again. Samples are resampled, never rows, independently within each ``by`` group.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from os import PathLike
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.base import Progress, get_engine
+from polars_rankmetrics.engines.driver import TopK
+from polars_rankmetrics.inference import resampling
+from polars_rankmetrics.inference.corrections import CORRECTIONS, adjusted
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
+from polars_rankmetrics.metrics.sums import weight_column
+
+CI_METHODS = ("percentile", "bca")
+_DECIMALS = 12
+TESTS = ("permutation", "bootstrap", "t", "wilcoxon")
+COMPARE_COLUMNS = (
+    "metric", "value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value",
+    "p_adjusted", "wins", "ties", "losses",
+)  # fmt: skip
+
+
+def supported_keys(keys: Sequence[MetricKey]) -> None:
+    """Every key is a weighted mean over samples (what resampling samples estimates)."""
+    for key in keys:
+        if key.metric.reduction != "samples":
+            raise ValueError(
+                f"{key} is computed over labels, not as a mean over samples: it has no interval "
+                "or paired test here; they apply to the keys averaged over samples (the ranking "
+                "and retrieval keys, the _samples averages, hamming_loss, subset_accuracy, "
+                "zero_one_loss)"
+            )
+
+
+def check_level(level: float, name: str = "ci") -> None:
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
+        raise ValueError(
+            f"{name} must be a confidence level in (0, 1), such as 0.95, not {level!r}"
+        )
+
+
+def _count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, not {value!r}")
+    return value
+
+
+def _arrays(frame: pl.DataFrame, keys: Sequence[MetricKey]) -> tuple[np.ndarray, np.ndarray]:
+    """Samples x keys: the per-sample values (NaN where undefined) and their weights."""
+    names = [str(k) for k in keys]
+    values = frame.select(pl.col(names).cast(pl.Float64).fill_null(float("nan"))).to_numpy()
+    weights = frame.select(
+        pl.col([weight_column(k) for k in keys]).cast(pl.Float64).fill_null(0.0)
+    ).to_numpy()
+    return values.reshape(frame.height, len(keys)), weights.reshape(frame.height, len(keys))
+
+
+def _estimates(values: np.ndarray, weights: np.ndarray, keys: Sequence[MetricKey]) -> np.ndarray:
+    """Each key's weighted mean; NaN for a key whose undefined sample value makes it NaN."""
+    means = resampling.weighted_means(values, weights)
+    for j, key in enumerate(keys):
+        if key.metric.undefined == "nan" and np.isnan(values[:, j]).any():
+            means[j] = math.nan
+    return means
+
+
+def _groups(
+    per_sample: pl.DataFrame, by: Sequence[str]
+) -> list[tuple[tuple[Any, ...], pl.DataFrame]]:
+    """The per-sample rows of each ``by`` group, groups and samples in sorted order."""
+    if not by:
+        return [((), per_sample)]
+    parts = per_sample.partition_by(list(by), as_dict=True, maintain_order=True)
+    return sorted(parts.items(), key=lambda item: [(v is None, v) for v in item[0]])
+
+
+def intervals(
+    per_sample: pl.DataFrame,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    level: float,
+    n_boot: int,
+    seed: int | None,
+    method: str,
+) -> pl.DataFrame:
+    """Per ``by`` group: each key's estimate and its bootstrap interval (``key_lo``,
+    ``key_hi``), from a per-sample table with the keys' weights (``key/w``)."""
+    rows = []
+    base_seed = resampling.entropy(seed)
+    for g, (values_of_group, frame) in enumerate(_groups(per_sample, cols.by)):
+        frame = frame.sort(cols.sample)
+        values, weights = _arrays(frame, keys)
+        estimate = _estimates(values, weights, keys)
+        replicates = resampling.bootstrap_means(
+            values, weights, n_boot, resampling.generator(base_seed, g)
+        )
+        for j, key in enumerate(keys):
+            if key.metric.undefined == "nan" and math.isnan(estimate[j]):
+                replicates[:, j] = math.nan
+        if method == "bca":
+            jackknife = resampling.jackknife_means(values, weights)
+            lo, hi = resampling.bca_interval(replicates, estimate, jackknife, level)
+        else:
+            lo, hi = resampling.percentile_interval(replicates, level)
+        row: dict[str, Any] = dict(zip(cols.by, values_of_group, strict=True))
+        for j, key in enumerate(keys):
+            row |= {str(key): estimate[j], f"{key}_lo": lo[j], f"{key}_hi": hi[j]}
+        rows.append(row)
+    names = [name for key in keys for name in (str(key), f"{key}_lo", f"{key}_hi")]
+    schema: dict[str, Any] = {b: per_sample.schema[b] for b in cols.by}
+    schema |= dict.fromkeys(names, pl.Float64)
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def compare(
+    data: Any,
+    metrics: str | Sequence[str] | None = None,
+    *,
+    by: str | Sequence[str] = "model",
+    baseline: Any = "baseline",
+    test: str = "permutation",
+    correction: str | None = "holm",
+    n_resamples: int = 10_000,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int | None = 0,
+    on_missing: str = "error",
+    truth_table: Any = None,
+    n_labels: int | None = None,
+    propensities: Any = None,
+    weight: str | None = None,
+    engine: str = "polars",
+    sample: str = "sample",
+    label: str = "label",
+    score: str = "score",
+    truth: str = "truth",
+    log_base: float = 2,
+    pred: str | None = None,
+    threshold: float = 0.5,
+    beta: float = 1.0,
+    zero_division: float | str = 0.0,
+    memory_limit: str | None = None,
+    temp_dir: str | PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> pl.DataFrame:
+    """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
+    they share.
+
+    Parameters
+    ----------
+    data
+        The long table of every model (as for :func:`~polars_rankmetrics.evaluate`), or a top-k
+        table with ``truth_table``.
+    metrics
+        Metric keys averaged over samples (the ranking and retrieval keys, the ``_samples``
+        averages, ``hamming_loss``, ``subset_accuracy``, ``zero_one_loss``). Default: the six
+        ranking metrics.
+    by
+        The column(s) naming the model; one result row per other model and metric.
+    baseline
+        The baseline's value of ``by`` (a tuple for several columns).
+    test
+        ``"permutation"``: Fisher's paired randomization test, two-sided: each sample's two
+        values swapped with probability 1/2, ``n_resamples`` times, p = (hits + 1) /
+        (n_resamples + 1); exact (every sign pattern) where 2^n <= ``n_resamples``.
+        ``"bootstrap"``: the paired bootstrap's two-sided p, the ``n_resamples`` replicates of
+        the delta centred on the observed one. ``"t"``: ``scipy.stats.ttest_rel`` on the
+        per-sample values. ``"wilcoxon"``: ``scipy.stats.wilcoxon`` on their differences
+        (scipy's defaults), rounded to 12 decimals as for ``wins``. The t and Wilcoxon tests
+        are unweighted: a weight column is refused with them. Samples whose value is undefined
+        for either model take no part in the tests.
+    correction
+        Over all (model, metric) rows: ``"holm"``, ``"bonferroni"``, ``"fdr_bh"``
+        (Benjamini-Hochberg) or None.
+    n_resamples
+        Resamples of the permutation and bootstrap tests.
+    n_boot, ci
+        Replicates and level of the paired bootstrap interval of the delta.
+    seed
+        Seed of every draw: the same seed gives the same numbers on every engine, whole or in
+        buckets, for any row order.
+    on_missing
+        ``"error"``: samples present for one model and not the other are refused, naming one
+        and the counts; ``"drop"``: the models are compared on the samples they share.
+    truth_table, n_labels, propensities, weight, engine, sample, label, score, truth, \
+log_base, pred, threshold, beta, zero_division, memory_limit, temp_dir, progress
+        As for :func:`~polars_rankmetrics.evaluate`. A sample weight weighs the per-sample
+        values in the means and in the resampling.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (model, metric), models and metrics in order: the ``by`` column(s),
+        ``metric``, ``value``, ``baseline_value``, ``delta`` (value minus baseline value, for a
+        lower-is-better metric too), ``delta_lo``, ``delta_hi``, ``p_value``, ``p_adjusted``,
+        ``wins``, ``ties``, ``losses`` (samples where the model is better, equal or worse by the
+        metric's direction, the differences rounded to 12 decimals so that float noise splits
+        no tie; a sample whose value is undefined for either model counts in none).
+
+    Raises
+    ------
+    ValueError
+        For bad input (as :func:`~polars_rankmetrics.evaluate`), a key not averaged over
+        samples, an unknown test or correction, a baseline that is not a value of ``by``, or
+        samples missing from one model (``on_missing="error"``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as rm
+    >>> df = pl.concat([
+    ...     rm.from_dense([[1, 0], [0, 1], [1, 1]], [[0.9, 0.2], [0.3, 0.7], [0.4, 0.8]])
+    ...     .with_columns(model=pl.lit("baseline")),
+    ...     rm.from_dense([[1, 0], [0, 1], [1, 1]], [[0.9, 0.2], [0.8, 0.7], [0.4, 0.8]])
+    ...     .with_columns(model=pl.lit("candidate")),
+    ... ])
+    >>> rm.compare(df, ["lrap"], by="model").select("model", "delta", "wins", "losses").row(0)
+    ('candidate', -0.16666666666666663, 0, 1)
+    """
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    if correction is not None and correction not in CORRECTIONS:
+        raise ValueError(
+            f"correction must be one of {', '.join(CORRECTIONS)} or None, not {correction!r}"
+        )
+    if on_missing not in ("error", "drop"):
+        raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
+    if test in ("t", "wilcoxon") and weight is not None:
+        raise ValueError(
+            f"test={test!r} compares unweighted per-sample values: with weight= use "
+            "test='permutation' or test='bootstrap'"
+        )
+    check_level(ci)
+    n_resamples, n_boot = _count(n_resamples, "n_resamples"), _count(n_boot, "n_boot")
+    keys = parse_keys(metrics)
+    supported_keys(keys)
+    by_columns = [by] if isinstance(by, str) else list(by)
+    if not by_columns:
+        raise ValueError("compare needs by=, the column(s) naming the model")
+    cols = Columns.of(
+        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by_columns,
+        pred=pred,
+    )  # fmt: skip
+    context = parameters(
+        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+    )
+    per_sample = driver.run(
+        get_engine(engine), data, cols, keys, per_sample=True, sample_weights=True,
+        parameters=context, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+        inputs=TopK(truth_table, n_labels, propensities),
+    )  # fmt: skip
+    return paired(
+        per_sample, cols, keys, baseline=baseline, test=test, correction=correction,
+        n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed, on_missing=on_missing,
+    )  # fmt: skip
+
+
+def _baseline_key(baseline: Any, by: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(baseline) if isinstance(baseline, tuple | list) else (baseline,)
+
+
+def _describe(value: tuple[Any, ...], by: Sequence[str]) -> str:
+    return ", ".join(f"{b}={v!r}" for b, v in zip(by, value, strict=True))
+
+
+def _aligned(
+    model: pl.DataFrame, base: pl.DataFrame, cols: Columns, names: tuple[str, str], drop: bool
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of the samples both tables hold, in the same (sorted) order; without ``drop``
+    a sample of one table only is refused, naming one and the counts."""
+    s = cols.sample
+    only_model = model.join(base.select(s), on=s, how="anti", nulls_equal=True)
+    only_base = base.join(model.select(s), on=s, how="anti", nulls_equal=True)
+    if not drop and (only_model.height or only_base.height):
+        example = (only_model if only_model.height else only_base).sort(s)[s][0]
+        where = names[0] if only_model.height else names[1]
+        raise ValueError(
+            f"{names[0]} and the baseline {names[1]} do not hold the same samples: "
+            f"{only_model.height} of {model.height} samples of {names[0]} are not in the "
+            f"baseline, {only_base.height} of {base.height} samples of the baseline are not in "
+            f"{names[0]} (e.g. {s}={example!r}, of {where}); pass on_missing='drop' to compare "
+            "them on the samples they share"
+        )
+    shared = model.join(base.select(s), on=s, how="semi", nulls_equal=True).sort(s)
+    return shared, base.join(shared.select(s), on=s, how="semi", nulls_equal=True).sort(s)
+
+
+def paired(
+    per_sample: pl.DataFrame,
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    baseline: Any,
+    test: str,
+    correction: str | None,
+    n_resamples: int,
+    n_boot: int,
+    level: float,
+    seed: int | None,
+    on_missing: str,
+) -> pl.DataFrame:
+    """:func:`compare` from a per-sample table with the keys' weights (``key/w``)."""
+    from scipy import stats  # type: ignore[import-untyped]
+
+    by = list(cols.by)
+    groups = dict(_groups(per_sample, by))
+    base_key = _baseline_key(baseline, by)
+    if base_key not in groups:
+        found = ", ".join(_describe(k, by) for k in groups) or "none"
+        raise ValueError(
+            f"the baseline {_describe(base_key, by)} is not a value of the by column(s) "
+            f"(found: {found})"
+        )
+    rows: list[dict[str, Any]] = []
+    base_seed = resampling.entropy(seed)
+    for m, (model_key, model) in enumerate(groups.items()):
+        if model_key == base_key:
+            continue
+        names = (_describe(model_key, by), _describe(base_key, by))
+        mine, base = _aligned(model, groups[base_key], cols, names, on_missing == "drop")
+        v1, w1 = _arrays(mine, keys)
+        v0, w0 = _arrays(base, keys)
+        rng_seed = (base_seed, m)
+        for j, key in enumerate(keys):
+            first, second = (v1[:, j], w1[:, j]), (v0[:, j], w0[:, j])
+            value = float(_estimates(v1[:, [j]], w1[:, [j]], [key])[0])
+            base_value = float(_estimates(v0[:, [j]], w0[:, [j]], [key])[0])
+            delta = value - base_value
+            deltas = resampling.bootstrap_deltas(
+                first, second, n_boot, resampling.generator(*rng_seed, j, 0)
+            )
+            if math.isnan(delta):
+                deltas[:] = math.nan
+            lo, hi = resampling.percentile_interval(deltas[:, None], level)
+            both = ~(np.isnan(v1[:, j]) | np.isnan(v0[:, j]))
+            # Rounded to 12 decimals: the engines sum in parallel, and float noise must not
+            # split a tie, or make an equal pair a win (the Wilcoxon test drops zeros).
+            d = np.round(v1[both, j] - v0[both, j], _DECIMALS)
+            better = d if key.metric.better == "higher" else -d
+            rng = resampling.generator(*rng_seed, j, 1)
+            if test == "permutation":
+                defined = (v1[both, j], w1[both, j]), (v0[both, j], w0[both, j])
+                p = resampling.sign_flip_p_value(*defined, n_resamples, rng)
+            elif test == "bootstrap":
+                replicates = resampling.bootstrap_deltas(first, second, n_resamples, rng)
+                p = resampling.bootstrap_p_value(replicates, delta)
+            elif test == "t":
+                p = (
+                    float(stats.ttest_rel(v1[both, j], v0[both, j]).pvalue)
+                    if both.sum() > 1
+                    else math.nan
+                )
+            else:
+                p = float(stats.wilcoxon(d).pvalue) if np.any(d != 0) else 1.0
+            rows.append(
+                dict(zip(by, model_key, strict=True))
+                | {
+                    "metric": str(key),
+                    "value": value,
+                    "baseline_value": base_value,
+                    "delta": delta,
+                    "delta_lo": float(lo[0]),
+                    "delta_hi": float(hi[0]),
+                    "p_value": p,
+                    "wins": int(np.sum(better > 0)),
+                    "ties": int(np.sum(better == 0)),
+                    "losses": int(np.sum(better < 0)),
+                }  # fmt: skip
+            )
+    p_adjusted = adjusted(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
+    for row, q in zip(rows, p_adjusted, strict=True):
+        row["p_adjusted"] = float(q)
+    schema: dict[str, Any] = {b: per_sample.schema[b] for b in by}
+    schema |= {"metric": pl.String} | dict.fromkeys(
+        ("value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"),
+        pl.Float64,
+    )
+    schema |= dict.fromkeys(("wins", "ties", "losses"), pl.Int64)
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.select(*by, *COMPARE_COLUMNS)
