@@ -15,14 +15,17 @@ from typing import Any, NoReturn
 import polars as pl
 
 import polars_rankmetrics
+from polars_rankmetrics.decisions import CI_METHODS, TESTS, compare
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import engine_names, get_engine
 from polars_rankmetrics.engines.sql.export import DIALECTS, input_statements, view_statements
 from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report import label_report
+from polars_rankmetrics.tables import FORMATS, render_comparison
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,6 +87,38 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     _input_options(ev)
     _threshold_options(ev)
+    ev.add_argument(
+        "--ci", type=float, metavar="LEVEL",
+        help="add a bootstrap confidence interval (<key>_lo, <key>_hi) at LEVEL, e.g. 0.95",
+    )  # fmt: skip
+    ev.add_argument("--ci-method", choices=CI_METHODS, default="percentile")
+    _resampling_options(ev)
+    cmp = commands.add_parser(
+        "compare",
+        help="compare models with a baseline: deltas with intervals, paired tests, wins/losses",
+    )
+    cmp.add_argument(
+        "--metrics", default=",".join(DEFAULT_METRICS),
+        help="comma-separated metric keys averaged over samples (default: %(default)s)",
+    )  # fmt: skip
+    cmp.add_argument("--baseline", required=True, help="the baseline's value of the --by column")
+    cmp.add_argument("--test", choices=TESTS, default="permutation")
+    cmp.add_argument(
+        "--correction", choices=[*CORRECTIONS, "none"], default="holm",
+        help="multiple-testing correction over all (model, metric) rows (default: holm)",
+    )  # fmt: skip
+    cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="N")
+    cmp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
+    cmp.add_argument(
+        "--alpha", type=float, default=0.05,
+        help="rows whose adjusted p-value is below this are marked significant (default 0.05)",
+    )  # fmt: skip
+    cmp.add_argument("--on-missing", choices=("error", "drop"), default="error")
+    cmp.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
+    cmp.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    _input_options(cmp, formats=COMPARE_FORMATS)
+    _threshold_options(cmp)
+    _resampling_options(cmp)
     report = commands.add_parser(
         "report",
         help="one row per label: support, predicted, precision, recall, F1, average precision, "
@@ -132,8 +167,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _input_options(parser: argparse.ArgumentParser) -> None:
-    """What ``evaluate`` and ``report`` share: the input, its columns, the engine, the output."""
+def _resampling_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--n-boot", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+
+
+def _input_options(
+    parser: argparse.ArgumentParser, formats: Sequence[str] = ("table", "json", "csv")
+) -> None:
+    """What ``evaluate``, ``compare`` and ``report`` share: the input, its columns, the engine,
+    the output."""
     parser.add_argument(
         "paths", nargs="+", metavar="PATH",
         help="Parquet, CSV or NDJSON file (by extension), glob, or directory (hive partitions too)",
@@ -143,7 +188,7 @@ def _input_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--engine", choices=engine_names(), default="polars")
     parser.add_argument(
-        "--format", choices=FORMATS,
+        "--format", choices=formats,
         help="output format (default: from the --output file's extension, else table)",
     )  # fmt: skip
     parser.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE")
@@ -202,15 +247,17 @@ def _metric_list(text: str, k: int | None) -> list[str]:
     return [f"{m}@{k}" if m in REGISTRY and REGISTRY[m].takes_k else m for m in keys]
 
 
-FORMATS = ("table", "json", "csv")
+COMPARE_FORMATS = FORMATS
+_SUFFIXES = {".json": "json", ".csv": "csv", ".md": "markdown", ".tex": "latex"}
 
 
 def _format(args: argparse.Namespace) -> str:
-    """--format, else the --output file's extension (.json, .csv), else a table."""
+    """--format, else the --output file's extension (.json, .csv; .md, .tex for compare),
+    else a table."""
     if args.format:
         return str(args.format)
-    suffix = os.path.splitext(args.output or "")[1].lstrip(".").lower()
-    return suffix if suffix in ("json", "csv") else "table"
+    fmt = _SUFFIXES.get(os.path.splitext(args.output or "")[1].lower(), "table")
+    return fmt if args.command == "compare" or fmt in ("json", "csv") else "table"
 
 
 def _render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
@@ -278,12 +325,21 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "report":
             result = label_report(args.paths, **options)
+        elif args.command == "compare":
+            result = compare(
+                args.paths, _split([args.metrics]), baseline=args.baseline, test=args.test,
+                correction=None if args.correction == "none" else args.correction,
+                n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
+                on_missing=args.on_missing, truth_table=args.truth_table,
+                n_labels=args.n_labels, beta=args.beta, **options,
+            )  # fmt: skip
         else:
             metrics = _metric_list(args.metrics, args.k)
             result = evaluate(
                 args.paths, metrics, beta=args.beta, per_sample=args.per_sample,
                 truth_table=args.truth_table, n_labels=args.n_labels,
-                propensities=args.propensities, **options,
+                propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+                ci_method=args.ci_method, **options,
             )  # fmt: skip
     except reported as error:
         if isinstance(error.__context__, Interrupted):
@@ -294,7 +350,12 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     _clear_progress(args)
     grouped = bool(args.by) or args.command == "report" or getattr(args, "per_sample", False)
-    text = _render(result, _format(args), grouped)
+    if args.command == "compare":
+        text = render_comparison(
+            result, _format(args), _split(args.by), args.alpha, baseline=args.baseline
+        )
+    else:
+        text = _render(result, _format(args), grouped)
     if args.output is None:
         print(text)
         return 0

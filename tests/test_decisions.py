@@ -4,6 +4,7 @@ corrections by hand, intervals that shrink and cover, the same numbers on every 
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import polars as pl
@@ -276,3 +277,50 @@ def test_evaluate_refuses_intervals_it_cannot_give(example):
         rm.evaluate(example, ["lrap"], by="model", ci=0.95, per_sample=True)
     with pytest.raises(ValueError, match=r"ci_method must be one of percentile, bca"):
         rm.evaluate(example, ["lrap"], by="model", ci=0.95, ci_method="basic")
+
+
+def test_the_command_compares_in_every_format(example, tmp_path, capsys):
+    from polars_rankmetrics import cli
+
+    argv = ["compare", EXAMPLE, "--by", "model", "--baseline", "baseline", "--metrics",
+            "ndcg@10,mrr,coverage_error", "--n-resamples", "999"]  # fmt: skip
+    expected = rm.compare(
+        example, ["ndcg@10", "mrr", "coverage_error"], by="model", n_resamples=999
+    )
+    assert cli.main(argv) == 0
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].split()[:3] == ["model", "metric", "value"]
+    assert all(line.rstrip().endswith("*") for line in table.splitlines()[1:4])
+    assert cli.main([*argv, "--format", "json"]) == 0
+    rows = pl.DataFrame(json.loads(capsys.readouterr().out))
+    assert_frame_equal(rows, expected, check_dtypes=False, check_exact=False, rel_tol=1e-12)
+    assert cli.main([*argv, "-o", str(tmp_path / "c.md")]) == 0
+    markdown = (tmp_path / "c.md").read_text()
+    assert markdown.startswith("| model | metric | value | baseline | delta |")
+    assert "| candidate | ndcg@10 * |" in markdown
+    assert cli.main([*argv, "--format", "latex"]) == 0
+    latex = capsys.readouterr().out
+    assert r"\textbf{0.6856}$^\dagger$" in latex  # the candidate's ndcg@10: best, significant
+    assert r"coverage\_error $\downarrow$" in latex and "baseline & 0.4018" in latex
+    assert cli.main([*argv, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("model,metric,value,baseline_value,delta")
+
+
+def test_the_command_refuses_in_one_line(capsys):
+    from polars_rankmetrics import cli
+
+    status = cli.main(["compare", EXAMPLE, "--by", "model", "--baseline", "nobody"])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1
+    assert err.startswith("rankmetrics: error: the baseline model='nobody' is not a value")
+
+
+def test_the_command_adds_intervals(example, capsys):
+    from polars_rankmetrics import cli
+
+    argv = ["evaluate", EXAMPLE, "--by", "model", "--metrics", "lrap", "--ci", "0.9", "--n-boot",
+            "300", "--format", "json"]  # fmt: skip
+    assert cli.main(argv) == 0
+    got = pl.DataFrame(json.loads(capsys.readouterr().out))
+    expected = rm.evaluate(example, ["lrap"], by="model", ci=0.9, n_boot=300)
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)

@@ -56,7 +56,7 @@ def small_disk(tmp_path):
     try:
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], check=True)
+        subprocess.run(["umount", "-l", str(mount)], check=True)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

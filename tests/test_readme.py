@@ -165,6 +165,22 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert value.select(rm.DEFAULT_METRICS).to_dicts() == [
             pytest.approx(row) for row in expected.select(rm.DEFAULT_METRICS).to_dicts()
         ]
+    elif source.startswith('rm.compare(df, ["lrap", "ndcg@5"], by="model"'):
+        assert value["metric"].to_list() == ["lrap", "ndcg@5"]
+        assert (value["p_adjusted"] < 0.01).all() and (value["delta"] > 0).all()
+    elif source.startswith('rm.evaluate(df, ["lrap", "ndcg@10"], by="model", ci=0.95'):
+        means = rm.evaluate(df, ["lrap", "ndcg@10"], by="model")
+        for key in ("lrap", "ndcg@10"):
+            assert value[key].to_list() == pytest.approx(means[key].to_list(), rel=1e-12)
+            assert (value[f"{key}_lo"] < value[key]).all() and (
+                value[key] < value[f"{key}_hi"]
+            ).all()
+    elif source.startswith('rm.compare(df, ["lrap", "ndcg@10", "coverage_error"]'):
+        means = rm.evaluate(df, ["lrap", "ndcg@10", "coverage_error"], by="model")
+        for row in value.iter_rows(named=True):
+            key = row["metric"]
+            assert row["delta"] == pytest.approx(means[key][1] - means[key][0])
+            assert row["delta_lo"] < row["delta"] < row["delta_hi"] and row["p_adjusted"] < 0.01
     elif source.startswith(("register_views(", "con.sql(")):
         assert value is None  # defines views; .show() prints (tests/test_duckdb.py checks both)
     else:
