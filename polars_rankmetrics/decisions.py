@@ -315,7 +315,8 @@ def paired(
     on_missing: str,
 ) -> pl.DataFrame:
     """:func:`compare` from a per-sample table with the keys' weights (``key/w``)."""
-    from scipy import stats  # type: ignore[import-untyped]
+    if test in ("t", "wilcoxon"):  # scipy's import costs a second: only where it is used
+        from scipy import stats  # type: ignore[import-untyped]
 
     by = list(cols.by)
     groups = dict(_groups(per_sample, by))
@@ -333,49 +334,44 @@ def paired(
             continue
         names = (_describe(model_key, by), _describe(base_key, by))
         mine, base = _aligned(model, groups[base_key], cols, names, on_missing == "drop")
-        v1, w1 = _arrays(mine, keys)
-        v0, w0 = _arrays(base, keys)
-        rng_seed = (base_seed, m)
+        first, second = _arrays(mine, keys), _arrays(base, keys)
+        values = _estimates(*first, keys)
+        base_values = _estimates(*second, keys)
+        deltas = values - base_values
+        replicates = resampling.bootstrap_deltas(
+            first, second, n_boot, resampling.generator(base_seed, m, 0)
+        )
+        replicates[:, np.isnan(deltas)] = math.nan
+        lo, hi = resampling.percentile_interval(replicates, level)
+        rng = resampling.generator(base_seed, m, 1)
+        if test == "permutation":
+            p_values = resampling.sign_flip_p_values(first, second, n_resamples, rng)
+        elif test == "bootstrap":
+            null = resampling.bootstrap_deltas(first, second, n_resamples, rng)
+            p_values = resampling.bootstrap_p_values(null, deltas)
+        (v1, _), (v0, _) = first, second
         for j, key in enumerate(keys):
-            first, second = (v1[:, j], w1[:, j]), (v0[:, j], w0[:, j])
-            value = float(_estimates(v1[:, [j]], w1[:, [j]], [key])[0])
-            base_value = float(_estimates(v0[:, [j]], w0[:, [j]], [key])[0])
-            delta = value - base_value
-            deltas = resampling.bootstrap_deltas(
-                first, second, n_boot, resampling.generator(*rng_seed, j, 0)
-            )
-            if math.isnan(delta):
-                deltas[:] = math.nan
-            lo, hi = resampling.percentile_interval(deltas[:, None], level)
             both = ~(np.isnan(v1[:, j]) | np.isnan(v0[:, j]))
             # Rounded to 12 decimals: the engines sum in parallel, and float noise must not
             # split a tie, or make an equal pair a win (the Wilcoxon test drops zeros).
             d = np.round(v1[both, j] - v0[both, j], _DECIMALS)
             better = d if key.metric.better == "higher" else -d
-            rng = resampling.generator(*rng_seed, j, 1)
-            if test == "permutation":
-                defined = (v1[both, j], w1[both, j]), (v0[both, j], w0[both, j])
-                p = resampling.sign_flip_p_value(*defined, n_resamples, rng)
-            elif test == "bootstrap":
-                replicates = resampling.bootstrap_deltas(first, second, n_resamples, rng)
-                p = resampling.bootstrap_p_value(replicates, delta)
-            elif test == "t":
-                p = (
-                    float(stats.ttest_rel(v1[both, j], v0[both, j]).pvalue)
-                    if both.sum() > 1
-                    else math.nan
-                )
-            else:
+            if test == "t":
+                t = stats.ttest_rel(v1[both, j], v0[both, j]) if both.sum() > 1 else None
+                p = math.nan if t is None else float(t.pvalue)
+            elif test == "wilcoxon":
                 p = float(stats.wilcoxon(d).pvalue) if np.any(d != 0) else 1.0
+            else:
+                p = float(p_values[j])
             rows.append(
                 dict(zip(by, model_key, strict=True))
                 | {
                     "metric": str(key),
-                    "value": value,
-                    "baseline_value": base_value,
-                    "delta": delta,
-                    "delta_lo": float(lo[0]),
-                    "delta_hi": float(hi[0]),
+                    "value": float(values[j]),
+                    "baseline_value": float(base_values[j]),
+                    "delta": float(deltas[j]),
+                    "delta_lo": float(lo[j]),
+                    "delta_hi": float(hi[j]),
                     "p_value": p,
                     "wins": int(np.sum(better > 0)),
                     "ties": int(np.sum(better == 0)),

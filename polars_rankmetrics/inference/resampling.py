@@ -47,9 +47,11 @@ def bootstrap_counts(n: int, replicates: int, rng: np.random.Generator) -> Itera
     block = max(1, _BLOCK_ELEMENTS // max(n, 1))
     for start in range(0, replicates, block):
         rows = min(block, replicates - start)
-        draws = rng.integers(0, n, size=(rows, n))
-        draws += (np.arange(rows) * n)[:, None]
-        yield np.bincount(draws.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
+        draws = rng.integers(0, n, size=(rows, n), dtype=np.int32)
+        counts = np.empty((rows, n))
+        for row in range(rows):
+            counts[row] = np.bincount(draws[row], minlength=n)
+        yield counts
 
 
 def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -129,86 +131,94 @@ def jackknife_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(left > 0, (total - weighted) / left, np.nan)
 
 
-def paired_delta(
-    first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray]
-) -> float:
-    """The difference of two weighted means over the same samples: (values, weights) each."""
-    (v1, w1), (v0, w0) = first, second
-    return float(
-        weighted_means(v1[:, None], w1[:, None])[0] - weighted_means(v0[:, None], w0[:, None])[0]
-    )
+Pair = tuple[np.ndarray, np.ndarray]  # (values, weights), samples x keys, NaN values weigh 0
+
+
+def _weighted(pair: Pair) -> tuple[np.ndarray, np.ndarray]:
+    values, weights = pair
+    weights = np.where(np.isnan(values), 0.0, weights)
+    return np.nan_to_num(weights * values), weights
+
+
+def paired_deltas(first: Pair, second: Pair) -> np.ndarray:
+    """Per key: the difference of the two weighted means over the same samples."""
+    a, w1 = _weighted(first)
+    b, w0 = _weighted(second)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(a.sum(axis=0) / w1.sum(axis=0) - b.sum(axis=0) / w0.sum(axis=0))
 
 
 def bootstrap_deltas(
-    first: tuple[np.ndarray, np.ndarray],
-    second: tuple[np.ndarray, np.ndarray],
-    replicates: int,
-    rng: np.random.Generator,
+    first: Pair, second: Pair, replicates: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """The paired bootstrap: per replicate, the difference of the two weighted means over one
-    resample of the shared samples."""
-    (v1, w1), (v0, w0) = first, second
-    a, b = np.nan_to_num(w1 * v1), np.nan_to_num(w0 * v0)
+    """The paired bootstrap, replicates x keys: per replicate, the difference of the two
+    weighted means over one resample of the shared samples (the same resample for every key)."""
+    a, w1 = _weighted(first)
+    b, w0 = _weighted(second)
+    k = a.shape[1]
+    stacked = np.hstack([a, w1, b, w0])
     out = []
-    for counts in bootstrap_counts(len(v1), replicates, rng):
+    for counts in bootstrap_counts(a.shape[0], replicates, rng):
+        sums = counts @ stacked
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append((counts @ a) / (counts @ w1) - (counts @ b) / (counts @ w0))
-    return np.concatenate(out) if out else np.empty(0)
+            out.append(sums[:, :k] / sums[:, k : 2 * k] - sums[:, 2 * k : 3 * k] / sums[:, 3 * k :])
+    return np.concatenate(out) if out else np.empty((0, k))
 
 
-def _flipped_deltas(
-    signs: np.ndarray, first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray]
+def _signs(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """rows x n independent signs (+1 or -1 with probability 1/2), from random bytes."""
+    packed = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
+    bits = np.unpackbits(packed, axis=1, count=n)
+    return bits.astype(np.float64) * 2.0 - 1.0
+
+
+def sign_flip_p_values(
+    first: Pair, second: Pair, resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Per row of ``signs`` (+1 keeps a sample's two models, -1 swaps them): the difference of
-    the weighted means. Every sum is linear in the signs, so a block is four products."""
-    (v1, w1), (v0, w0) = first, second
-    a, b = np.nan_to_num(w1 * v1), np.nan_to_num(w0 * v0)
-    mean_ab, half_ab = (a.sum() + b.sum()) / 2, (a - b) / 2
-    mean_w, half_w = (w1.sum() + w0.sum()) / 2, (w1 - w0) / 2
-    flip_ab, flip_w = signs @ half_ab, signs @ half_w
-    with np.errstate(invalid="ignore", divide="ignore"):
-        deltas: np.ndarray = (mean_ab + flip_ab) / (mean_w + flip_w) - (mean_ab - flip_ab) / (
-            mean_w - flip_w
-        )
-    return deltas
+    """Per key, Fisher's paired randomization test, two-sided: under the null the two models'
+    values of a sample are exchangeable, so each sample's pair is kept or swapped with
+    probability 1/2 (the same patterns for every key). Where 2^n patterns are no more than
+    ``resamples`` every one is enumerated (the exact test: hits / 2^n, the identity among
+    them); otherwise ``resamples`` random patterns give (hits + 1) / (resamples + 1), never 0.
+    A hit is a pattern whose |delta| reaches the observed one (to a relative 1e-9, so that
+    float noise does not split ties). Every sum is linear in the signs: a block of patterns
+    is a few matrix products."""
+    a, w1 = _weighted(first)
+    b, w0 = _weighted(second)
+    n, k = a.shape
+    observed = np.abs(paired_deltas(first, second))
+    threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
+    mean_ab, mean_w = (a.sum(axis=0) + b.sum(axis=0)) / 2, (w1.sum(axis=0) + w0.sum(axis=0)) / 2
+    halves = np.hstack([(a - b) / 2, (w1 - w0) / 2])
 
+    def hits(signs: np.ndarray) -> np.ndarray:
+        flips = signs @ halves
+        flip_ab, flip_w = flips[:, :k], flips[:, k:]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            deltas = (mean_ab + flip_ab) / (mean_w + flip_w) - (mean_ab - flip_ab) / (
+                mean_w - flip_w
+            )
+        return np.asarray(np.sum(np.abs(deltas) >= threshold, axis=0))
 
-def sign_flip_p_value(
-    first: tuple[np.ndarray, np.ndarray],
-    second: tuple[np.ndarray, np.ndarray],
-    resamples: int,
-    rng: np.random.Generator,
-) -> float:
-    """Fisher's paired randomization test, two-sided: under the null the two models' values of
-    a sample are exchangeable, so each sample's pair is kept or swapped with probability 1/2.
-    Where 2^n sign patterns are no more than ``resamples`` every one is enumerated (the exact
-    test: hits / 2^n, the identity among them); otherwise ``resamples`` random patterns give
-    (hits + 1) / (resamples + 1), never 0. A hit is a pattern whose |delta| reaches the
-    observed one (to a relative 1e-9, so that float noise does not split ties)."""
-    n = len(first[0])
-    observed = abs(paired_delta(first, second))
-    if math.isnan(observed):
-        return math.nan
-    tolerance = 1e-9 * max(observed, 1e-300)
     if n == 0:
-        return 1.0
+        return np.ones(k)
     if 2**n <= resamples:
         patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-        deltas = _flipped_deltas(patterns, first, second)
-        return float(np.sum(np.abs(deltas) >= observed - tolerance) / 2**n)
-    hits, block = 0, max(1, _BLOCK_ELEMENTS // n)
-    for start in range(0, resamples, block):
-        rows = min(block, resamples - start)
-        signs = rng.integers(0, 2, size=(rows, n), dtype=np.int8) * 2.0 - 1.0
-        hits += int(np.sum(np.abs(_flipped_deltas(signs, first, second)) >= observed - tolerance))
-    return (hits + 1) / (resamples + 1)
+        p = hits(patterns) / 2**n
+    else:
+        total = np.zeros(k)
+        block = max(1, _BLOCK_ELEMENTS // n)
+        for start in range(0, resamples, block):
+            total += hits(_signs(min(block, resamples - start), n, rng))
+        p = (total + 1) / (resamples + 1)
+    return np.where(np.isnan(observed), np.nan, p)
 
 
-def bootstrap_p_value(deltas: np.ndarray, observed: float) -> float:
-    """The paired bootstrap's two-sided p-value: the replicates centred on the observed delta
-    (the null's distribution under the bootstrap), the share whose |delta| reaches it, as
-    (hits + 1) / (replicates + 1)."""
-    if math.isnan(observed) or np.isnan(deltas).any():
-        return math.nan
-    hits = int(np.sum(np.abs(deltas - observed) >= abs(observed) * (1 - 1e-9)))
-    return (hits + 1) / (len(deltas) + 1)
+def bootstrap_p_values(deltas: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """Per key, the paired bootstrap's two-sided p-value: the replicates (replicates x keys)
+    centred on the observed delta (the null's distribution under the bootstrap), the share
+    whose |delta| reaches it, as (hits + 1) / (replicates + 1)."""
+    reach = np.abs(deltas - observed) >= np.abs(observed) * (1 - 1e-9)
+    p = (np.sum(reach, axis=0) + 1) / (deltas.shape[0] + 1)
+    bad = np.isnan(observed) | np.isnan(deltas).any(axis=0)
+    return np.where(bad, np.nan, p)

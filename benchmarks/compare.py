@@ -1,0 +1,128 @@
+"""The cost of a decision: ``compare`` against the plain ``evaluate`` of the same metrics, and
+against ranx's ``compare`` (Fisher's randomization test), end to end from Parquet, each in a
+fresh process (wall time and peak RSS).
+
+    python benchmarks/compare.py --samples 100000 [--memory-limit 1GB] [--tools ours,ranx]
+
+The table: two models (``baseline``, ``candidate``: the synthetic table of make_data.py with two
+seeds, the candidate's scores leaning towards the truth), n samples x 100 labels each. ``compare``
+runs a 1,000-replicate paired bootstrap interval and a 10,000-resample permutation test for five
+metrics; ranx compares the same two runs (every label a document, the positives its qrels) with
+10,000 permutations, its loading from the same Parquet file included. Writes
+``benchmarks/results/compare-<samples>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_data import write  # noqa: E402
+from measure import environment, run  # noqa: E402
+
+OUT = Path(__file__).parent / "out"
+RESULTS = Path(__file__).parent / "results"
+METRICS = ["lrap", "ndcg@10", "mrr", "map", "precision@5"]
+RANX = ["ndcg@10", "mrr", "map", "precision@5"]
+
+
+def table(samples: int) -> Path:
+    """The two models' table, written once."""
+    path = OUT / f"compare-{samples}x100.parquet"
+    if path.exists():
+        return path
+    parts = []
+    for model, seed in (("baseline", 0), ("candidate", 1)):
+        part = OUT / f"compare-{model}-{samples}.parquet"
+        write(part, samples, 100, seed=seed)
+        lean = 0.0 if model == "baseline" else 0.05
+        parts.append(
+            pl.scan_parquet(part).with_columns(
+                model=pl.lit(model), score=pl.col("score") + lean * pl.col("truth")
+            )
+        )
+    pl.concat(parts).sink_parquet(path)
+    return path
+
+
+def child(kind: str, path: str, memory_limit: str | None) -> None:
+    start = time.perf_counter()
+    if kind == "ranx":
+        import ranx
+
+        df = pl.read_parquet(path)
+        qrels: dict[str, dict[str, int]] = {}
+        truth = df.filter(pl.col("model") == "baseline", pl.col("truth") > 0)
+        for sample, labels in truth.group_by("sample").agg("label").iter_rows():
+            qrels[str(sample)] = {str(lab): 1 for lab in labels}
+        runs = []
+        for model in ("baseline", "candidate"):
+            part = df.filter(pl.col("model") == model).group_by("sample").agg("label", "score")
+            runs.append(
+                ranx.Run(
+                    {
+                        str(s): {str(lab): float(v) for lab, v in zip(labels, scores, strict=True)}
+                        for s, labels, scores in part.iter_rows()
+                    },
+                    name=model,
+                )
+            )
+        report = ranx.compare(
+            ranx.Qrels(qrels), runs, RANX, stat_test="fisher", n_permutations=10_000
+        )
+        value = {"ranx": str(report.to_dict())[:200]}
+    else:
+        import polars_rankmetrics as rm
+
+        options = {"by": "model", "memory_limit": memory_limit}
+        if kind == "evaluate":
+            value = rm.evaluate(path, METRICS, **options).to_dicts()
+        else:
+            result = rm.compare(
+                path, METRICS, baseline="baseline", n_boot=1000, n_resamples=10_000, **options
+            )
+            value = result.to_dicts()
+    print(json.dumps({"seconds": time.perf_counter() - start, "value": value}, default=str))
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "child":
+        child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=100_000)
+    parser.add_argument("--memory-limit")
+    parser.add_argument("--tools", default="evaluate,compare,ranx")
+    args = parser.parse_args()
+    path = table(args.samples)
+    results = {}
+    for tool in args.tools.split(","):
+        command = [sys.executable, __file__, "child", tool, str(path)]
+        done = run(command + ([args.memory_limit] if args.memory_limit else []))
+        if done.returncode != 0:
+            results[tool] = {"error": done.stderr[-500:], "peak_rss_mib": done.peak_rss_mib}
+        else:
+            inner = json.loads(done.stdout.strip().splitlines()[-1])
+            results[tool] = {
+                "seconds": round(inner["seconds"], 2), "wall": round(done.seconds, 2),
+                "peak_rss_mib": done.peak_rss_mib,
+            }  # fmt: skip
+        print(tool, results[tool], file=sys.stderr, flush=True)
+    record = {
+        **environment(), "samples": args.samples, "labels": 100, "models": 2,
+        "memory_limit": args.memory_limit, "metrics": METRICS, "results": results,
+    }  # fmt: skip
+    suffix = f"-{args.memory_limit}" if args.memory_limit else ""
+    out = RESULTS / f"compare-{args.samples}{suffix}.json"
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
