@@ -74,7 +74,12 @@ def child(kind: str, path: str, memory_limit: str | None) -> None:
                 )
             )
         report = ranx.compare(
-            ranx.Qrels(qrels), runs, RANX, stat_test="fisher", n_permutations=10_000
+            ranx.Qrels(qrels),
+            runs,
+            RANX,
+            stat_test="fisher",
+            n_permutations=10_000,
+            make_comparable=True,
         )
         value = {"ranx": str(report.to_dict())[:200]}
     else:

@@ -411,3 +411,59 @@ def test_the_positive_ranks_by_pairs_are_the_windows_ranks(sql_engine):
             ]
         assert ranks[0].height > 0
         assert_frame_equal(ranks[1], ranks[0], check_dtypes=False)
+
+
+def paired_reference(per_sample: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:
+    """rankmetrics_paired by hand: every ordered pair of models on their shared samples."""
+    lower = {"coverage_error", "ranking_loss"}
+    rows = []
+    models = sorted(per_sample["model"].unique().to_list())
+    for a in models:
+        for b in models:
+            if a == b:
+                continue
+            pair = per_sample.filter(model=a).join(
+                per_sample.filter(model=b), on="sample", suffix="_b"
+            )
+            for metric in metrics:
+                d = (pair[metric] - pair[f"{metric}_b"]).drop_nulls().drop_nans().to_numpy()
+                if len(d) == 0:
+                    continue
+                better = -d if metric in lower else d
+                rows.append({
+                    "grp": a, "baseline_grp": b, "metric": metric, "n_shared": len(d),
+                    "mean_diff": d.mean(), "var_diff": d.var(ddof=1) if len(d) > 1 else None,
+                    "wins": int((better > 1e-12).sum()), "ties": int((abs(better) <= 1e-12).sum()),
+                    "losses": int((better < -1e-12).sum()),
+                })  # fmt: skip
+    return pl.DataFrame(rows).sort("grp", "baseline_grp", "metric")
+
+
+def test_the_paired_view_gives_the_paired_ingredients(sql_engine):
+    """rankmetrics_paired (sql/17_paired.sql) on every engine: per ordered pair of models and
+    metric, the shared samples, the mean and variance of the differences, wins/ties/losses."""
+    from dataclasses import replace
+
+    table = random_cases(4, seed=3)
+    # Three models over the same samples and labels, one with a sample the others lack.
+    base = table.filter(model="m0")
+    table = pl.concat([
+        base,
+        base.with_columns(model=pl.lit("m1"), score=(pl.col("score") * 0.5).round(2)),
+        base.with_columns(model=pl.lit("m2"), score=-pl.col("score")),
+        base.filter(sample="s0").with_columns(model=pl.lit("m2"), sample=pl.lit("extra")),
+    ])  # fmt: skip
+    metrics = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg"]
+    per_sample = rm.evaluate(table, metrics, by="model", per_sample=True)
+    expected = paired_reference(per_sample, metrics)
+    cols = Columns.of(by="model", weight="weight")
+    settings = Settings(keys=tuple(parse_keys(["lrap"])), context=replace(parameters()),
+                        views=("rankmetrics_paired",))  # fmt: skip
+    with sql_engine.open(table, cols, settings) as session:
+        got = session._frame(
+            "SELECT grp, baseline_grp, metric, n_shared, mean_diff, var_diff, wins, ties, losses "
+            "FROM rankmetrics_paired WHERE k IS NULL"
+        )
+    got = got.sort("grp", "baseline_grp", "metric")
+    assert got.height == expected.height == 36
+    assert_frame_equal(got, expected, check_dtypes=False, check_exact=False, rel_tol=1e-9)
