@@ -30,16 +30,55 @@ def lwlrap_per_class(
 ) -> Frame:
     """lwlrap of each label, with the label's share of the positives.
 
-    For label c, ``lwlrap`` is the (sample-weighted) mean LRAP precision of its positive cells and
-    ``weight`` is its share of all positives (weighted), so ``sum(weight * lwlrap)`` over the labels
-    is the overall :func:`~polars_rankmetrics.lwlrap`. A label that is never positive (or only in
-    samples of weight 0) has a null ``lwlrap`` and weight 0; in a group without any positive
-    (weighted) every label's weight is NaN (0 / 0) and every ``lwlrap`` null. One row per label
-    (per ``by`` group), sorted: a LazyFrame for a LazyFrame, a DataFrame for anything else (a
-    DataFrame, another library's frame, Parquet paths). The numbers are those of
-    :func:`~polars_rankmetrics.label_report`'s ``lwlrap`` and ``lwlrap_weight`` columns, computed
-    by the same pipeline on any ``engine``, in buckets under ``memory_limit``; a LazyFrame is
-    evaluated at once and its result returned as a LazyFrame.
+    For label c, ``lwlrap`` is the (sample-weighted) mean LRAP precision of its positive cells
+    and ``weight`` is its share of all positives (weighted), so ``sum(weight * lwlrap)`` over
+    the labels is the overall :func:`~polars_rankmetrics.lwlrap`. The numbers are those of
+    :func:`~polars_rankmetrics.label_report`'s ``lwlrap`` and ``lwlrap_weight`` columns,
+    computed by the same pipeline.
+
+    Parameters
+    ----------
+    data
+        The long table, as for :func:`~polars_rankmetrics.evaluate`.
+    by
+        Column(s) splitting the table into independent evaluations: one set of rows each.
+    weight
+        Column of sample weights, constant within a sample.
+    sample, label, score, truth
+        Column names.
+    engine, memory_limit, temp_dir
+        As for :func:`~polars_rankmetrics.evaluate`: any engine, in buckets under a budget.
+
+    Returns
+    -------
+    polars.DataFrame or polars.LazyFrame
+        One row per label (per ``by`` group), sorted: the ``by`` columns, the label, ``lwlrap``
+        and ``weight``. A label that is never positive (or only in samples of weight 0) has a
+        null ``lwlrap`` and weight 0; in a group without any positive every weight is NaN
+        (0 / 0) and every ``lwlrap`` null. A LazyFrame for a LazyFrame (evaluated at once), a
+        DataFrame for anything else.
+
+    Raises
+    ------
+    ValueError
+        For input lwlrap is not defined on (see :func:`~polars_rankmetrics.evaluate`), or a
+        ``by`` column named ``lwlrap`` or ``weight``.
+
+    Examples
+    --------
+    >>> import polars_rankmetrics as rm
+    >>> df = rm.from_dense([[1, 0, 1], [0, 1, 0]], [[0.9, 0.5, 0.2], [0.3, 0.8, 0.1]])
+    >>> rm.lwlrap_per_class(df)
+    shape: (3, 3)
+    ┌───────┬──────────┬──────────┐
+    │ label ┆ lwlrap   ┆ weight   │
+    │ ---   ┆ ---      ┆ ---      │
+    │ i64   ┆ f64      ┆ f64      │
+    ╞═══════╪══════════╪══════════╡
+    │ 0     ┆ 1.0      ┆ 0.333333 │
+    │ 1     ┆ 1.0      ┆ 0.333333 │
+    │ 2     ┆ 0.666667 ┆ 0.333333 │
+    └───────┴──────────┴──────────┘
     """
     cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
     table = per_class_lwlrap(

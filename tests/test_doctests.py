@@ -4,14 +4,17 @@ import doctest
 
 import pytest
 
-from polars_rankmetrics import frames, report
+from polars_rankmetrics import decisions, frames, per_class, report
+from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
 
 
 @pytest.mark.parametrize(
-    "module", [convert, expressions, frames, ranks, report], ids=lambda m: m.__name__
+    "module",
+    [convert, decisions, duckdb_engine, expressions, frames, per_class, ranks, report],
+    ids=lambda m: m.__name__,
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)

@@ -244,15 +244,49 @@ def register_views(
 ) -> None:
     """Create the rankmetrics views on ``con`` over ``source``, as temporary views.
 
-    ``source`` is a DuckDB relation, a Polars frame, the name of a table or view of ``con``, or a
-    Parquet path, glob or list of paths. Afterwards ``rankmetrics_per_sample`` and
-    ``rankmetrics_summary`` answer queries (one row per group, sample and cut-off ``k``), the
-    threshold metrics ``rankmetrics_set_per_sample`` and ``rankmetrics_set_summary`` (with
-    ``pred``, ``threshold``, ``beta`` and ``zero_division`` as in ``evaluate``), as do the
-    checks ``rankmetrics_row_checks``, ``rankmetrics_group_labels`` and
-    ``rankmetrics_sample_checks``. ``grp`` is the ``by`` column (a struct of several, 0 without
-    ``by``). Nothing is computed yet, and nothing is saved in the database (the views last as
-    long as the connection); :func:`unregister_views` removes them.
+    Nothing is computed yet, and nothing is saved in the database: the views last as long as
+    the connection, and :func:`unregister_views` removes them. The connection is set to read
+    Parquet float columns as possibly holding NaN (``parquet_can_have_nan``), so that a NaN is
+    refused whatever the file's statistics say.
+
+    Parameters
+    ----------
+    con
+        A DuckDB connection.
+    source
+        A DuckDB relation, a Polars frame, the name of a table or view of ``con``, or a Parquet
+        path, glob or list of paths (quoted, never pasted into SQL).
+    sample, label, score, truth, weight, by
+        Column names, as for :func:`~polars_rankmetrics.evaluate`; ``grp`` in the views is the
+        ``by`` column (a struct of several, 0 without ``by``).
+    cutoffs
+        The dcg/ndcg cut-offs of ``rankmetrics_summary``'s rows (None: no cut).
+    pred, threshold, beta, zero_division
+        For the threshold metrics, as for :func:`~polars_rankmetrics.evaluate`.
+
+    Returns
+    -------
+    None
+        Afterwards ``rankmetrics_per_sample`` and ``rankmetrics_summary`` answer queries (one
+        row per group, sample and cut-off ``k``), the threshold metrics
+        ``rankmetrics_set_per_sample`` and ``rankmetrics_set_summary``, the paired comparisons
+        ``rankmetrics_paired``, and the checks ``rankmetrics_row_checks``,
+        ``rankmetrics_group_labels`` and ``rankmetrics_sample_checks``.
+
+    Raises
+    ------
+    ValueError
+        For a missing column or a column of the wrong type (the row checks are views to query).
+
+    Examples
+    --------
+    >>> import duckdb
+    >>> import polars_rankmetrics as rm
+    >>> con = duckdb.connect()
+    >>> df = rm.from_dense([[1, 0, 1], [0, 1, 0]], [[0.9, 0.5, 0.2], [0.3, 0.8, 0.1]])
+    >>> register_views(con, df)
+    >>> con.sql("SELECT lrap, round(ndcg, 6) AS ndcg FROM rankmetrics_summary").fetchall()
+    [(0.9166666666666666, 0.95986)]
     """
     cols = Columns.of(
         sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
