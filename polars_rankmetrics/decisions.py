@@ -22,7 +22,7 @@ from polars_rankmetrics.inference import resampling
 from polars_rankmetrics.inference.corrections import CORRECTIONS, adjusted
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
+from polars_rankmetrics.metrics.registry import COUNT_KEYS, Context, MetricKey, parse_keys
 from polars_rankmetrics.metrics.sums import weight_column
 
 CI_METHODS = ("percentile", "bca")
@@ -34,16 +34,52 @@ COMPARE_COLUMNS = (
 )  # fmt: skip
 
 
-def supported_keys(keys: Sequence[MetricKey]) -> None:
-    """Every key is a weighted mean over samples (what resampling samples estimates)."""
+# The _micro averages that are ratios of sums over samples (of the counts of COUNT_KEYS); the
+# curve ones (average_precision_micro, roc_auc_micro) are not.
+MICRO = {
+    "precision_micro": "precision", "recall_micro": "recall", "f1_micro": "f1",
+    "fbeta_micro": "fbeta", "jaccard_micro": "jaccard",
+}  # fmt: skip
+
+
+def supported_keys(keys: Sequence[MetricKey], *, micro: bool = False) -> None:
+    """Every key is a weighted mean over samples (what resampling samples estimates), or, with
+    ``micro``, a ratio of sums over samples (the threshold ``_micro`` averages)."""
     for key in keys:
-        if key.metric.reduction != "samples":
+        if key.metric.reduction != "samples" and not (micro and key.name in MICRO):
+            supported = "the ranking and retrieval keys, the _samples averages, hamming_loss, "
+            supported += "subset_accuracy, zero_one_loss"
+            if micro:
+                supported += ", and " + ", ".join(MICRO)
             raise ValueError(
-                f"{key} is computed over labels, not as a mean over samples: it has no interval "
-                "or paired test here; they apply to the keys averaged over samples (the ranking "
-                "and retrieval keys, the _samples averages, hamming_loss, subset_accuracy, "
-                "zero_one_loss)"
+                f"{key} is computed over labels, not as a mean over samples: it has no "
+                f"{'interval' if micro else 'paired test'} here; supported: {supported}"
             )
+
+
+def _micro(
+    kind: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, context: Context
+) -> np.ndarray:
+    """A _micro average from (means or sums of) the counts, as
+    :func:`~polars_rankmetrics.metrics.classification.set_score` defines it; a 0/0 is
+    ``zero_division``."""
+    b2 = 1.0 if kind == "f1" else context.beta**2
+    num, den = {
+        "precision": (tp, tp + fp), "recall": (tp, tp + fn),
+        "f1": ((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp),
+        "fbeta": ((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp), "jaccard": (tp, tp + fp + fn),
+    }[kind]  # fmt: skip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), context.zero_division)
+
+
+def per_sample_keys(keys: Sequence[MetricKey]) -> list[MetricKey]:
+    """The per-sample columns an interval of ``keys`` reads: the keys averaged over samples,
+    and the counts when a _micro average is asked for."""
+    columns = [k for k in keys if k.metric.reduction == "samples"]
+    if any(k.name in MICRO for k in keys):
+        columns += [MetricKey(name) for name in COUNT_KEYS if MetricKey(name) not in columns]
+    return columns
 
 
 def check_level(level: float, name: str = "ci") -> None:
@@ -97,23 +133,37 @@ def intervals(
     n_boot: int,
     seed: int | None,
     method: str,
+    context: Context,
 ) -> pl.DataFrame:
     """Per ``by`` group: each key's estimate and its bootstrap interval (``key_lo``,
-    ``key_hi``), from a per-sample table with the keys' weights (``key/w``)."""
+    ``key_hi``), from a per-sample table of :func:`per_sample_keys` with their weights
+    (``key/w``). A _micro average is its ratio applied to the resampled means of the counts."""
+    columns = per_sample_keys(keys)
+    at = {str(k): j for j, k in enumerate(columns)}
     rows = []
     base_seed = resampling.entropy(seed)
     for g, (values_of_group, frame) in enumerate(_groups(per_sample, cols.by)):
         frame = frame.sort(cols.sample)
-        values, weights = _arrays(frame, keys)
-        estimate = _estimates(values, weights, keys)
-        replicates = resampling.bootstrap_means(
+        values, weights = _arrays(frame, columns)
+        means = _estimates(values, weights, columns)
+        draws = resampling.bootstrap_means(
             values, weights, n_boot, resampling.generator(base_seed, g)
         )
+        loo = resampling.jackknife_means(values, weights) if method == "bca" else None
+
+        def pick(table: np.ndarray, key: MetricKey) -> np.ndarray:
+            if key.name in MICRO:
+                tp, fp, fn = (table[..., at[name]] for name in COUNT_KEYS)
+                return _micro(MICRO[key.name], tp, fp, fn, context)
+            return table[..., at[str(key)]]
+
+        estimate = np.array([pick(means, k) for k in keys], dtype=np.float64)
+        replicates = np.stack([pick(draws, k) for k in keys], axis=1)
         for j, key in enumerate(keys):
             if key.metric.undefined == "nan" and math.isnan(estimate[j]):
                 replicates[:, j] = math.nan
-        if method == "bca":
-            jackknife = resampling.jackknife_means(values, weights)
+        if loo is not None:
+            jackknife = np.stack([pick(loo, k) for k in keys], axis=1)
             lo, hi = resampling.bca_interval(replicates, estimate, jackknife, level)
         else:
             lo, hi = resampling.percentile_interval(replicates, level)

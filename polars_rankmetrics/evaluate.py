@@ -8,7 +8,13 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.decisions import CI_METHODS, check_level, intervals, supported_keys
+from polars_rankmetrics.decisions import (
+    CI_METHODS,
+    check_level,
+    intervals,
+    per_sample_keys,
+    supported_keys,
+)
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Progress, get_engine
 from polars_rankmetrics.inputs.columns import Columns
@@ -121,8 +127,10 @@ def evaluate(
         independently within each ``by`` group from ``seed`` (the same seed gives the same
         interval on every engine, whole or in buckets, for any row order; None: fresh
         entropy). ``ci_method``: ``"percentile"`` (default) or ``"bca"`` (Efron's bias-corrected
-        and accelerated interval). The keys must be averaged over samples; a key averaged over
-        labels (``_micro``, ``_macro``, ``_weighted``) is refused. Not with ``per_sample``.
+        and accelerated interval). The keys must be averaged over samples, or be a threshold
+        ``_micro`` average (a ratio of sums over samples, resampled as such); the ``_macro``
+        and ``_weighted`` averages and the curves' ``_micro`` are refused. Not with
+        ``per_sample``.
 
     Returns
     -------
@@ -166,10 +174,12 @@ def evaluate(
         raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, not {ci_method!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer, not {n_boot!r}")
-    supported_keys(keys)
+    supported_keys(keys, micro=True)
     rows = driver.run(
-        get_engine(engine), data, cols, keys, inputs=inputs, per_sample=True,
+        get_engine(engine), data, cols, per_sample_keys(keys), inputs=inputs, per_sample=True,
         sample_weights=True, parameters=context, memory_limit=memory_limit, temp_dir=temp_dir,
         progress=progress,
     )  # fmt: skip
-    return intervals(rows, cols, keys, level=ci, n_boot=n_boot, seed=seed, method=ci_method)
+    return intervals(
+        rows, cols, keys, level=ci, n_boot=n_boot, seed=seed, method=ci_method, context=context
+    )

@@ -58,7 +58,21 @@ def sklearn_values(
                 )
                 for average in ("micro", "macro", "weighted")
             },
+            # The per-sample counts behind the micro averages, averaged over samples.
+            "true_positives": _mean((y_true & y_pred).sum(axis=1), weights),
+            "false_positives": _mean(
+                (~y_true.astype(bool) & y_pred.astype(bool)).sum(axis=1), weights
+            ),
+            "false_negatives": _mean(
+                (y_true.astype(bool) & ~y_pred.astype(bool)).sum(axis=1), weights
+            ),
         }
+
+
+def _mean(values, weights) -> float:
+    if weights is not None and np.sum(weights) == 0:
+        return float("nan")
+    return float(np.average(values, weights=weights))
 
 
 def _curve_values(y_true, y_score, weights) -> dict[str, float]:

@@ -173,18 +173,43 @@ def noisy_predictions(n_samples: int, rate: float, seed: int) -> pl.DataFrame:
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_the_90_percent_interval_covers_the_population_value(method):
-    covered = 0
+    # Truth with probability 0.4, each cell predicted wrongly with probability 0.2: hamming loss
+    # 0.2; micro precision P(true and predicted) / P(predicted) = 0.32 / 0.44.
+    population = {"hamming_loss": 0.2, "precision_micro": 0.32 / 0.44}
+    covered = dict.fromkeys(population, 0)
     for seed in range(100):
         result = rm.evaluate(
-            noisy_predictions(150, 0.2, seed), ["hamming_loss"], ci=0.9, n_boot=400,
+            noisy_predictions(150, 0.2, seed), list(population), ci=0.9, n_boot=400,
             seed=seed, ci_method=method,
         )  # fmt: skip
-        covered += result["hamming_loss_lo"][0] <= 0.2 <= result["hamming_loss_hi"][0]
-    assert covered >= 80, covered
+        for key, value in population.items():
+            covered[key] += result[f"{key}_lo"][0] <= value <= result[f"{key}_hi"][0]
+    assert min(covered.values()) >= 80, covered
+
+
+@pytest.mark.parametrize("zero_division", [0.0, 1.0, "nan"])
+def test_micro_averages_are_ratios_of_the_resampled_sums(example, zero_division):
+    keys = ["precision_micro", "recall_micro", "f1_micro", "fbeta_micro", "jaccard_micro"]
+    options = {"by": "model", "weight": "weight", "beta": 2.0, "threshold": 0.97}
+    options["zero_division"] = zero_division
+    expected = rm.evaluate(example, keys, **options)
+    got = rm.evaluate(example, keys, ci=0.95, n_boot=300, **options)
+    for key in keys:
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-12)
+        lo, hi = got[f"{key}_lo"].to_numpy(), got[f"{key}_hi"].to_numpy()
+        assert ((lo <= got[key].to_numpy()) & (got[key].to_numpy() <= hi)).all(), key
+    # One model predicts nothing at a threshold above every score: precision is 0/0.
+    nothing = rm.evaluate(example, ["precision_micro"], ci=0.9, by="model", threshold=2.0,
+                          zero_division=zero_division)  # fmt: skip
+    if zero_division == "nan":
+        assert nothing["precision_micro"].is_nan().all()
+        assert nothing["precision_micro_lo"].is_nan().all()
+    else:
+        assert (nothing["precision_micro_lo"] == zero_division).all()
 
 
 def test_the_same_seed_gives_the_same_numbers_on_every_path(engine):
-    keys = ["lrap", "ndcg@3", "f1_samples"]
+    keys = ["lrap", "ndcg@3", "f1_samples", "f1_micro"]
     df = two_models(80, 5, seed=4, gap=0.2).with_columns(
         weight=(pl.col("sample") % 3 + 1).cast(pl.Float64)
     )
@@ -193,8 +218,8 @@ def test_the_same_seed_gives_the_same_numbers_on_every_path(engine):
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=7)
     got = engine.evaluate(shuffled, keys, ci=0.9, n_boot=200, **options)
     assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9)
-    compared = rm.compare(df, keys, n_resamples=999, **options)
-    again = engine._call(rm.compare, shuffled, keys, n_resamples=999, **options)
+    compared = rm.compare(df, keys[:3], n_resamples=999, **options)
+    again = engine._call(rm.compare, shuffled, keys[:3], n_resamples=999, **options)
     assert_frame_equal(again, compared, check_exact=False, rel_tol=1e-9)
     other = rm.evaluate(df, keys, ci=0.9, n_boot=200, seed=1, **options)
     assert other["lrap_lo"].to_list() != expected["lrap_lo"].to_list()
@@ -274,8 +299,9 @@ def test_compare_refuses_what_it_cannot_answer(example, options, message):
 
 
 def test_evaluate_refuses_intervals_it_cannot_give(example):
-    with pytest.raises(ValueError, match=r"roc_auc_macro is computed over labels"):
-        rm.evaluate(example, ["roc_auc_macro"], by="model", ci=0.95)
+    for key in ("roc_auc_macro", "f1_weighted", "average_precision_micro"):
+        with pytest.raises(ValueError, match=rf"{key} is computed over labels, .* f1_micro"):
+            rm.evaluate(example, [key], by="model", ci=0.95)
     with pytest.raises(ValueError, match=r"not with per_sample=True"):
         rm.evaluate(example, ["lrap"], by="model", ci=0.95, per_sample=True)
     with pytest.raises(ValueError, match=r"ci_method must be one of percentile, bca"):

@@ -37,6 +37,7 @@ def predicted(score: str = "score", *, pred: str | None = None, threshold: float
 
 
 def _counts(truth: str, is_predicted: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """A sample's true labels predicted (tp), false ones predicted (fp), true ones missed (fn)."""
     true = pl.col(truth) > 0
     tp = (true & is_predicted).sum().cast(pl.Float64)
     fp = (~true & is_predicted).sum().cast(pl.Float64)
@@ -61,6 +62,12 @@ def set_score(
     }[kind]
     fallback = pl.lit(None, pl.Float64) if math.isnan(zero_division) else pl.lit(zero_division)
     return pl.when(denominator > 0).then(numerator / denominator).otherwise(fallback)
+
+
+def count(kind: str, truth: str, is_predicted: pl.Expr) -> pl.Expr:
+    """One sample's ``"tp"``, ``"fp"`` or ``"fn"``: what the ``_micro`` averages add up, so
+    that their resampling reads them per sample."""
+    return dict(zip(("tp", "fp", "fn"), _counts(truth, is_predicted), strict=True))[kind]
 
 
 def hamming_loss(truth: str, is_predicted: pl.Expr) -> pl.Expr:

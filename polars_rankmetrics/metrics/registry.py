@@ -342,6 +342,24 @@ _set_metric(
     "jaccard_samples", "per sample |true and predicted| / |true or predicted|, averaged", "higher",
     lambda key, c: _sample_score("jaccard", c),
 )  # fmt: skip
+
+
+# The counts behind the _micro averages, per sample: their means are the average counts per
+# sample, and their per-sample values are what a bootstrap of a _micro average resamples.
+def _count(kind: str) -> Callable[[MetricKey, Context], pl.Expr]:
+    return lambda key, c: cx.count(kind, c.truth, _predicted(c))
+
+
+for _kind, _name, _text, _better in (
+    ("tp", "true_positives", "true labels predicted, per sample", "higher"),
+    ("fp", "false_positives", "false labels predicted, per sample", "lower"),
+    ("fn", "false_negatives", "true labels not predicted, per sample", "lower"),
+):
+    register(Metric(
+        _name, _text, _better, _count(_kind), SET_VIEW, _kind,  # type: ignore[arg-type]
+        family="classification", ranks="none",
+    ))  # fmt: skip
+COUNT_KEYS = ("true_positives", "false_positives", "false_negatives")
 _SCORES = {
     "precision": "|true and predicted| / |predicted|",
     "recall": "|true and predicted| / |true|",
