@@ -357,21 +357,18 @@ def collect(
     """Steps 1-4 over ``data``: every check, then per bucket each of ``tables`` (``sums``,
     ``per_sample``, ``labels``: label counts, ``curves``: score counts, ``precisions``: label
     precisions); the tables of every bucket, and the context the metrics were computed with
-    (``parameters`` with the columns of ``cols`` and whether the truth is binary)."""
+    (``parameters`` with the columns of ``cols`` and whether the truth is binary).
+
+    In order: :func:`prepare` the input (a top-k table joined lazily), check the budget, open
+    the whole table, :func:`_split` it (the whole-table checks, then buckets), evaluate each
+    piece (:func:`_evaluate_pieces`); :func:`run` reduces the tables."""
     prepared = prepare(engine, data, cols, keys, inputs)
     data, cols = prepared.data, prepared.cols
     parameters = replace(
         parameters, truth=cols.truth, score=cols.score, pred=cols.pred,
         n_labels=inputs.n_labels, top_k=cols.top_k,
     )  # fmt: skip
-    if memory_limit is not None:
-        if not engine.splits:
-            raise ValueError(
-                f"memory_limit does not apply to the {engine.name} engine, which manages its own "
-                "memory"
-            )
-        check_budget(memory_limit)
-    collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
+    _check_budget(engine, memory_limit)
     with managed_directory(temp_dir) as directory:
         settings = Settings(
             memory_limit, directory, progress is not None, tuple(keys), parameters, tuple(tables)
@@ -384,64 +381,104 @@ def collect(
             else get_engine("polars").open(data, cols, settings)
         )
         with opened as whole:
-            validation.check_schema(whole.schema(), cols, whole.count_rows)
-            bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)
-            rows = whole.count_rows() if prepared.rows is None else prepared.rows
-            budget = memory_limit
-            if budget is None and engine.splits and not _in_memory(data):
-                budget = automatic_limit(rows, bytes_per_row)
-            n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
-            reporter = Reporter(progress, n + 1)
-            with reporter.step(0, whole):
-                checked: Checked | None = None
-                pieces: list[Any] | None
-                if prepared.split is not None:
-                    # A top-k table is joined once per bucket, in memory, where its row checks
-                    # run; one too large for the budget is first split apart, table by table
-                    # (the join is never whole).
-                    if rows == 0:
-                        validation.raise_empty()
-                    pieces = prepared.split(n, directory / "buckets")
-                else:
-                    if n == 1:
-                        whole.hold()
-                    checked = check_table(whole, cols, keys, whole=n == 1)
-                    if budget is not None and checked.labels is not None:
-                        sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
-                        n = bucket_count(rows, budget, bytes_per_row, sample_rows)
-                    pieces = list(whole.split(n, directory / "buckets")) if n > 1 else None
-            summaries, binary = [], []
-            for i in range(n):
-                if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
-                                           and not pieces[i]):  # fmt: skip
-                    continue  # no sample hashed to this bucket
-                piece = pieces[i] if pieces is not None else None
-                joined = None
-                if isinstance(piece, topk.Piece):
-                    # A top-k bucket, joined once in memory (its size was chosen to fit) for
-                    # its checks and its metrics.
-                    joined = piece.join(
-                        rank_order=engine.scans_rank_order,
-                        ranked=engine.reads_scanned_ranks(keys),
-                    )
-                    piece = joined.table
-                opened = (
-                    _reuse(whole) if pieces is None else engine.open(piece, cols.opened(), settings)
-                )
-                with opened as session, reporter.step(i + 1, session):
-                    bucket_checked = checked or check_table(session, cols, keys)
-                    binary.append(bucket_checked.facts.binary_truth)
-                    context = replace(
-                        parameters, binary_truth=binary[-1],
-                        unique_labels=bucket_checked.facts.unique_labels
-                        or (joined is not None and joined.unique_labels),
-                        carries_ranks=joined is not None and joined.ranked,
-                    )  # fmt: skip
-                    check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
-                    summary, frames = session.piece(tables, keys, context, check)
-                    summaries.append(summary)
-                    for table, frame in frames.items():
-                        collected[table].append(frame)
+            split = _split(engine, whole, prepared, cols, keys, settings, progress)
+            return _evaluate_pieces(engine, whole, split, prepared, cols, tables, settings)
+
+
+def _check_budget(engine: Engine, memory_limit: str | None) -> None:
+    """A memory limit applies to an engine the driver splits, and is one it can keep."""
+    if memory_limit is None:
+        return
+    if not engine.splits:
+        raise ValueError(
+            f"memory_limit does not apply to the {engine.name} engine, which manages its own memory"
+        )
+    check_budget(memory_limit)
+
+
+@dataclass
+class _Split:
+    """How a table is evaluated: ``n`` buckets (``pieces``: each bucket's files or top-k
+    piece; None: the whole table in one piece), the whole-table checks (None for a top-k
+    table, checked per bucket) and the progress reporter."""
+
+    n: int
+    pieces: list[Any] | None
+    checked: Checked | None
+    reporter: Reporter
+
+
+def _split(
+    engine: Engine, whole: Session, prepared: Prepared, cols: Columns, keys: Sequence[MetricKey],
+    settings: Settings, progress: Progress | None,
+) -> _Split:  # fmt: skip
+    """Steps 1 and 2: the whole-table checks, and the buckets the budget needs (by the rows
+    and, once the label sets are known, the largest sample), written once."""
+    assert settings.spill_dir is not None  # a managed directory
+    validation.check_schema(whole.schema(), cols, whole.count_rows)
+    bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)
+    rows = whole.count_rows() if prepared.rows is None else prepared.rows
+    budget = settings.memory_limit
+    if budget is None and engine.splits and not _in_memory(prepared.data):
+        budget = automatic_limit(rows, bytes_per_row)
+    n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
+    reporter = Reporter(progress, n + 1)
+    buckets = settings.spill_dir / "buckets"
+    with reporter.step(0, whole):
+        if prepared.split is not None:
+            # A top-k table is joined once per bucket, in memory, where its row checks run; one
+            # too large for the budget is first split apart, table by table (the join is never
+            # whole).
+            if rows == 0:
+                validation.raise_empty()
+            return _Split(n, prepared.split(n, buckets), None, reporter)
+        if n == 1:
+            whole.hold()
+        checked = check_table(whole, cols, keys, whole=n == 1)
+        if budget is not None and checked.labels is not None:
+            sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
+            n = bucket_count(rows, budget, bytes_per_row, sample_rows)
+        pieces = list(whole.split(n, buckets)) if n > 1 else None
+        return _Split(n, pieces, checked, reporter)
+
+
+def _evaluate_pieces(
+    engine: Engine, whole: Session, split: _Split, prepared: Prepared, cols: Columns,
+    tables: Sequence[str], settings: Settings,
+) -> tuple[dict[str, list[pl.DataFrame]], Context]:  # fmt: skip
+    """Step 3 per piece (the sample checks, then the tables), and step 4's weight totals."""
+    keys, parameters = settings.keys, settings.context
+    collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
+    summaries, binary = [], []
+    pieces = split.pieces
+    for i in range(split.n):
+        if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
+                                   and not pieces[i]):  # fmt: skip
+            continue  # no sample hashed to this bucket
+        piece = pieces[i] if pieces is not None else None
+        joined = None
+        if isinstance(piece, topk.Piece):
+            # A top-k bucket, joined once in memory (its size was chosen to fit) for its checks
+            # and its metrics.
+            joined = piece.join(
+                rank_order=engine.scans_rank_order, ranked=engine.reads_scanned_ranks(keys)
+            )
+            piece = joined.table
+        opened = _reuse(whole) if pieces is None else engine.open(piece, cols.opened(), settings)
+        with opened as session, split.reporter.step(i + 1, session):
+            bucket_checked = split.checked or check_table(session, cols, keys)
+            binary.append(bucket_checked.facts.binary_truth)
+            context = replace(
+                parameters, binary_truth=binary[-1],
+                unique_labels=bucket_checked.facts.unique_labels
+                or (joined is not None and joined.unique_labels),
+                carries_ranks=joined is not None and joined.ranked,
+            )  # fmt: skip
+            check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
+            summary, frames = session.piece(tables, keys, context, check)
+            summaries.append(summary)
+            for table, frame in frames.items():
+                collected[table].append(frame)
     validation.check_weight_totals(pl.concat(summaries), cols)
     return collected, replace(parameters, binary_truth=all(binary))
 
