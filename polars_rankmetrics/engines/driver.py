@@ -81,14 +81,17 @@ def managed_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Path]
     path = Path(tempfile.mkdtemp(prefix=f"rankmetrics-{os.getpid()}-", dir=parent))
     try:
         yield path
-    except BaseException:
+    except ValueError:  # the checks refused the input: no engine is writing
+        _remove(path)
+        raise
+    except BaseException:  # an engine's or the system's error, or an interrupt
         _remove(path, settle=True)
         raise
     _remove(path)
 
 
 def _remove(path: Path, *, settle: bool = False) -> None:
-    """Remove ``path`` and everything under it. After a failure (``settle``), an engine's
+    """Remove ``path`` and everything under it. After an engine's failure (``settle``), its
     writer threads may still finish or start a file as the error arrives (a full disk fails one
     partition of a sink while the others write, creating their directories), so the removal is
     repeated until the directory has stayed absent for 0.3 s, for up to 3 s."""
