@@ -148,6 +148,20 @@ def evaluate(
         decimal score that a 64-bit float cannot hold exactly (every engine ranks as Float64),
         a bad ``log_base`` or memory limit.
 
+    Examples
+    --------
+    >>> import polars_rankmetrics as rm
+    >>> df = rm.from_dense([[1, 0, 1], [0, 1, 0]], [[0.9, 0.5, 0.2], [0.3, 0.8, 0.1]])
+    >>> rm.evaluate(df, ["lrap", "ndcg@2", "f1_samples"])
+    shape: (1, 3)
+    ┌──────────┬──────────┬────────────┐
+    │ lrap     ┆ ndcg@2   ┆ f1_samples │
+    │ ---      ┆ ---      ┆ ---        │
+    │ f64      ┆ f64      ┆ f64        │
+    ╞══════════╪══════════╪════════════╡
+    │ 0.916667 ┆ 0.806574 ┆ 0.75       │
+    └──────────┴──────────┴────────────┘
+
     Notes
     -----
     The means are sums over samples in parallel, so they may differ from scikit-learn's (and

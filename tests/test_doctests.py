@@ -1,19 +1,35 @@
 """The Examples in the docstrings print what the code really prints."""
 
 import doctest
+import importlib
 
 import pytest
 
 from polars_rankmetrics import decisions, frames, per_class, report
 from polars_rankmetrics.engines import duckdb as duckdb_engine
+from polars_rankmetrics.engines import topk
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
 
+# The package's evaluate attribute is the function: the module is found by its name.
+evaluate = importlib.import_module("polars_rankmetrics.evaluate")
+
 
 @pytest.mark.parametrize(
     "module",
-    [convert, decisions, duckdb_engine, expressions, frames, per_class, ranks, report],
+    [
+        convert,
+        decisions,
+        duckdb_engine,
+        evaluate,
+        expressions,
+        frames,
+        per_class,
+        ranks,
+        report,
+        topk,
+    ],
     ids=lambda m: m.__name__,
 )
 def test_docstring_examples(module):

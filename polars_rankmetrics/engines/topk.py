@@ -348,6 +348,27 @@ def label_propensities(
     -------
     polars.DataFrame
         One row per label: the label column and ``propensity``, sorted by label.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 training samples.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as rm
+    >>> train = pl.DataFrame({"sample": [1, 1, 2, 3], "label": ["a", "b", "a", "a"]})
+    >>> rm.label_propensities(train)
+    shape: (2, 2)
+    ┌───────┬────────────┐
+    │ label ┆ propensity │
+    │ ---   ┆ ---        │
+    │ str   ┆ f64        │
+    ╞═══════╪════════════╡
+    │ a     ┆ 0.933382   │
+    │ b     ┆ 0.910239   │
+    └───────┴────────────┘
     """
     table = to_lazy(train).select(sample, label)
     counts = table.group_by(label).agg(pl.len().alias("__count"))

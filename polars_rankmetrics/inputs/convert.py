@@ -35,9 +35,30 @@ def from_dense(
 ) -> pl.DataFrame:
     """Long table from scikit-learn style matrices (numpy arrays or scipy sparse matrices).
 
-    Row i, column j of ``y_true`` and ``y_score`` become the row (sample i, label j). Sample and
-    label ids default to the row and column positions.
+    Row i, column j of ``y_true`` and ``y_score`` become the row (sample i, label j).
 
+    Parameters
+    ----------
+    y_true, y_score
+        Samples x labels matrices of the same shape: the truth (0/1, or graded gains) and the
+        scores.
+    sample_ids, label_ids
+        The ids of the rows and the columns; default: their positions.
+    sample, label, score, truth
+        The names of the long table's columns.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (sample, label), in row-major order.
+
+    Raises
+    ------
+    ValueError
+        For a matrix that is not 2-d, shapes that differ, or ids of the wrong length.
+
+    Examples
+    --------
     >>> from polars_rankmetrics import from_dense
     >>> from_dense([[1, 0]], [[0.9, 0.2]], label_ids=["cat", "dog"])
     shape: (2, 4)
@@ -87,10 +108,50 @@ def from_lists(
 ) -> pl.DataFrame | pl.LazyFrame:
     """Long table from one row per sample holding lists.
 
-    ``labels`` and ``scores`` are parallel lists (the labels scored for the sample). The truth comes
-    either from ``truths``, a parallel list of 0/1 or gains, or from ``positives``, a list of the
-    sample's positive labels (every one must be among its ``labels``). Returns the same kind of
-    frame it is given.
+    Parameters
+    ----------
+    data
+        One row per sample: its id and parallel lists of labels and scores (the labels scored
+        for the sample).
+    labels, scores
+        The list columns of the labels and their scores.
+    truths, positives
+        Exactly one: ``truths``, a list of 0/1 or gains parallel to the labels, or
+        ``positives``, a list of the sample's positive labels (each among its ``labels``).
+    sample, label, score, truth
+        The names of the long table's columns (``sample`` is also the id column of ``data``).
+
+    Returns
+    -------
+    polars.DataFrame or polars.LazyFrame
+        One row per (sample, label); the same kind of frame as ``data``.
+
+    Raises
+    ------
+    ValueError
+        For both or neither of ``truths`` and ``positives``, lists of different lengths within
+        a sample, or a positive label that is not among the sample's labels.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import from_lists
+    >>> lists = pl.DataFrame({
+    ...     "sample": ["q1", "q2"], "labels": [["a", "b"], ["a", "b"]],
+    ...     "scores": [[0.9, 0.5], [0.2, 0.3]], "positive_labels": [["a"], ["b"]],
+    ... })
+    >>> from_lists(lists, positives="positive_labels").sort("sample", "label")
+    shape: (4, 4)
+    ┌────────┬───────┬───────┬───────┐
+    │ sample ┆ label ┆ score ┆ truth │
+    │ ---    ┆ ---   ┆ ---   ┆ ---   │
+    │ str    ┆ str   ┆ f64   ┆ i8    │
+    ╞════════╪═══════╪═══════╪═══════╡
+    │ q1     ┆ a     ┆ 0.9   ┆ 1     │
+    │ q1     ┆ b     ┆ 0.5   ┆ 0     │
+    │ q2     ┆ a     ┆ 0.2   ┆ 0     │
+    │ q2     ┆ b     ┆ 0.3   ┆ 1     │
+    └────────┴───────┴───────┴───────┘
     """
     if (truths is None) == (positives is None):
         raise ValueError("give exactly one of truths= (a list per sample) or positives=")

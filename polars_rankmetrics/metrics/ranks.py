@@ -144,11 +144,34 @@ def rank_table(
 ) -> pl.LazyFrame:
     """The long table sorted by sample and descending score, with the rank columns added.
 
-    ``sample`` may name several columns (e.g. a model column and the sample id): a sample is
-    every row sharing them. ``truth`` is cast to Float64 once, here. Scores must not be NaN (the
-    frame functions check that first); a null score is an unscored label of a top-k table, ranked
-    last (see the module's notes, and ``n_labels``). Every other column is kept.
+    Scores must not be NaN (the frame functions check that first); a null score is an unscored
+    label of a top-k table, ranked last (see the module's notes).
 
+    Parameters
+    ----------
+    data
+        The long table (a DataFrame or LazyFrame).
+    sample
+        The sample column, or several (a model column and the sample id): a sample is every row
+        sharing them.
+    score, truth
+        The score column, and the truth column (cast to Float64 once, here).
+    n_labels
+        The size of a top-k table's label space: where the unscored labels without a row rank.
+
+    Returns
+    -------
+    polars.LazyFrame
+        Every input column and the rank columns of the module's list (``rm_rank``,
+        ``rm_block_start``, ``rm_positive_rank``, the cumulative discounts, ...).
+
+    Raises
+    ------
+    ValueError
+        For an input column named like a rank column.
+
+    Examples
+    --------
     >>> import polars as pl
     >>> from polars_rankmetrics.metrics.ranks import rank_table
     >>> df = pl.DataFrame({"sample": [1, 1, 1], "score": [0.5, 0.9, 0.5], "truth": [1, 0, 1]})
