@@ -314,8 +314,11 @@ log_base, pred, threshold, beta, zero_division, memory_limit, temp_dir, progress
         parameters=context, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
         inputs=TopK(truth_table, n_labels, propensities),
     )  # fmt: skip
+    by_types = {b: per_sample.schema[b] for b in by_columns}
+    groups = dict(_groups(per_sample, by_columns))
+    del per_sample  # the groups hold the rows: one copy of a table of millions of samples
     return paired(
-        per_sample, cols, keys, baseline=baseline, test=test, correction=correction,
+        groups, by_types, cols, keys, baseline=baseline, test=test, correction=correction,
         n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed, on_missing=on_missing,
     )  # fmt: skip
 
@@ -332,8 +335,11 @@ def _aligned(
     model: pl.DataFrame, base: pl.DataFrame, cols: Columns, names: tuple[str, str], drop: bool
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The rows of the samples both tables hold, in the same (sorted) order; without ``drop``
-    a sample of one table only is refused, naming one and the counts."""
+    a sample of one table only is refused, naming one and the counts. Tables of the same
+    samples in the same order (the usual case) are returned as they are."""
     s = cols.sample
+    if model[s].equals(base[s]) and model[s].is_sorted():
+        return model, base
     only_model = model.join(base.select(s), on=s, how="anti", nulls_equal=True)
     only_base = base.join(model.select(s), on=s, how="anti", nulls_equal=True)
     if not drop and (only_model.height or only_base.height):
@@ -351,7 +357,8 @@ def _aligned(
 
 
 def paired(
-    per_sample: pl.DataFrame,
+    groups: dict[tuple[Any, ...], pl.DataFrame],
+    by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
     *,
@@ -364,12 +371,12 @@ def paired(
     seed: int | None,
     on_missing: str,
 ) -> pl.DataFrame:
-    """:func:`compare` from a per-sample table with the keys' weights (``key/w``)."""
+    """:func:`compare` from the per-sample rows of each model (``groups``, by their ``by``
+    values, each sorted by sample) with the keys' weights (``key/w``)."""
     if test in ("t", "wilcoxon"):  # scipy's import costs a second: only where it is used
         from scipy import stats  # type: ignore[import-untyped]
 
     by = list(cols.by)
-    groups = dict(_groups(per_sample, by))
     base_key = _baseline_key(baseline, by)
     if base_key not in groups:
         found = ", ".join(_describe(k, by) for k in groups) or "none"
@@ -431,7 +438,7 @@ def paired(
     p_adjusted = adjusted(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
     for row, q in zip(rows, p_adjusted, strict=True):
         row["p_adjusted"] = float(q)
-    schema: dict[str, Any] = {b: per_sample.schema[b] for b in by}
+    schema: dict[str, Any] = dict(by_types)
     schema |= {"metric": pl.String} | dict.fromkeys(
         ("value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"),
         pl.Float64,

@@ -153,12 +153,12 @@ def bootstrap_deltas(
 ) -> np.ndarray:
     """The paired bootstrap, replicates x keys: per replicate, the difference of the two
     weighted means over one resample of the shared samples (the same resample for every key)."""
-    a, w1 = _weighted(first)
-    b, w0 = _weighted(second)
-    k = a.shape[1]
-    stacked = np.hstack([a, w1, b, w0])
+    k = first[0].shape[1]
+    stacked = np.empty((first[0].shape[0], 4 * k))
+    stacked[:, :k], stacked[:, k : 2 * k] = _weighted(first)
+    stacked[:, 2 * k : 3 * k], stacked[:, 3 * k :] = _weighted(second)
     out = []
-    for counts in bootstrap_counts(a.shape[0], replicates, rng):
+    for counts in bootstrap_counts(stacked.shape[0], replicates, rng):
         sums = counts @ stacked
         with np.errstate(invalid="ignore", divide="ignore"):
             out.append(sums[:, :k] / sums[:, k : 2 * k] - sums[:, 2 * k : 3 * k] / sums[:, 3 * k :])
