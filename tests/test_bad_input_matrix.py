@@ -238,9 +238,10 @@ def spark():
     return local_session()
 
 
-# Spark: every family on a Parquet file; the ranking family on a Spark DataFrame too (a Spark
-# evaluation costs about a second, so the cells that repeat no new path are left out).
-SPARK_CELLS = [(family, "Parquet file") for family in FAMILIES] + [(FAMILIES[0], "Spark DataFrame")]
+# Spark: every family on a Parquet file and on a Spark DataFrame.
+SPARK_CELLS = [
+    (family, kind) for kind in ("Parquet file", "Spark DataFrame") for family in FAMILIES
+]
 
 
 @pytest.mark.slow
