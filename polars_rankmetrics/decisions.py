@@ -89,6 +89,15 @@ def check_level(level: float, name: str = "ci") -> None:
         )
 
 
+def check_intervals(level: float, n_boot: int, method: str) -> None:
+    """The options of a bootstrap interval: a level in (0, 1), a positive number of
+    replicates, a method of :data:`CI_METHODS`."""
+    check_level(level)
+    _count(n_boot, "n_boot")
+    if method not in CI_METHODS:
+        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, not {method!r}")
+
+
 def _count(value: object, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer, not {value!r}")
@@ -295,8 +304,8 @@ log_base, pred, threshold, beta, zero_division, memory_limit, temp_dir, progress
             f"test={test!r} compares unweighted per-sample values: with weight= use "
             "test='permutation' or test='bootstrap'"
         )
-    check_level(ci)
-    n_resamples, n_boot = _count(n_resamples, "n_resamples"), _count(n_boot, "n_boot")
+    check_intervals(ci, n_boot, "percentile")
+    n_resamples = _count(n_resamples, "n_resamples")
     keys = parse_keys(metrics)
     supported_keys(keys)
     by_columns = [by] if isinstance(by, str) else list(by)

@@ -9,8 +9,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics.decisions import (
-    CI_METHODS,
-    check_level,
+    check_intervals,
     intervals,
     per_sample_keys,
     supported_keys,
@@ -181,13 +180,9 @@ def evaluate(
             parameters=context,
             memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
         )  # fmt: skip
-    check_level(ci)
+    check_intervals(ci, n_boot, ci_method)
     if per_sample:
         raise ValueError("ci= gives intervals of the means: not with per_sample=True")
-    if ci_method not in CI_METHODS:
-        raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, not {ci_method!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, not {n_boot!r}")
     supported_keys(keys, micro=True)
     rows = driver.run(
         get_engine(engine), data, cols, per_sample_keys(keys), inputs=inputs, per_sample=True,

@@ -68,6 +68,11 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
     return list(dict.fromkeys(key.k for key in keys if views[key] in VIEWS_WITH_K)) or [None]
 
 
+def _weight(key: MetricKey) -> str:
+    """A sample's weight in ``key``'s mean, over a per-sample view's columns."""
+    return "weight * n_positives" if key.metric.weighting == "positives" else "weight"
+
+
 def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
     """Per view and key, per group (and cut-off): ``sum(weight * value)``, the weights of the
     non-null values and the count of null values of positive weight
@@ -77,8 +82,7 @@ def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
         group = "grp, k" if view in VIEWS_WITH_K else "grp"
         columns = []
         for i, key in enumerate(view_keys):
-            weight = "weight * n_positives" if key.metric.weighting == "positives" else "weight"
-            value = f"({key.metric.sql_value})"
+            weight, value = _weight(key), f"({key.metric.sql_value})"
             # a NULL value (a 0/0 with zero_division NaN) drops out with its weight
             columns += [
                 f"coalesce(sum({weight} * {value}), 0) AS v{i}",
@@ -98,8 +102,7 @@ def per_sample_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
         group = "grp, sample, k" if view in VIEWS_WITH_K else "grp, sample"
         columns = []
         for i, key in enumerate(view_keys):
-            weight = "weight * n_positives" if key.metric.weighting == "positives" else "weight"
-            value = f"({key.metric.sql_value})"
+            weight, value = _weight(key), f"({key.metric.sql_value})"
             columns += [
                 f"{value} AS v{i}",
                 f"CASE WHEN {value} IS NOT NULL THEN {weight} ELSE 0 END AS w{i}",
