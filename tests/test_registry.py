@@ -8,6 +8,7 @@ import pytest
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.cli import main
+from polars_rankmetrics.engines.polars_plans import PLANS, Plan, plan
 from polars_rankmetrics.metrics import registry as metrics
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
@@ -26,10 +27,12 @@ def positive_share():
             sql_view=metrics.RANKING_VIEW,
             sql_value="CAST(n_positives AS DOUBLE) / n_labels",
             family="toy",
-            ranks="none",
         )
     )
+    # It needs no rank: the Polars engine may run it over the rows as they are.
+    plan(metric.name, Plan(ranks="none"))
     yield metric
+    PLANS.pop(metric.name)
     metrics.unregister(metric.name)
 
 

@@ -126,8 +126,8 @@ class Engine(Protocol):
     budget (an engine that manages its own memory, like Spark, takes none), whether a top-k
     piece is joined for its plan (``scans_rank_order``:
     :meth:`~polars_rankmetrics.engines.topk.Piece.join` scatters the gains, and ranks predictions
-    in rank order by scans, which the engine reads: ``Context.carries_ranks``,
-    ``Context.unique_labels``), and sessions over the sources it accepts."""
+    in rank order by scans, which the engine reads: ``Rows.carries_ranks``,
+    ``Rows.unique_labels``), and sessions over the sources it accepts."""
 
     name: str
     errors: tuple[type[Exception], ...]

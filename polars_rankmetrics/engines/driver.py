@@ -47,7 +47,7 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.media import explained
 from polars_rankmetrics.inputs.sources import is_eager, to_lazy
 from polars_rankmetrics.metrics.label_averages import combine, label_means
-from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.registry import Context, MetricKey, Rows
 from polars_rankmetrics.metrics.sums import means, undefined_as_nan, weight_column
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
@@ -473,9 +473,11 @@ def _evaluate_pieces(
             binary.append(bucket_checked.facts.binary_truth)
             context = replace(
                 parameters, binary_truth=binary[-1],
-                unique_labels=bucket_checked.facts.unique_labels
-                or (joined is not None and joined.unique_labels),
-                carries_ranks=joined is not None and joined.ranked,
+                rows=Rows(
+                    unique_labels=bucket_checked.facts.unique_labels
+                    or (joined is not None and joined.unique_labels),
+                    carries_ranks=joined is not None and joined.ranked,
+                ),
             )  # fmt: skip
             check = prepared.check or partial(_check_samples, session, cols, bucket_checked)
             summary, frames = session.piece(tables, keys, context, check)

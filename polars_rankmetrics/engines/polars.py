@@ -17,6 +17,7 @@ import polars as pl
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
 from polars_rankmetrics.engines.memory import polars_bytes_per_row, write_buckets
+from polars_rankmetrics.engines.polars_plans import RANK_PLANS, plan_of
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics import ranking as rx
@@ -58,18 +59,19 @@ def per_sample(
     (:func:`~polars_rankmetrics.checks.validation.sample_facts`, its weight ``__weight`` among
     them), its positive count (``__n_positives``) and one column per key.
 
-    Keys that read only the positive rows (``Metric.rows``) are ranked and aggregated over those
+    Keys that read only the positive rows (``Plan.rows``) are ranked and aggregated over those
     rows alone (:func:`~polars_rankmetrics.metrics.ranks.positive_ranks`) when no key needs every
     row ranked; the facts then come from an aggregation without ranks."""
-    plan = rank_plan(keys, binary_truth=context.binary_truth, sorted_samples=context.sorted_samples)
-    context = replace(context, rank_plan=plan)
-    by_rows = {rows: [k for k in keys if k.metric.rows == rows] for rows in _ROWS}
+    layout = context.rows
+    plan = rank_plan(keys, binary_truth=context.binary_truth, sorted_samples=layout.sorted_samples)
+    context = replace(context, rows=replace(layout, ranks=plan))
+    by_rows = {rows: [k for k in keys if plan_of(k).rows == rows] for rows in _ROWS}
     facts = [
-        *validation.sample_facts(cols, unique_labels=context.unique_labels),
+        *validation.sample_facts(cols, unique_labels=layout.unique_labels),
         rx.n_positives(cols.truth).alias(_N_POS),
     ]
     if ranks_positives_only(keys, plan):
-        context = replace(context, positives_only=True)
+        context = replace(context, rows=replace(context.rows, positives_only=True))
         # Each frame below is read by several branches of the plan, which Polars' common
         # subplan elimination does not merge once their projections differ: cached, each is
         # computed once.
@@ -77,7 +79,7 @@ def per_sample(
         samples = lf.group_by(cols.sample_keys).agg(*facts, *counts).cache()
         rows = positive_ranks(
             lf, samples, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
-            n_labels=context.n_labels, blocks=plan == "blocks", ranked=context.carries_ranks,
+            n_labels=context.n_labels, blocks=plan == "blocks", ranked=layout.carries_ranks,
         )  # fmt: skip
         rows = with_extras(rows.cache(), cols, keys, context).cache()
         values = rows.group_by(cols.sample_keys).agg(
@@ -89,13 +91,13 @@ def per_sample(
         )
         samples = samples.with_columns(
             pl.when(pl.col(_HAS_POSITIVES).is_null())
-            .then(pl.lit(key.metric.without_positives, dtype=pl.Float64))
+            .then(pl.lit(plan_of(key).without_positives, dtype=pl.Float64))
             .otherwise(pl.col(str(key)))
             .alias(str(key))
             for key in by_rows["positives"]
         ).drop(_HAS_POSITIVES)
     else:
-        lf = lf.drop(RANK, BLOCK_START) if context.carries_ranks else lf
+        lf = lf.drop(RANK, BLOCK_START) if layout.carries_ranks else lf
         rows = with_extras(ranked(lf, cols, context).cache(), cols, keys, context)
         aggregated = [*by_rows["all"], *by_rows["positives"]]
         samples = rows.group_by(cols.sample_keys).agg(
@@ -122,32 +124,27 @@ def ranks_positives_only(keys: Sequence[MetricKey], plan: str | None = None) -> 
     truth): the plan that reads the ranks a top-k piece carries
     (:meth:`~polars_rankmetrics.engines.topk.Piece.join`)."""
     plan = rank_plan(keys) if plan is None else plan
-    return plan in ("window", "blocks") and all(key.metric.rows != "all" for key in keys)
+    return plan in ("window", "blocks") and all(plan_of(key).rows != "all" for key in keys)
 
 
 _HAS_POSITIVES = "__has_positives"
-_PLANS = ("none", "lowest", "window", "blocks", "table")
 
 
 def rank_plan(
     keys: Sequence[MetricKey], *, binary_truth: bool = True, sorted_samples: bool = False
 ) -> str:
-    """The cheapest rank plan serving every key (``Metric.ranks``, or ``Metric.graded_ranks``
+    """The cheapest rank plan serving every key (``Plan.ranks``, or ``Plan.graded_ranks``
     where set when the truth is graded). Over runs of samples (``sorted_samples``) "lowest" is
     "none": comparing each score with the sample's lowest positive score inside the aggregation
     spares the join back."""
-    plans = [
-        key.metric.graded_ranks if key.metric.graded_ranks and not binary_truth
-        else key.metric.ranks
-        for key in keys
-    ]  # fmt: skip
-    plan = max(plans, key=_PLANS.index, default="none")
+    plans = [plan_of(key).ranks_for(binary_truth) for key in keys]
+    plan = max(plans, key=RANK_PLANS.index, default="none")
     return "none" if plan == "lowest" and sorted_samples else plan
 
 
 def ranked(lf: pl.LazyFrame, cols: Columns, context: Context) -> pl.LazyFrame:
-    """Every row, with the ranks of ``context.rank_plan`` (:func:`rank_plan`)."""
-    plan = context.rank_plan
+    """Every row, with the ranks of ``context.rows.ranks`` (:func:`rank_plan`)."""
+    plan = context.rows.ranks
     sample, score, truth, n_labels = cols.sample_keys, cols.score, cols.truth, context.n_labels
     if plan == "table":
         return rank_table(lf, sample=sample, score=score, truth=truth, n_labels=n_labels)
@@ -164,14 +161,14 @@ def ranked(lf: pl.LazyFrame, cols: Columns, context: Context) -> pl.LazyFrame:
 def with_extras(
     rows: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
 ) -> pl.LazyFrame:
-    """Ranked rows with the columns ``keys`` read besides the ranks (``Metric.rank_extras``)."""
-    extras = {extra for key in keys for extra in key.metric.rank_extras}
+    """Ranked rows with the columns ``keys`` read besides the ranks (``Plan.extras``)."""
+    extras = {extra for key in keys for extra in plan_of(key).extras}
     if "harmonics" in extras:
         # Cached: with_discounts reads the rows thrice.
         rows = with_harmonics(rows, score=cols.score).cache()
     if "discounts" in extras:
         # Where every dcg key is cut at some K, no discount is read past the largest K.
-        cuts = [key.k for key in keys if "discounts" in key.metric.rank_extras]
+        cuts = [key.k for key in keys if "discounts" in plan_of(key).extras]
         known = [k for k in cuts if k is not None]
         rows = with_discounts(
             rows, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
@@ -291,7 +288,7 @@ class PolarsSession:
         """One query for everything: the per-sample rows carry the facts of the checks next to
         the metrics, and the per-label tables are collected with them (one scan)."""
         sample_keys = [k for k in keys if k.metric.reduction == "samples"]
-        context = replace(context, sorted_samples=self.sorted_samples)
+        context = replace(context, rows=replace(context.rows, sorted_samples=self.sorted_samples))
         lazy = {t: self._label_table(t, context) for t in tables if t not in SAMPLE_TABLES}
         samples, *label_tables = pl.collect_all(
             [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()]

@@ -48,25 +48,44 @@ from polars_rankmetrics.metrics import retrieval as qx
 
 
 @dataclass(frozen=True)
+class Rows:
+    """How the engine laid out the rows a metric's expression aggregates (plan state, set by the
+    engine, never by the caller).
+
+    ``ranks``: the rank columns they carry (a Polars engine plan: "none", "lowest", "window",
+    "blocks" or "table", :mod:`polars_rankmetrics.engines.polars_plans`); a metric may read
+    ranks where another metric needs them instead of computing without them.
+    ``positives_only``: the rows are the samples' positive rows alone. ``carries_ranks``: the
+    scored rows of a top-k table carry ``rm_rank`` and ``rm_block_start`` already (ranked by
+    scans before the join: :meth:`~polars_rankmetrics.engines.topk.Piece.join`).
+    ``sorted_samples``: the rows come as runs of samples, their one sample column flagged sorted
+    (an aggregation per sample reads runs of rows instead of hashing the ids).
+    ``unique_labels``: the row checks found that no sample repeats a label
+    (:class:`~polars_rankmetrics.checks.validation.RowFacts`).
+    """
+
+    ranks: str = "none"
+    positives_only: bool = False
+    carries_ranks: bool = False
+    sorted_samples: bool = False
+    unique_labels: bool = False
+
+
+@dataclass(frozen=True)
 class Context:
     """What a metric's expression may depend on besides its key.
 
-    ``truth``, ``score`` and ``pred`` are the columns (``pred`` None: a label is predicted when
-    its score is at least ``threshold``); ``log_base`` is dcg's logarithm base; ``beta`` the
-    F-beta weight of recall; ``zero_division`` the value of a 0/0 precision, recall, F or
-    Jaccard (NaN: the sample drops out of the mean); ``binary_truth`` whether every truth value
-    of the table is 0 or 1 (found by the row checks); ``n_labels`` the size of the label space
-    of a top-k table (None: a dense table, whose samples carry every label); ``top_k`` whether
-    the table is a top-k table (predictions joined with a truth table); ``rank_plan`` what the
-    rows carry
-    (:attr:`Metric.ranks`: a metric may read ranks, where another metric needs them, instead of
-    computing without them); ``unique_labels`` whether the row checks found that no sample
-    repeats a label (:class:`~polars_rankmetrics.checks.validation.RowFacts`); ``positives_only``
-    whether the rows are the samples' positive rows alone (``Metric.rows``); ``carries_ranks``
-    whether the scored rows of a top-k table carry ``rm_rank`` and ``rm_block_start`` already
-    (ranked by scans before the join: :meth:`~polars_rankmetrics.engines.topk.Piece.join`);
-    ``sorted_samples`` whether the rows come as runs of samples, their one sample column flagged
-    sorted (Polars: an aggregation per sample reads runs of rows instead of hashing the ids).
+    The caller's parameters: ``truth``, ``score`` and ``pred`` are the columns (``pred`` None: a
+    label is predicted when its score is at least ``threshold``); ``log_base`` is dcg's
+    logarithm base; ``beta`` the F-beta weight of recall; ``zero_division`` the value of a 0/0
+    precision, recall, F or Jaccard (NaN: the sample drops out of the mean).
+
+    What the checks found of the table: ``binary_truth`` whether every truth value is 0 or 1;
+    ``n_labels`` the size of the label space of a top-k table (None: a dense table, whose
+    samples carry every label); ``top_k`` whether the table is a top-k table (predictions joined
+    with a truth table).
+
+    ``rows``: how the engine laid the rows out (:class:`Rows`).
     """
 
     truth: str = "truth"
@@ -79,11 +98,7 @@ class Context:
     zero_division: float = 0.0
     n_labels: int | None = None
     top_k: bool = False
-    rank_plan: str = "none"
-    unique_labels: bool = False
-    positives_only: bool = False
-    carries_ranks: bool = False
-    sorted_samples: bool = False
+    rows: Rows = Rows()
 
 
 @dataclass(frozen=True)
@@ -102,25 +117,6 @@ class Metric:
     weighting: Literal["sample", "positives"] = "sample"
     min_labels: int = 1
     scales_with_log_base: bool = False
-    # What the expression reads of the ranks: "none" (the rows as they are), "lowest" (each
-    # sample's lowest positive score joined to its rows: ranks.with_lowest_positive),
-    # "window" (the rank "max" and the positives' rank: ranks.window_ranks, no sort),
-    # "blocks" (also where tied blocks start: window_ranks(blocks=True)) or "table" (the
-    # sorted rank table and its discounts: ranks.rank_table). graded_ranks: the plan when the
-    # truth is graded, where the expression needs more (ndcg's ideal then sorts the gains
-    # over the table's positions).
-    ranks: Literal["none", "lowest", "window", "blocks", "table"] = "table"
-    graded_ranks: Literal["table"] | None = None
-    # Columns added to the ranks: "harmonics" (ranks.with_harmonics), "discounts" (dcg's
-    # cumulative discounts: ranks.with_discounts).
-    rank_extras: tuple[Literal["harmonics", "discounts"], ...] = ()
-    # The rows the per-sample expression aggregates: "all" of the sample; "positives" (it reads
-    # the positive rows only, whose ranks are still among all the sample's rows, so a set of
-    # such keys is ranked by ranks.positive_ranks; a sample without a positive row is worth
-    # without_positives, None: no value); or "first_hits" (a row per position of the first tied
-    # block holding a scored positive, ranks.first_hits; 0 for a sample without).
-    rows: Literal["all", "positives", "first_hits"] = "all"
-    without_positives: float | None = 0.0
     # Whether the key needs a cut-off (precision@K); takes_k alone makes it optional.
     requires_k: bool = False
     # Whether, on a top-k table, the value depends on the unscored labels (their count, n_labels).
@@ -130,10 +126,6 @@ class Metric:
     undefined: Literal["skip", "nan"] = "skip"
     reduction: Literal["samples", "labels", "curves"] = "samples"
     label_score: tuple[str, str] | None = None
-    # The per-sample view read instead of sql_view when another requested key's view ranks the
-    # positives anyway (rankmetrics_positive_ranks), holding the same sql_value column:
-    # coverage_error then reads the positives' largest rank instead of a pass over every row.
-    ranked_sql_view: str | None = None
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -252,38 +244,37 @@ register(Metric(
     "coverage_error", "largest rank of a positive label", "lower",
     lambda key, c: rx.coverage_error(
         c.truth, score=c.score, n_labels=c.n_labels,
-        # Its own plan: "lowest", or "none" over runs of rows (polars_engine.rank_plan).
-        using=_COVERAGE_INPUTS.get(c.rank_plan, "ranks"),
+        # Its own plan: "lowest", or "none" over runs of rows (polars_plans).
+        using=_COVERAGE_INPUTS.get(c.rows.ranks, "ranks"),
     ),
-    COVERAGE_VIEW, "coverage_error", ranks="lowest", needs_label_space=True, rows="positives",
-    ranked_sql_view=RANKING_VIEW,
+    COVERAGE_VIEW, "coverage_error", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "lrap", "label ranking average precision", "higher",
-    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap", ranks="window",
-    needs_label_space=True, rows="positives", without_positives=1.0,
+    lambda key, c: rx.lrap(c.truth), RANKING_VIEW, "lrap",
+    needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "ranking_loss", "share of (positive, negative) pairs ordered wrongly; a tie is wrong", "lower",
-    lambda key, c: rx.ranking_loss(c.truth, n_labels=c.n_labels, positives_only=c.positives_only),
-    RANKING_VIEW, "ranking_loss", ranks="window", needs_label_space=True, rows="positives",
+    lambda key, c: rx.ranking_loss(
+        c.truth, n_labels=c.n_labels, positives_only=c.rows.positives_only
+    ),
+    RANKING_VIEW, "ranking_loss", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "lwlrap", "label-weighted LRAP: LRAP weighted by each sample's positives", "higher",
     lambda key, c: rx.lwlrap(c.truth), RANKING_VIEW, "lwlrap", weighting="positives",
-    ranks="window", needs_label_space=True, rows="positives", without_positives=None,
+    needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
     lambda key, c: rx.dcg(c.truth, k=key.k, log_base=c.log_base), GAIN_VIEW, "dcg",
     takes_k=True, binary_truth=False, scales_with_log_base=True, needs_label_space=True,
-    ranks="blocks", rank_extras=("discounts",), rows="positives",
 ))  # fmt: skip
 register(Metric(
     "ndcg", "dcg over the ideal dcg", "higher",
     lambda key, c: rx.ndcg(c.truth, k=key.k, binary_truth=c.binary_truth), GAIN_VIEW, "ndcg",
     takes_k=True, binary_truth=False, min_labels=2, needs_label_space=True,
-    ranks="blocks", graded_ranks="table", rank_extras=("discounts",), rows="positives",
 ))  # fmt: skip
 
 RANKING_METRICS = tuple(REGISTRY)
@@ -306,7 +297,7 @@ def _set_metric(
 ) -> None:
     register(Metric(
         name, description, better, polars, SET_VIEW, name,
-        family="classification", ranks="none",
+        family="classification",
     ))  # fmt: skip
 
 
@@ -357,7 +348,7 @@ for _kind, _name, _text, _better in (
 ):
     register(Metric(
         _name, _text, _better, _count(_kind), SET_VIEW, _kind,  # type: ignore[arg-type]
-        family="classification", ranks="none",
+        family="classification",
     ))  # fmt: skip
 COUNT_KEYS = ("true_positives", "false_positives", "false_negatives")
 _SCORES = {
@@ -386,21 +377,20 @@ for _scores, _reduction, _view in _LABEL_FAMILIES:
         for _average, _how in _AVERAGES.items():
             register(Metric(
                 f"{_name}_{_average}", f"{_what} {_how}", "higher", None, _view, "",
-                family="classification", ranks="none", reduction=_reduction,
+                family="classification", reduction=_reduction,
                 label_score=(_name, _average),
             ))  # fmt: skip
 
 register(Metric(
     "average_precision_samples", "per sample average precision over its labels, averaged",
     "higher", lambda key, c: rx.average_precision(c.truth), RANKING_VIEW, "average_precision",
-    family="classification", ranks="window", needs_label_space=True, rows="positives",
+    family="classification", needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",
     "higher",
-    lambda key, c: rx.roc_auc(c.truth, n_labels=c.n_labels, positives_only=c.positives_only),
+    lambda key, c: rx.roc_auc(c.truth, n_labels=c.n_labels, positives_only=c.rows.positives_only),
     RANKING_VIEW, "roc_auc", family="classification", undefined="nan", needs_label_space=True,
-    rows="positives", without_positives=None,
 ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
 
@@ -408,14 +398,10 @@ CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "cla
 def _retrieval(
     name: str, description: str, view: str, *, polars: Callable[[MetricKey, Context], pl.Expr],
     takes_k: bool = False, requires_k: bool = False, needs_propensities: bool = False,
-    ranks: Literal["blocks", "table"] = "blocks",
-    rank_extras: tuple[Literal["harmonics"], ...] = (),
-    rows: Literal["positives", "first_hits"] = "positives",
 ) -> None:  # fmt: skip
     register(Metric(
         name, description, "higher", polars, view, name, family="retrieval",
-        takes_k=takes_k, requires_k=requires_k, needs_propensities=needs_propensities, ranks=ranks,
-        rank_extras=rank_extras, rows=rows,
+        takes_k=takes_k, requires_k=requires_k, needs_propensities=needs_propensities,
     ))  # fmt: skip
 
 
@@ -436,17 +422,16 @@ _retrieval(
 _retrieval(
     "hit_rate", "1 if a true label is among the top K", FIRST_HITS_VIEW, requires_k=True,
     takes_k=True,
-    rows="first_hits",
     polars=lambda key, c: qx.hit_rate_at(_k(key)),
 )  # fmt: skip
 _retrieval(
     "mrr", "reciprocal rank of the first true label (0 if none is scored or within K)",
-    FIRST_HITS_VIEW, takes_k=True, rows="first_hits",
+    FIRST_HITS_VIEW, takes_k=True,
     polars=lambda key, c: qx.mrr(k=key.k),
 )  # fmt: skip
 _retrieval(
     "map", "sum of precision@r at the ranks r <= K of true labels, over the true labels",
-    MAP_VIEW, takes_k=True, rank_extras=("harmonics",),
+    MAP_VIEW, takes_k=True,
     polars=lambda key, c: qx.average_precision_at(c.truth, score=c.score, k=key.k),
 )  # fmt: skip
 _retrieval(
@@ -475,6 +460,6 @@ for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "
     _retrieval(
         f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})", PROPENSITY_VIEW,
         requires_k=True, takes_k=True,
-        needs_propensities=True, ranks="table",
+        needs_propensities=True,
         polars=_propensity_scored(qx.ps_ndcg_at, _normalised),
     )  # fmt: skip

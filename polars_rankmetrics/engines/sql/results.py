@@ -17,7 +17,7 @@ import polars as pl
 
 from polars_rankmetrics.engines.sql.export import views_read
 from polars_rankmetrics.inputs.columns import Columns
-from polars_rankmetrics.metrics.registry import VIEWS_WITH_K, Context, MetricKey
+from polars_rankmetrics.metrics.registry import RANKING_VIEW, VIEWS_WITH_K, Context, MetricKey
 from polars_rankmetrics.metrics.sums import undefined_column, weight_column
 
 
@@ -41,17 +41,21 @@ def ranks_positives(view: str) -> bool:
     return "rankmetrics_positive_ranks" in views_read([view])
 
 
+# A metric's other view holding its value, read when another requested key's view ranks the
+# positives anyway: coverage_error then reads the positives' largest rank instead of a pass over
+# every row.
+RANKED_VIEWS = {"coverage_error": RANKING_VIEW}
+
+
 def sql_views(keys: Sequence[MetricKey]) -> dict[MetricKey, str]:
     """The per-sample view each of ``keys`` is read from: its metric's ``sql_view``, or its
-    ``ranked_sql_view`` when another key's view ranks the positives anyway (the largest
-    positive rank is then read instead of another pass over every row)."""
+    :data:`RANKED_VIEWS` entry when another key's view ranks the positives anyway."""
     own = {key: key.metric.sql_view for key in keys}
     ranking = {key for key, view in own.items() if ranks_positives(view)}
     return {
-        key: key.metric.ranked_sql_view
-        if key.metric.ranked_sql_view and ranking - {key} else view
+        key: RANKED_VIEWS[key.name] if key.name in RANKED_VIEWS and ranking - {key} else view
         for key, view in own.items()
-    }  # fmt: skip
+    }
 
 
 def _by_view(keys: Sequence[MetricKey]) -> dict[str, list[MetricKey]]:

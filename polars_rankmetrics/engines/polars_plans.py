@@ -1,0 +1,100 @@
+"""How the Polars engine runs each metric's per-sample expression: the ranks it computes first
+and the rows the expression aggregates.
+
+A metric's definition (:class:`~polars_rankmetrics.metrics.registry.Metric`) says what a
+sample's value is; a :class:`Plan` says how little of the rank table the Polars planner may build
+for it. A metric without a plan here is computed over every row of the full rank table
+(:func:`~polars_rankmetrics.metrics.ranks.rank_table`), which serves any expression; a plan
+is an optimisation, declared with :func:`plan`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from polars_rankmetrics.metrics.registry import (
+    CLASSIFICATION_METRICS,
+    REGISTRY,
+    MetricKey,
+)
+
+RankPlan = Literal["none", "lowest", "window", "blocks", "table"]
+# From the cheapest to the fullest: a plan serves every plan before it.
+RANK_PLANS: tuple[RankPlan, ...] = ("none", "lowest", "window", "blocks", "table")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a metric's Polars expression reads.
+
+    ``ranks``: "none" (the rows as they are), "lowest" (each sample's lowest positive score
+    joined to its rows: ``ranks.with_lowest_positive``), "window" (the rank "max" and the
+    positives' rank: ``ranks.window_ranks``, no sort), "blocks" (also where tied blocks start:
+    ``window_ranks(blocks=True)``) or "table" (the sorted rank table and its discounts:
+    ``ranks.rank_table``). ``graded_ranks``: the plan when the truth is graded, where the
+    expression needs more (ndcg's ideal sorts the gains over the table's positions).
+    ``extras``: columns added to the ranks, "harmonics" (``ranks.with_harmonics``) or
+    "discounts" (dcg's cumulative discounts: ``ranks.with_discounts``).
+    ``rows``: the rows the expression aggregates: "all" of the sample; "positives" (the positive
+    rows only, whose ranks are still among all the sample's rows, so a set of such keys is ranked
+    by ``ranks.positive_ranks``; a sample without a positive row is worth ``without_positives``,
+    None: no value); or "first_hits" (a row per position of the first tied block holding a
+    scored positive, ``ranks.first_hits``; 0 for a sample without).
+    """
+
+    ranks: RankPlan = "table"
+    graded_ranks: Literal["table"] | None = None
+    extras: tuple[Literal["harmonics", "discounts"], ...] = ()
+    rows: Literal["all", "positives", "first_hits"] = "all"
+    without_positives: float | None = 0.0
+
+    def ranks_for(self, binary_truth: bool) -> RankPlan:
+        """The ranks to compute: ``graded_ranks`` where set and the truth is graded."""
+        return self.graded_ranks if self.graded_ranks and not binary_truth else self.ranks
+
+
+PLANS: dict[str, Plan] = {}
+
+
+def plan(name: str, metric_plan: Plan) -> None:
+    """Declare how the Polars engine runs the registered metric ``name``."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown metric {name!r}: register it first")
+    PLANS[name] = metric_plan
+
+
+def plan_of(key: MetricKey) -> Plan:
+    """The plan of ``key``'s metric: its declared one, or the full rank table over all rows."""
+    return PLANS.get(key.name, Plan())
+
+
+_POSITIVES = Plan(ranks="window", rows="positives")
+_GAINS = Plan(ranks="blocks", extras=("discounts",), rows="positives")
+_RETRIEVAL = Plan(ranks="blocks", rows="positives")
+
+for _name, _plan in {
+    "coverage_error": Plan(ranks="lowest", rows="positives"),
+    "lrap": Plan(ranks="window", rows="positives", without_positives=1.0),
+    "ranking_loss": _POSITIVES,
+    "lwlrap": Plan(ranks="window", rows="positives", without_positives=None),
+    "dcg": _GAINS,
+    "ndcg": Plan(ranks="blocks", graded_ranks="table", extras=("discounts",), rows="positives"),
+    "average_precision_samples": _POSITIVES,
+    "roc_auc_samples": Plan(rows="positives", without_positives=None),
+    "precision": _RETRIEVAL,
+    "recall": _RETRIEVAL,
+    "hit_rate": Plan(ranks="blocks", rows="first_hits"),
+    "mrr": Plan(ranks="blocks", rows="first_hits"),
+    "map": Plan(ranks="blocks", extras=("harmonics",), rows="positives"),
+    "r_precision": _RETRIEVAL,
+    "psprecision": _RETRIEVAL,
+    "psprecision_norm": _RETRIEVAL,
+    "psndcg": Plan(rows="positives"),
+    "psndcg_norm": Plan(rows="positives"),
+}.items():
+    plan(_name, _plan)
+# The threshold metrics read the predicted and true sets, no rank.
+for _name in CLASSIFICATION_METRICS:
+    if REGISTRY[_name].reduction == "samples" and _name not in PLANS:
+        plan(_name, Plan(ranks="none"))
