@@ -135,7 +135,9 @@ class Engine(Protocol):
     scans_rank_order: bool
 
     def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
-        """A session over ``data``; closing it releases everything it holds."""
+        """A session over ``data``: a :class:`~polars_rankmetrics.inputs.sources.Source` (the
+        driver classifies each input once), or anything it accepts; closing the session
+        releases everything it holds."""
         ...
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:

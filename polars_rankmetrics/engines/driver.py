@@ -45,7 +45,7 @@ from polars_rankmetrics.engines.memory import (
 )
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.media import explained
-from polars_rankmetrics.inputs.sources import is_eager, to_lazy
+from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.label_averages import combine, label_means
 from polars_rankmetrics.metrics.registry import Context, MetricKey, Rows
 from polars_rankmetrics.metrics.sums import means, undefined_as_nan, weight_column
@@ -193,15 +193,12 @@ def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Con
     return Context(cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score)
 
 
-def _in_memory(data: Any) -> bool:
-    return is_eager(data)
-
-
 @dataclass(frozen=True)
 class TopK:
-    """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth table
-    (None: the data is a dense table) and the size of the label space; and, for the
-    propensity-scored metrics on either shape, the propensity table."""
+    """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth
+    table (None: the data is a dense table; a :class:`Source` once :func:`run` has it) and the
+    size of the label space; and, for the propensity-scored metrics on either shape, the
+    propensity table."""
 
     truth_table: Any = None
     n_labels: int | None = None
@@ -217,7 +214,7 @@ class Prepared:
     bytes a row of a bucket needs at least (a top-k bucket is joined in memory by Polars,
     whatever the engine)."""
 
-    data: Any
+    data: Source
     cols: Columns
     check: Callable[..., None] | None = None
     rows: int | None = None
@@ -226,7 +223,7 @@ class Prepared:
 
 
 def prepare(
-    engine: Engine, data: Any, cols: Columns, keys: Sequence[MetricKey], inputs: TopK
+    engine: Engine, data: Source, cols: Columns, keys: Sequence[MetricKey], inputs: TopK
 ) -> Prepared:
     """What :func:`collect` evaluates: see :class:`Prepared`."""
     if inputs.truth_table is None and inputs.n_labels is not None:
@@ -240,23 +237,25 @@ def prepare(
     if inputs.truth_table is None and not ps_keys:
         return Prepared(data, cols)
     if inputs.truth_table is None:
-        return Prepared(topk.with_propensities(to_lazy(data), inputs.propensities, cols), cols)
+        return Prepared(
+            Source(topk.with_propensities(data.lazy(), inputs.propensities, cols)), cols
+        )
     topk.check_request(keys, inputs.n_labels)
     predictions, truth_table = (
-        to_lazy(table).rename(dict(cols.aliases), strict=False)
+        Source.of(table).lazy().rename(dict(cols.aliases), strict=False)
         for table in (data, inputs.truth_table)
     )
     cols = replace(cols.opened(), top_k=True)
     propensities = inputs.propensities if ps_keys else None
     joined = topk.joined(predictions, truth_table, cols, propensities)
     return Prepared(
-        joined,
+        Source(joined),
         cols,
         check=partial(
             topk.check_samples, cols=cols, n_labels=inputs.n_labels,
             repeated_label=partial(topk.repeated_in, predictions, truth_table, cols),
         ),
-        rows=sum(to_lazy(t).select(pl.len()).collect().item() for t in (predictions, truth_table)),
+        rows=sum(t.select(pl.len()).collect().item() for t in (predictions, truth_table)),
         split=partial(topk.split, predictions, truth_table, cols, propensities),
         bytes_per_row=polars_bytes_per_row(joined.collect_schema(), cols),
     )  # fmt: skip
@@ -295,14 +294,11 @@ def run(
     tables = ["per_sample" if per_sample else "sums"] if by_reduction["samples"] else []
     tables += [reduction for reduction in LABEL_TABLES if by_reduction[reduction]]
     validation.check_result_names(cols, [str(k) for k in keys])
-    temp_parent = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
-    reported = (*engine.errors, OSError, pl.exceptions.PolarsError)
-    with explained(temp_parent, data, inputs.truth_table, reported=reported):
-        with inside_names(cols) as inner:
-            collected, context = collect(
-                engine, data, inner, keys, tables, parameters=parameters or Context(),
-                inputs=inputs, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-            )  # fmt: skip
+    with inside_names(cols) as inner:
+        collected, context = collect(
+            engine, data, inner, keys, tables, parameters=parameters or Context(),
+            inputs=inputs, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+        )  # fmt: skip
     cols = inner  # the by columns keep their inside names until the result is restored
     if per_sample:
         rows = undefined_as_nan(pl.concat(collected["per_sample"]), keys)
@@ -362,10 +358,30 @@ def collect(
     precisions); the tables of every bucket, and the context the metrics were computed with
     (``parameters`` with the columns of ``cols`` and whether the truth is binary).
 
-    In order: :func:`prepare` the input (a top-k table joined lazily), check the budget, open
-    the whole table, :func:`_split` it (the whole-table checks, then buckets), evaluate each
-    piece (:func:`_evaluate_pieces`); :func:`run` reduces the tables."""
-    prepared = prepare(engine, data, cols, keys, inputs)
+    In order: classify each input once (:class:`Source`, handed on as that object),
+    :func:`prepare` it (a top-k table joined lazily), check the budget, open the whole table,
+    :func:`_split` it (the whole-table checks, then buckets), evaluate each piece
+    (:func:`_evaluate_pieces`); :func:`run` reduces the tables. A failure that the medium
+    explains (a full ``temp_dir``, a malformed file) is raised as a ``ValueError`` saying so
+    (:func:`~polars_rankmetrics.inputs.media.explained`)."""
+    source = Source.of(data)
+    if inputs.truth_table is not None:
+        inputs = replace(inputs, truth_table=Source.of(inputs.truth_table))
+    temp_parent = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
+    reported = (*engine.errors, OSError, pl.exceptions.PolarsError)
+    with explained(temp_parent, source, inputs.truth_table, reported=reported):
+        return _collect(
+            engine, source, cols, keys, tables, parameters, inputs, memory_limit, temp_dir,
+            progress,
+        )  # fmt: skip
+
+
+def _collect(
+    engine: Engine, source: Source, cols: Columns, keys: Sequence[MetricKey],
+    tables: Sequence[str], parameters: Context, inputs: TopK, memory_limit: str | None,
+    temp_dir: str | os.PathLike[str] | None, progress: Progress | None,
+) -> tuple[dict[str, list[pl.DataFrame]], Context]:  # fmt: skip
+    prepared = prepare(engine, source, cols, keys, inputs)
     data, cols = prepared.data, prepared.cols
     parameters = replace(
         parameters, truth=cols.truth, score=cols.score, pred=cols.pred,
@@ -422,7 +438,7 @@ def _split(
     bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)
     rows = whole.count_rows() if prepared.rows is None else prepared.rows
     budget = settings.memory_limit
-    if budget is None and engine.splits and not _in_memory(prepared.data):
+    if budget is None and engine.splits and not prepared.data.eager:
         budget = automatic_limit(rows, bytes_per_row)
     n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
     reporter = Reporter(progress, n + 1)
@@ -467,7 +483,11 @@ def _evaluate_pieces(
                 rank_order=engine.scans_rank_order, ranked=engine.reads_scanned_ranks(keys)
             )
             piece = joined.table
-        opened = _reuse(whole) if pieces is None else engine.open(piece, cols.opened(), settings)
+        opened = (
+            _reuse(whole)
+            if pieces is None
+            else engine.open(Source.of(piece), cols.opened(), settings)
+        )
         with opened as session, split.reporter.step(i + 1, session):
             bucket_checked = split.checked or check_table(session, cols, keys)
             binary.append(bucket_checked.facts.binary_truth)

@@ -44,13 +44,7 @@ from polars_rankmetrics.engines.sql.export import (
 from polars_rankmetrics.engines.sql.session import SQLSession, session_views, setup_statements
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.media import csv_header, malformed
-from polars_rankmetrics.inputs.sources import (
-    Files,
-    data_files,
-    foreign_to_polars,
-    is_arrow_dataset,
-    is_url,
-)
+from polars_rankmetrics.inputs.sources import Files, Source, is_url
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
@@ -109,28 +103,23 @@ def _literal_glob(path: str) -> str:
 
 
 def _source_query(
-    con: duckdb.DuckDBPyConnection, source: Any, tables: bool
+    con: duckdb.DuckDBPyConnection, source: Source, tables: bool
 ) -> tuple[str, Files | None]:
     """A SELECT over ``source``, and the files it reads if it reads files; names quoted, paths
     quoted as string literals, frames registered on the connection (temporary, like every view
     here). A string is the name of a table or view of ``con`` if it has one (``tables``: a new
     connection has none), else a path."""
-    if isinstance(source, duckdb.DuckDBPyRelation):
-        return source.sql_query(), None
-    if is_arrow_dataset(source):
-        con.register("rankmetrics_frame", source)  # a pyarrow dataset: scanned, not loaded
+    if source.kind == "duckdb":
+        return source.data.sql_query(), None  # type: ignore[attr-defined]
+    if source.kind == "dataset":
+        con.register("rankmetrics_frame", source.data)  # scanned, not loaded
         return "SELECT * FROM rankmetrics_frame", None
-    converted = None if isinstance(source, str) else foreign_to_polars(source)
-    if converted is not None:
-        source = converted
-    if isinstance(source, pl.LazyFrame):
-        source = source.collect()
-    if isinstance(source, pl.DataFrame):
-        con.register("rankmetrics_frame", source.to_arrow())
+    if source.kind != "paths":
+        con.register("rankmetrics_frame", source.in_memory().to_arrow())
         return "SELECT * FROM rankmetrics_frame", None
-    if isinstance(source, str) and tables and _is_table(con, source):
-        return f"SELECT * FROM {quote_identifier(source)}", None
-    files = data_files(source)
+    if isinstance(source.data, str) and tables and _is_table(con, source.data):
+        return f"SELECT * FROM {quote_identifier(source.data)}", None
+    files = source.files
     paths = ", ".join(
         quote_literal(path if is_url(path) else _literal_glob(path)) for path in files.paths
     )
@@ -144,7 +133,7 @@ def _source_query(
 
 
 def _register(
-    con: duckdb.DuckDBPyConnection, source: Any, cols: Columns, *, tables: bool = True
+    con: duckdb.DuckDBPyConnection, source: Source, cols: Columns, *, tables: bool = True
 ) -> pl.Schema:
     """``rankmetrics_source`` over ``source``, its ``by`` columns renamed as ``cols`` names them
     inside (:meth:`.Columns.inside`); its schema, checked. ``tables``: see :func:`_source_query`.
@@ -156,15 +145,15 @@ def _register(
         query, files = _source_query(con, source, tables)
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.CatalogException:
-        if not isinstance(source, duckdb.DuckDBPyRelation):
+        if source.kind != "duckdb":
             raise
-        query, files = _source_query(con, source.pl(), tables)
+        query, files = _source_query(con, Source(source.polars()), tables)
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.Error as error:
         if "httpfs" not in str(error):  # DuckDB names the extension only for a URL
             raise
         raise ValueError(
-            f"DuckDB cannot read the URL(s) {source!r} without its httpfs extension, which it "
+            f"DuckDB cannot read the URL(s) {source.data!r} without its httpfs extension, which it "
             "could not install here (no network?): INSTALL httpfs once where the network allows, "
             "or use engine='polars'"
         ) from None
@@ -293,7 +282,7 @@ def register_views(
     )
     context = parameters(threshold=threshold, beta=beta, zero_division=zero_division)
     expect_nan(con)
-    schema = _register(con, source, cols)
+    schema = _register(con, Source.of(source), cols)
     statements = input_statements(
         "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True,
         bool_truth=schema[truth] == pl.Boolean,
@@ -576,7 +565,7 @@ class DuckDBEngine:
                 if settings.track_progress:
                     con.execute("SET enable_progress_bar = true")
                     con.execute("SET enable_progress_bar_print = false")
-                schema = _register(con, data, cols, tables=False)
+                schema = _register(con, Source.of(data), cols, tables=False)
                 views = session_views(settings.keys, settings.tables) | set(settings.views)
                 ranks = "rankmetrics_positive_ranks" in views_read(views)
                 if ranks:  # the other plan of the positive ranks, for the session's choice

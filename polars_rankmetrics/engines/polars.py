@@ -19,7 +19,7 @@ from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
 from polars_rankmetrics.engines.memory import polars_bytes_per_row, write_buckets
 from polars_rankmetrics.engines.polars_plans import RANK_PLANS, plan_of
 from polars_rankmetrics.inputs.columns import Columns
-from polars_rankmetrics.inputs.sources import to_lazy
+from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics import ranking as rx
 from polars_rankmetrics.metrics.classification import predicted
 from polars_rankmetrics.metrics.label_averages import LABEL, label_counts, score_counts
@@ -346,11 +346,11 @@ class PolarsEngine:
         return ranks_positives_only(keys)
 
 
-def lazy_inside(data: Any, cols: Columns) -> pl.LazyFrame:
+def lazy_inside(data: Source | Any, cols: Columns) -> pl.LazyFrame:
     """``data`` as a LazyFrame, its ``by`` columns renamed as ``cols`` names them inside
     (:meth:`.Columns.inside`); its schema checked first, so that an error names the user's
     columns."""
-    lf = to_lazy(data)
+    lf = Source.of(data).lazy()
     if not cols.aliases:
         return lf
     validation.check_schema(

@@ -25,7 +25,7 @@ from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.sql.export import view_names
 from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
 from polars_rankmetrics.inputs.columns import Columns
-from polars_rankmetrics.inputs.sources import data_files, foreign_to_polars
+from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.registry import MetricKey
 
 _INPUT_VIEWS = (
@@ -53,20 +53,18 @@ def local_session() -> SparkSession:
     return session
 
 
-def _source(data: Any) -> DataFrame:
-    if isinstance(data, DataFrame):
-        return data
-    converted = None if isinstance(data, str) else foreign_to_polars(data)
-    if converted is not None:
-        data = converted
-    if isinstance(data, pl.LazyFrame):
-        data = data.collect()
+def _source(source: Source) -> DataFrame:
+    """A Spark DataFrame over ``source``: a string naming a table of the session is that
+    table; files are read by Spark; anything else is read into memory and handed over as
+    Arrow."""
+    if source.kind == "spark":
+        return source.data  # type: ignore[return-value]
     session = local_session()
-    if isinstance(data, pl.DataFrame):
-        return session.createDataFrame(data.to_arrow())
-    if isinstance(data, str) and _is_table(session, data):
-        return session.table(data)
-    files = data_files(data)
+    if source.kind != "paths":
+        return session.createDataFrame(source.in_memory().to_arrow())
+    if isinstance(source.data, str) and _is_table(session, source.data):
+        return session.table(source.data)
+    files = source.files
     if files.format == "csv":
         return session.read.csv(files.paths, header=True, inferSchema=True)
     if files.format == "ndjson":
@@ -117,7 +115,7 @@ class SparkEngine:
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:
-        source = _source(data)
+        source = _source(Source.of(data))
         spark = source.sparkSession
         schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
         validation.check_schema(schema, cols.in_source(), source.count)

@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.inputs.sources import data_files, is_paths, is_url
+from polars_rankmetrics.inputs.sources import Files, Source, is_paths, is_url
 
 # How the engines word a full disk: Polars and DuckDB pass the OS error on ("os error 28",
 # "errno":"28"); DuckDB says it could not offload a block when its spill file cannot grow.
@@ -48,13 +48,8 @@ def malformed(data: Any, formats: tuple[str, ...] = ("parquet", "csv", "ndjson")
     stumble on them: a Parquet file without a readable footer (truncated, or not Parquet), a
     CSV record whose field count differs from the header's, an NDJSON line that is not a JSON
     object. None when they look sound (or ``data`` is not local files)."""
-    if data is None or not is_paths(data):
-        return None
-    try:
-        files = data_files(data)
-    except ValueError:
-        return None
-    if files.format not in formats:
+    files = _files(data)
+    if files is None or files.format not in formats:
         return None
     for path in files.paths:
         if is_url(path):
@@ -170,15 +165,25 @@ def _unparsed_value(error: BaseException, inputs: tuple[Any, ...]) -> str | None
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     if not first.startswith("could not parse"):
         return None
-    texts = [i for i in inputs if i is not None and is_paths(i) and _format(i) == "csv"]
+    texts = [files for files in map(_files, inputs) if files is not None and files.format == "csv"]
     if not texts:
         return None
-    names = ", ".join(repr(p) for i in texts for p in data_files(i).paths)
+    names = ", ".join(repr(p) for files in texts for p in files.paths)
     return f"cannot read the CSV file(s) {names}: {first}"
 
 
-def _format(data: Any) -> str | None:
+def _files(data: Any) -> Files | None:
+    """The files ``data`` names (a :class:`Source` or paths), None for anything else or paths
+    that name no readable set of files."""
+    if isinstance(data, Source):
+        source = data
+    elif is_paths(data):
+        source = Source(data)
+    else:
+        return None
+    if source.kind != "paths":
+        return None
     try:
-        return data_files(data).format
+        return source.files
     except ValueError:
         return None

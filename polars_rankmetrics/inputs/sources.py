@@ -15,12 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 import polars as pl
-
-Source = pl.DataFrame | pl.LazyFrame | str | PathLike[str] | Sequence[str | PathLike[str]]
-
 
 # File formats by extension (compressed CSV and NDJSON too).
 _FORMATS = {
@@ -117,37 +115,89 @@ def is_paths(data: object) -> bool:
     return isinstance(data, list | tuple) and all(isinstance(p, str | PathLike) for p in data)
 
 
-def is_arrow_dataset(data: object) -> bool:
-    """Whether ``data`` is a pyarrow dataset (scanned lazily by every engine)."""
-    return type(data).__module__.startswith("pyarrow") and hasattr(data, "scanner")
+Kind = Literal["frame", "paths", "dataset", "duckdb", "spark"]
 
 
-def foreign_to_polars(data: object) -> pl.DataFrame | pl.LazyFrame | None:
-    """``data`` as Polars when it is another library's frame (see the module docstring); None
-    for Polars frames and paths. ``TypeError`` naming what is accepted for anything else."""
-    if isinstance(data, pl.DataFrame | pl.LazyFrame) or is_paths(data):
-        return None
-    if is_arrow_dataset(data):
-        return pl.scan_pyarrow_dataset(data)
-    if type(data).__module__.startswith("duckdb") and hasattr(data, "pl"):
-        # A DuckDB relation's own conversion: through its stream capsule, duckdb 2.0 leaves
-        # objects that its bindings report as leaked when the interpreter exits.
-        return data.pl()  # type: ignore[no-any-return]
-    if hasattr(data, "__arrow_c_stream__"):
-        return pl.DataFrame(data)
-    raise TypeError(f"data must be {ACCEPTED}, not {type(data).__name__}")
+class Source:
+    """What a caller passed as ``data``, classified once and handed on whole.
+
+    ``kind``: ``"frame"`` (a Polars DataFrame or LazyFrame, or another library's frame read
+    through the Arrow stream interface, converted once), ``"paths"`` (paths, globs or
+    directories, expanded to :attr:`files` once, on first use: a string is a table name first
+    on an engine that has tables), ``"dataset"`` (a pyarrow dataset, scanned lazily),
+    ``"duckdb"`` (a DuckDB relation) or ``"spark"`` (a Spark DataFrame): the last two are read
+    natively by their engine and converted for any other. ``TypeError`` naming what is
+    accepted for anything else.
+    """
+
+    def __init__(self, data: object) -> None:
+        self.data = data
+        self._files: Files | None = None
+        self._polars: pl.DataFrame | pl.LazyFrame | None = None
+        self.kind: Kind
+        if isinstance(data, pl.DataFrame | pl.LazyFrame):
+            self.kind, self._polars = "frame", data
+        elif is_paths(data):
+            self.kind = "paths"
+        elif type(data).__module__.startswith("pyarrow") and hasattr(data, "scanner"):
+            self.kind = "dataset"
+        elif type(data).__module__.startswith("duckdb") and hasattr(data, "pl"):
+            self.kind = "duckdb"
+        elif type(data).__module__.startswith("pyspark"):
+            self.kind = "spark"
+        elif hasattr(data, "__arrow_c_stream__"):
+            self.kind, self._polars = "frame", pl.DataFrame(data)
+        else:
+            raise TypeError(f"data must be {ACCEPTED}, not {type(data).__name__}")
+
+    @classmethod
+    def of(cls, data: object) -> Source:
+        """``data`` classified, or ``data`` itself when it is a :class:`Source` already."""
+        return data if isinstance(data, Source) else cls(data)
+
+    @property
+    def files(self) -> Files:
+        """The data files of a ``"paths"`` source (:func:`data_files`), expanded once."""
+        if self._files is None:
+            self._files = data_files(self.data)  # type: ignore[arg-type]
+        return self._files
+
+    @property
+    def eager(self) -> bool:
+        """Whether the rows are held in memory (a result from them is a DataFrame, not a
+        LazyFrame)."""
+        return not isinstance(self.data, pl.LazyFrame) and self.kind not in ("paths", "dataset")
+
+    def polars(self) -> pl.DataFrame | pl.LazyFrame:
+        """The rows as Polars: a frame as it is; files and datasets scanned, not read; a
+        DuckDB relation or a Spark DataFrame read into memory, once."""
+        if self._polars is None:
+            if self.kind == "paths":
+                self._polars = _scan(self.files)
+            elif self.kind == "dataset":
+                self._polars = pl.scan_pyarrow_dataset(self.data)  # type: ignore[arg-type]
+            elif self.kind == "duckdb":
+                # A DuckDB relation's own conversion: through its stream capsule, duckdb 2.0
+                # leaves objects that its bindings report as leaked when the interpreter exits.
+                self._polars = self.data.pl()  # type: ignore[attr-defined]
+            elif hasattr(self.data, "toArrow"):
+                self._polars = pl.from_arrow(self.data.toArrow())  # type: ignore[assignment]
+            else:
+                raise TypeError(f"data must be {ACCEPTED}, not {type(self.data).__name__}")
+        assert self._polars is not None
+        return self._polars
+
+    def lazy(self) -> pl.LazyFrame:
+        """The rows as a LazyFrame (:meth:`polars`)."""
+        return self.polars().lazy()
+
+    def in_memory(self) -> pl.DataFrame:
+        """The rows as a DataFrame, for an engine that reads frames from Arrow."""
+        frame = self.polars()
+        return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
 
 
-def to_lazy(data: object) -> pl.LazyFrame:
-    """A LazyFrame over ``data``; Parquet files are scanned, not read."""
-    if isinstance(data, pl.LazyFrame):
-        return data
-    if isinstance(data, pl.DataFrame):
-        return data.lazy()
-    converted = foreign_to_polars(data)
-    if converted is not None:
-        return converted.lazy()
-    files = data_files(data)  # type: ignore[arg-type]
+def _scan(files: Files) -> pl.LazyFrame:
     # Local paths are expanded already (a '[' in a file name is not a glob pattern again);
     # URLs are expanded by Polars.
     remote = is_url(files.paths[0])
@@ -160,6 +210,6 @@ def to_lazy(data: object) -> pl.LazyFrame:
     return pl.scan_parquet(files.paths, glob=remote, hive_partitioning=files.hive)
 
 
-def is_eager(data: object) -> bool:
-    """Whether ``data`` is held in memory (a result from it is a DataFrame, not a LazyFrame)."""
-    return not isinstance(data, pl.LazyFrame) and not is_paths(data)
+def to_lazy(data: object) -> pl.LazyFrame:
+    """A LazyFrame over any source (:class:`Source`); Parquet files are scanned, not read."""
+    return Source.of(data).lazy()
