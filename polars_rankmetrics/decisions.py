@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import polars as pl
@@ -20,7 +20,7 @@ from polars_rankmetrics.engines.base import Progress, get_engine
 from polars_rankmetrics.engines.driver import TopK
 from polars_rankmetrics.inference import resampling
 from polars_rankmetrics.inference.corrections import CORRECTIONS, adjusted
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import COUNT_KEYS, Context, MetricKey, parse_keys
 from polars_rankmetrics.metrics.sums import weight_column
@@ -186,6 +186,7 @@ def intervals(
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+@documented(ColumnNames)
 def compare(
     data: Any,
     metrics: str | Sequence[str] | None = None,
@@ -202,20 +203,15 @@ def compare(
     truth_table: Any = None,
     n_labels: int | None = None,
     propensities: Any = None,
-    weight: str | None = None,
     engine: str = "polars",
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
     log_base: float = 2,
-    pred: str | None = None,
     threshold: float = 0.5,
     beta: float = 1.0,
     zero_division: float | str = 0.0,
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
+    **columns: Unpack[ColumnNames],
 ) -> pl.DataFrame:
     """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
     they share.
@@ -247,7 +243,8 @@ def compare(
         Over all (model, metric) rows: ``"holm"``, ``"bonferroni"``, ``"fdr_bh"``
         (Benjamini-Hochberg) or None.
     n_resamples
-        Resamples of the permutation and bootstrap tests.
+        Resamples of the permutation and bootstrap tests. A sample weight weighs the
+        per-sample values in the means and in the resampling.
     n_boot, ci
         Replicates and level of the paired bootstrap interval of the delta.
     seed
@@ -256,10 +253,10 @@ def compare(
     on_missing
         ``"error"``: samples present for one model and not the other are refused, naming one
         and the counts; ``"drop"``: the models are compared on the samples they share.
-    truth_table, n_labels, propensities, weight, engine, sample, label, score, truth, \
-log_base, pred, threshold, beta, zero_division, memory_limit, temp_dir, progress
-        As for :func:`~polars_rankmetrics.evaluate`. A sample weight weighs the per-sample
-        values in the means and in the resampling.
+    truth_table, n_labels, propensities, engine, log_base, threshold, beta, zero_division, \
+memory_limit, temp_dir, progress
+        As for :func:`~polars_rankmetrics.evaluate`.
+    **columns
 
     Returns
     -------
@@ -299,7 +296,7 @@ log_base, pred, threshold, beta, zero_division, memory_limit, temp_dir, progress
         )
     if on_missing not in ("error", "drop"):
         raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
-    if test in ("t", "wilcoxon") and weight is not None:
+    if test in ("t", "wilcoxon") and columns.get("weight") is not None:
         raise ValueError(
             f"test={test!r} compares unweighted per-sample values: with weight= use "
             "test='permutation' or test='bootstrap'"
@@ -311,10 +308,7 @@ log_base, pred, threshold, beta, zero_division, memory_limit, temp_dir, progress
     by_columns = [by] if isinstance(by, str) else list(by)
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
-    cols = Columns.of(
-        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by_columns,
-        pred=pred,
-    )  # fmt: skip
+    cols = Columns.of(by=by_columns, **columns)
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 import polars as pl
 
@@ -16,11 +16,12 @@ from polars_rankmetrics.decisions import (
 )
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Progress, get_engine
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 
 
+@documented(ColumnNames)
 def evaluate(
     data: Any,
     metrics: str | Sequence[str] | None = None,
@@ -30,14 +31,8 @@ def evaluate(
     propensities: Any = None,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
     engine: str = "polars",
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
     log_base: float = 2,
-    pred: str | None = None,
     threshold: float = 0.5,
     beta: float = 1.0,
     zero_division: float | str = 0.0,
@@ -48,6 +43,7 @@ def evaluate(
     n_boot: int = 1000,
     seed: int | None = 0,
     ci_method: str = "percentile",
+    **columns: Unpack[ColumnNames],
 ) -> pl.DataFrame:
     """Compute several metrics over a long table in one pass.
 
@@ -84,21 +80,16 @@ def evaluate(
     per_sample
         Return one row per sample (with the ``by`` and sample columns) instead of the means.
         lwlrap's per-sample value is the sample's mean precision (null without positives).
-    weight
-        Column of sample weights, constant within a sample. The mean over samples is weighted.
     engine
         A registered engine: ``"polars"``, ``"duckdb"`` or ``"spark"``; all return the same
         frame.
-    sample, label, score, truth
-        Column names. ``truth`` is 0/1 (bool or numeric); graded non-negative gains are allowed
-        when only dcg/ndcg are asked for.
     log_base
         Base of dcg's logarithmic discount, > 1 (ndcg does not depend on it).
-    pred, threshold
+    threshold
         For the threshold metrics (``hamming_loss``, ``subset_accuracy``, ``zero_one_loss``,
         ``precision_samples``, ``recall_samples``, ``f1_samples``, ``fbeta_samples``,
-        ``jaccard_samples``): a label is predicted where the ``pred`` column (bool or 0/1) says
-        so, or without one where its score is at least ``threshold`` (default 0.5).
+        ``jaccard_samples``) without a ``pred`` column: a label is predicted where its score is
+        at least ``threshold`` (default 0.5).
     beta
         The F-beta weight of recall, > 0, for ``fbeta_samples``.
     zero_division
@@ -130,6 +121,7 @@ def evaluate(
         ``_micro`` average (a ratio of sums over samples, resampled as such); the ``_macro``
         and ``_weighted`` averages and the curves' ``_micro`` are refused. Not with
         ``per_sample``.
+    **columns
 
     Returns
     -------
@@ -170,9 +162,7 @@ def evaluate(
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
-    cols = Columns.of(
-        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
-    )
+    cols = Columns.of(by=by, **columns)
     inputs = driver.TopK(truth_table, n_labels, propensities)
     if ci is None:
         return driver.run(

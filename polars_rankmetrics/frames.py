@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.checks.validation import check_result_names
 from polars_rankmetrics.engines.driver import check_all, inside_names
 from polars_rankmetrics.engines.polars import PolarsSession, lazy_inside, lazy_result
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import Columns, RankingColumns, documented
 from polars_rankmetrics.metrics.parameters import check_log_base
 from polars_rankmetrics.metrics.registry import MetricKey
 
@@ -44,11 +44,9 @@ _SHARED_DOC = """
     by
         Column(s) splitting the table into independent evaluations: one result row each.
     per_sample
-        One row per sample (the ``by`` and sample columns, then the value) instead of the mean.
-    weight
-        Column of sample weights, constant within a sample: the mean is weighted by them.
-    sample, label, score, truth
-        Column names.{extra}
+        One row per sample (the ``by`` and sample columns, then the value) instead of the
+        mean.{extra}
+    **columns
 
     Returns
     -------
@@ -82,7 +80,7 @@ def _documented(column: str, value: str, call: str = "", extra: str = "") -> Cal
         function.__doc__ = (function.__doc__ or "") + _SHARED_DOC.format(
             name=function.__name__, column=column, value=value, call=call, extra=extra
         )
-        return function
+        return documented(RankingColumns)(function)
 
     return add
 
@@ -93,15 +91,11 @@ def _frame_metric(
     *,
     by: str | Sequence[str] | None,
     per_sample: bool,
-    weight: str | None,
-    sample: str,
-    label: str,
-    score: str,
-    truth: str,
     log_base: float = 2,
+    columns: RankingColumns,
 ) -> Frame:
     check_log_base(log_base)
-    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    cols = Columns.of(by=by, accepted=RankingColumns, **columns)
     check_result_names(cols, [str(key)])
     with inside_names(cols) as cols:
         lf = lazy_inside(data, cols)
@@ -117,11 +111,7 @@ def coverage_error(
     *,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """Coverage error: how far down the ranking one must go to cover every true label.
 
@@ -131,8 +121,8 @@ def coverage_error(
     ``coverage_error``.
     """
     return _frame_metric(
-        data, MetricKey("coverage_error"), by=by, per_sample=per_sample, weight=weight,
-        sample=sample, label=label, score=score, truth=truth,
+        data, MetricKey("coverage_error"), by=by, per_sample=per_sample,
+        columns=columns,
     )  # fmt: skip
 
 
@@ -142,11 +132,7 @@ def label_ranking_average_precision_score(
     *,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """Label ranking average precision (LRAP), column ``lrap``.
 
@@ -155,8 +141,8 @@ def label_ranking_average_precision_score(
     positive. Higher is better. Matches scikit-learn's ``label_ranking_average_precision_score``.
     """
     return _frame_metric(
-        data, MetricKey("lrap"), by=by, per_sample=per_sample, weight=weight,
-        sample=sample, label=label, score=score, truth=truth,
+        data, MetricKey("lrap"), by=by, per_sample=per_sample,
+        columns=columns,
     )  # fmt: skip
 
 
@@ -166,11 +152,7 @@ def label_ranking_loss(
     *,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """Ranking loss, column ``ranking_loss``.
 
@@ -179,8 +161,8 @@ def label_ranking_loss(
     all positive. Lower is better. Matches scikit-learn's ``label_ranking_loss``.
     """
     return _frame_metric(
-        data, MetricKey("ranking_loss"), by=by, per_sample=per_sample, weight=weight,
-        sample=sample, label=label, score=score, truth=truth,
+        data, MetricKey("ranking_loss"), by=by, per_sample=per_sample,
+        columns=columns,
     )  # fmt: skip
 
 
@@ -190,11 +172,7 @@ def lwlrap(
     *,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """Label-weighted LRAP (Freesound Audio Tagging 2019), column ``lwlrap``.
 
@@ -205,8 +183,8 @@ def lwlrap(
     positive has no lwlrap (NaN). See :func:`lwlrap_per_class` for the breakdown by label.
     """
     return _frame_metric(
-        data, MetricKey("lwlrap"), by=by, per_sample=per_sample, weight=weight,
-        sample=sample, label=label, score=score, truth=truth,
+        data, MetricKey("lwlrap"), by=by, per_sample=per_sample,
+        columns=columns,
     )  # fmt: skip
 
 
@@ -218,11 +196,7 @@ def dcg_score(
     log_base: float = 2,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """Discounted cumulative gain, column ``dcg`` or ``dcg@k``.
 
@@ -232,8 +206,8 @@ def dcg_score(
     means no cut. 0 for a sample without gain. Matches scikit-learn's ``dcg_score``.
     """
     return _frame_metric(
-        data, MetricKey("dcg", k), by=by, per_sample=per_sample, weight=weight,
-        sample=sample, label=label, score=score, truth=truth, log_base=log_base,
+        data, MetricKey("dcg", k), by=by, per_sample=per_sample, log_base=log_base,
+        columns=columns,
     )  # fmt: skip
 
 
@@ -244,11 +218,7 @@ def ndcg_score(
     k: int | None = None,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """Normalized DCG, column ``ndcg`` or ``ndcg@k``.
 
@@ -257,6 +227,6 @@ def ndcg_score(
     (``ValueError`` otherwise, as in scikit-learn's ``ndcg_score``, which it matches).
     """
     return _frame_metric(
-        data, MetricKey("ndcg", k), by=by, per_sample=per_sample, weight=weight,
-        sample=sample, label=label, score=score, truth=truth,
+        data, MetricKey("ndcg", k), by=by, per_sample=per_sample,
+        columns=columns,
     )  # fmt: skip

@@ -4,29 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.engines.base import get_engine
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import Columns, RankingColumns, documented
 from polars_rankmetrics.report import per_class_lwlrap
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
 
+@documented(RankingColumns)
 def lwlrap_per_class(
     data: Frame,
     *,
     by: str | Sequence[str] | None = None,
-    weight: str | None = None,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
     engine: str = "polars",
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
+    **columns: Unpack[RankingColumns],
 ) -> Frame:
     """lwlrap of each label, with the label's share of the positives.
 
@@ -42,12 +39,9 @@ def lwlrap_per_class(
         The long table, as for :func:`~polars_rankmetrics.evaluate`.
     by
         Column(s) splitting the table into independent evaluations: one set of rows each.
-    weight
-        Column of sample weights, constant within a sample.
-    sample, label, score, truth
-        Column names.
     engine, memory_limit, temp_dir
         As for :func:`~polars_rankmetrics.evaluate`: any engine, in buckets under a budget.
+    **columns
 
     Returns
     -------
@@ -80,7 +74,7 @@ def lwlrap_per_class(
     │ 2     ┆ 0.666667 ┆ 0.333333 │
     └───────┴──────────┴──────────┘
     """
-    cols = Columns.of(sample=sample, label=label, score=score, truth=truth, weight=weight, by=by)
+    cols = Columns.of(by=by, accepted=RankingColumns, **columns)
     table = per_class_lwlrap(
         get_engine(engine), data, cols, memory_limit=memory_limit, temp_dir=temp_dir
     )

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Any
+from typing import Any, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Engine, Progress, get_engine
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_curves, label_scores
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
@@ -25,31 +25,27 @@ REPORT_COLUMNS = (
 _KEYS = [MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap")]
 
 
+@documented(ColumnNames)
 def label_report(
     data: Any,
     *,
     by: str | Sequence[str] | None = None,
-    weight: str | None = None,
     engine: str = "polars",
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
-    pred: str | None = None,
     threshold: float = 0.5,
     zero_division: float | str = 0.0,
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
+    **columns: Unpack[ColumnNames],
 ) -> pl.DataFrame:
     """One row per label (per ``by`` group): how well each label is predicted and ranked.
 
     Parameters
     ----------
-    data, by, weight, engine, sample, label, score, truth, pred, threshold, zero_division,
-    memory_limit, temp_dir, progress
+    data, by, engine, threshold, zero_division, memory_limit, temp_dir, progress
         As for :func:`~polars_rankmetrics.evaluate`; the table is checked the same way (binary
         truth).
+    **columns
 
     Returns
     -------
@@ -84,9 +80,7 @@ def label_report(
     │ 1     ┆ 2.0     ┆ 1.0       ┆ 1.0    ┆ 1.0     │
     └───────┴─────────┴───────────┴────────┴─────────┘
     """
-    cols = Columns.of(
-        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
-    )
+    cols = Columns.of(by=by, **columns)
     context = parameters(threshold=threshold, zero_division=zero_division)
     return build(
         get_engine(engine), data, cols, context, memory_limit=memory_limit, temp_dir=temp_dir,

@@ -154,3 +154,30 @@ def test_json_of_a_group_without_positives():
     df = rm.from_dense([[0, 0]], [[0.2, 0.5]])
     assert np.isnan(rm.evaluate(df, ["lwlrap"])["lwlrap"][0])
     assert json.loads(json.dumps(rm.evaluate(df, ["lrap"]).to_dicts()[0])) == {"lrap": 1.0}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda df: rm.evaluate(df, ["lrap"], scor="s"),
+        lambda df: rm.compare(df, ["lrap"], scor="s"),
+        lambda df: rm.label_report(df, scor="s"),
+        lambda df: rm.lwlrap_per_class(df, pred="p"),
+        lambda df: rm.lwlrap(df, pred="p"),
+    ],
+)
+def test_an_unknown_column_keyword_is_refused_naming_the_keywords(call):
+    df = rm.from_dense([[1, 0], [0, 1]], [[0.2, 0.3], [0.4, 0.1]])
+    with pytest.raises(TypeError, match="unexpected keyword argument .* the column keywords are"):
+        call(df)
+
+
+@pytest.mark.parametrize(
+    "function",
+    [rm.evaluate, rm.compare, rm.label_report, rm.lwlrap_per_class, rm.lwlrap, rm.ndcg_score],
+)
+def test_the_column_keywords_are_documented_once_for_every_function(function):
+    doc = function.__doc__
+    assert "**columns" not in doc
+    assert "    sample, label, score, truth\n        Column names (keywords)" in doc
+    assert ("    pred\n" in doc) == (function in (rm.evaluate, rm.compare, rm.label_report))

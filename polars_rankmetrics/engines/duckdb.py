@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import duckdb
 import polars as pl
@@ -42,7 +42,7 @@ from polars_rankmetrics.engines.sql.export import (
     words,
 )
 from polars_rankmetrics.engines.sql.session import SQLSession, session_views, setup_statements
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.inputs.media import csv_header, malformed
 from polars_rankmetrics.inputs.sources import Files, Source, is_url
 from polars_rankmetrics.metrics.parameters import parameters
@@ -215,21 +215,17 @@ def _schema(con: duckdb.DuckDBPyConnection) -> pl.Schema:
     return pl.DataFrame(con.sql("SELECT * FROM rankmetrics_source LIMIT 0")).schema
 
 
+@documented(ColumnNames)
 def register_views(
     con: duckdb.DuckDBPyConnection,
     source: Any,
     *,
-    sample: str = "sample",
-    label: str = "label",
-    score: str = "score",
-    truth: str = "truth",
-    weight: str | None = None,
     by: str | Sequence[str] | None = None,
     cutoffs: Iterable[int | None] = (None,),
-    pred: str | None = None,
     threshold: float = 0.5,
     beta: float = 1.0,
     zero_division: float | str = 0.0,
+    **columns: Unpack[ColumnNames],
 ) -> None:
     """Create the rankmetrics views on ``con`` over ``source``, as temporary views.
 
@@ -245,13 +241,14 @@ def register_views(
     source
         A DuckDB relation, a Polars frame, the name of a table or view of ``con``, or a Parquet
         path, glob or list of paths (quoted, never pasted into SQL).
-    sample, label, score, truth, weight, by
-        Column names, as for :func:`~polars_rankmetrics.evaluate`; ``grp`` in the views is the
-        ``by`` column (a struct of several, 0 without ``by``).
+    by
+        The column(s) splitting the table into independent evaluations: ``grp`` in the views
+        (a struct of several, 0 without ``by``).
     cutoffs
         The dcg/ndcg cut-offs of ``rankmetrics_summary``'s rows (None: no cut).
-    pred, threshold, beta, zero_division
+    threshold, beta, zero_division
         For the threshold metrics, as for :func:`~polars_rankmetrics.evaluate`.
+    **columns
 
     Returns
     -------
@@ -277,17 +274,15 @@ def register_views(
     >>> con.sql("SELECT lrap, round(ndcg, 6) AS ndcg FROM rankmetrics_summary").fetchall()
     [(0.9166666666666666, 0.95986)]
     """
-    cols = Columns.of(
-        sample=sample, label=label, score=score, truth=truth, weight=weight, by=by, pred=pred
-    )
+    cols = Columns.of(by=by, **columns)
     context = parameters(threshold=threshold, beta=beta, zero_division=zero_division)
     expect_nan(con)
     schema = _register(con, Source.of(source), cols)
     statements = input_statements(
         "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True,
-        bool_truth=schema[truth] == pl.Boolean,
-        bool_pred=pred is not None and schema[pred] == pl.Boolean, threshold=context.threshold,
-        beta=context.beta, zero_division=context.zero_division,
+        bool_truth=schema[cols.truth] == pl.Boolean,
+        bool_pred=cols.pred is not None and schema[cols.pred] == pl.Boolean,
+        threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
     )  # fmt: skip
     for statement in [*statements, *view_statements("duckdb", temporary=True)]:
         con.execute(statement)

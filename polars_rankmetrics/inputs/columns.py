@@ -5,12 +5,64 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import polars as pl
 
 Frame = TypeVar("Frame", "pl.DataFrame", "pl.LazyFrame")
+Function = TypeVar("Function", bound="Callable[..., object]")
+
+
+class RankingColumns(TypedDict, total=False):
+    """The keyword options naming the long table's columns, which every public function takes
+    as ``**columns`` (defaults: ``sample``, ``label``, ``score``, ``truth``, no weight)."""
+
+    sample: str
+    label: str
+    score: str
+    truth: str
+    weight: str | None
+
+
+class ColumnNames(RankingColumns, total=False):
+    """:class:`RankingColumns` and the ``pred`` column of the threshold metrics."""
+
+    pred: str | None
+
+
+_RANKING_DOC = """\
+    sample, label, score, truth
+        Column names (keywords): one row per (``sample``, ``label``) cell holds the model's
+        ``score`` and the ``truth`` (0/1, bool or numeric; graded non-negative gains where
+        only dcg/ndcg are asked for).
+    weight
+        Column of sample weights, constant within a sample: every mean over samples is
+        weighted by them.
+"""
+_PRED_DOC = """\
+    pred
+        Column of the model's decisions (bool or 0/1) for the threshold metrics; without it a
+        label is predicted where its score is at least ``threshold``.
+"""
+
+
+def documented(names: type[RankingColumns]) -> Callable[[Function], Function]:
+    """Write the entries of the column keywords ``names`` (:class:`RankingColumns` or
+    :class:`ColumnNames`) where the function's docstring has the line ``**columns``."""
+    text = _RANKING_DOC + (_PRED_DOC if "pred" in names.__annotations__ else "")
+
+    def add(function: Function) -> Function:
+        doc = function.__doc__ or ""
+        if "    **columns\n" not in doc:
+            raise ValueError(f"{function.__qualname__}'s docstring has no **columns line")
+        function.__doc__ = doc.replace("    **columns\n", text, 1)
+        return function
+
+    return add
+
 
 # How the library names a ``by`` column inside an evaluation (see :meth:`Columns.inside`).
 _INSIDE = "__rankmetrics_by{}__"
@@ -46,17 +98,21 @@ class Columns:
     def of(
         cls,
         *,
-        sample: str = "sample",
-        label: str = "label",
-        score: str = "score",
-        truth: str = "truth",
-        weight: str | None = None,
         by: str | Sequence[str] | None = None,
-        pred: str | None = None,
+        accepted: type[RankingColumns] | None = None,
+        **names: str | None,
     ) -> Columns:
-        """Build from the keyword options every public function takes."""
+        """Build from ``by`` and the column keywords a public function takes (``accepted``:
+        :class:`ColumnNames` by default); ``TypeError`` naming them for any other keyword."""
+        options = (accepted or ColumnNames).__annotations__
+        unknown = [name for name in names if name not in options]
+        if unknown:
+            raise TypeError(
+                f"unexpected keyword argument {unknown[0]!r}; the column keywords are "
+                f"{', '.join(options)}"
+            )
         by_tuple = (by,) if isinstance(by, str) else tuple(by or ())
-        return cls(sample, label, score, truth, weight, by_tuple, pred)
+        return cls(by=by_tuple, **names)  # type: ignore[arg-type]
 
     @property
     def sample_keys(self) -> list[str]:
