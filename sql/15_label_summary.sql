@@ -9,11 +9,11 @@
 CREATE OR REPLACE VIEW rankmetrics_label_summary AS
 SELECT
     s.grp,
-    CASE WHEN t.tp + t.fp > 0 THEN t.tp / (t.tp + t.fp) ELSE par.zero_division END AS precision_micro,
-    CASE WHEN t.tp + t.fn > 0 THEN t.tp / (t.tp + t.fn) ELSE par.zero_division END AS recall_micro,
-    CASE WHEN 2 * t.tp + t.fp + t.fn > 0 THEN 2 * t.tp / (2 * t.tp + t.fp + t.fn) ELSE par.zero_division END AS f1_micro,
-    CASE WHEN (1 + par.beta * par.beta) * t.tp + par.beta * par.beta * t.fn + t.fp > 0 THEN (1 + par.beta * par.beta) * t.tp / ((1 + par.beta * par.beta) * t.tp + par.beta * par.beta * t.fn + t.fp) ELSE par.zero_division END AS fbeta_micro,
-    CASE WHEN t.tp + t.fp + t.fn > 0 THEN t.tp / (t.tp + t.fp + t.fn) ELSE par.zero_division END AS jaccard_micro,
+    min(t.precision) AS precision_micro,
+    min(t.recall) AS recall_micro,
+    min(t.f1) AS f1_micro,
+    min(t.fbeta) AS fbeta_micro,
+    min(t.jaccard) AS jaccard_micro,
     avg(s.precision) AS precision_macro,
     avg(s.recall) AS recall_macro,
     avg(s.f1) AS f1_macro,
@@ -46,11 +46,6 @@ SELECT
         THEN sum(CASE WHEN s.support > 0 THEN s.roc_auc * s.support END) / sum(s.support)
         ELSE CAST(0 AS DOUBLE) END AS roc_auc_weighted
 FROM rankmetrics_label_scores AS s
-JOIN (
-    SELECT grp, sum(tp) AS tp, sum(fp) AS fp, sum(fn) AS fn
-    FROM rankmetrics_label_counts
-    GROUP BY grp
-) AS t ON s.grp = t.grp
+JOIN rankmetrics_set_scores AS t ON s.grp = t.grp AND t.level = 'micro'
 JOIN rankmetrics_micro_curves AS m ON s.grp = m.grp
-CROSS JOIN rankmetrics_parameters AS par
-GROUP BY s.grp, t.tp, t.fp, t.fn, par.beta, par.zero_division;
+GROUP BY s.grp;
