@@ -5,8 +5,9 @@ import importlib
 
 import pytest
 
-from polars_rankmetrics import decisions, frames, per_class, report
+from polars_rankmetrics import decisions, frames, per_class, report, sklearn
 from polars_rankmetrics.engines import duckdb as duckdb_engine
+from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
@@ -28,6 +29,8 @@ evaluate = importlib.import_module("polars_rankmetrics.evaluate")
         per_class,
         ranks,
         report,
+        sklearn,
+        spark_engine,
         topk,
     ],
     ids=lambda m: m.__name__,

@@ -56,10 +56,37 @@ _INPUT_VIEWS = (
 def connect(
     memory_limit: str | None = None, temp_directory: Path | None = None
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection. ``memory_limit`` (e.g. ``"1GB"``) is the budget of the whole
-    process: DuckDB gets its share (:mod:`polars_rankmetrics.engines.memory`) and spills beyond it
-    to ``temp_directory``. Group keys of a narrow integer span are aggregated in perfect hash
-    tables (see :data:`_ONE_GROUP`)."""
+    """An in-memory DuckDB connection set up as the engine uses it.
+
+    Group keys of a narrow integer span are aggregated in perfect hash tables (see
+    :data:`_ONE_GROUP`), and Parquet float columns are read as possibly holding NaN
+    (:func:`expect_nan`).
+
+    Parameters
+    ----------
+    memory_limit
+        The memory budget of the whole process, such as ``"1GB"``: DuckDB gets its share
+        (:mod:`polars_rankmetrics.engines.memory`) and spills beyond it. None: DuckDB's default.
+    temp_directory
+        Where DuckDB spills under a ``memory_limit`` (its ``duckdb`` subdirectory).
+
+    Returns
+    -------
+    duckdb.DuckDBPyConnection
+        A new connection, for :func:`register_views` for example.
+
+    Raises
+    ------
+    ValueError
+        For a budget DuckDB does not accept.
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.duckdb_engine import connect
+    >>> con = connect("1GB")
+    >>> con.sql("SELECT current_setting('parquet_can_have_nan')").fetchall()
+    [(True,)]
+    """
     config: dict[str, str | bool | int | float | list[str]] = {
         "preserve_insertion_order": "false", "perfect_ht_threshold": _PERFECT_HASH_BITS,
     }  # fmt: skip
@@ -289,7 +316,29 @@ def register_views(
 
 
 def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
-    """Remove what :func:`register_views` created on ``con``."""
+    """Remove what :func:`register_views` created on ``con``.
+
+    Parameters
+    ----------
+    con
+        A connection :func:`register_views` was called on (once or more; calling this on a
+        connection without the views does nothing).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import duckdb
+    >>> import polars_rankmetrics as rm
+    >>> con = duckdb.connect()
+    >>> register_views(con, rm.from_dense([[1, 0]], [[0.9, 0.1]]))
+    >>> unregister_views(con)
+    >>> query = "SELECT count(*) FROM duckdb_views() WHERE view_name LIKE 'rankmetrics%'"
+    >>> con.sql(query).fetchall()
+    [(0,)]
+    """
     for view in (*reversed(view_names()), *_INPUT_VIEWS):  # each reads the ones before it
         con.execute(f"DROP VIEW IF EXISTS {view}")
     con.unregister("rankmetrics_frame")

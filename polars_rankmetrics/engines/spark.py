@@ -34,8 +34,21 @@ _INPUT_VIEWS = (
 
 
 def local_session() -> SparkSession:
-    """The active SparkSession, or a local one on this machine (two cores' worth of shuffle
-    partitions, bound to 127.0.0.1, no UI or console progress)."""
+    """The SparkSession the Spark engine runs on.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+        The active session, or else a new local one on this machine: ``local[2]``, four
+        shuffle partitions, bound to 127.0.0.1, no UI and no console progress.
+
+    Examples
+    --------
+    >>> from polars_rankmetrics.spark_engine import local_session
+    >>> spark = local_session()
+    >>> spark.sql("SELECT 1 AS one").collect()
+    [Row(one=1)]
+    """
     active = SparkSession.getActiveSession()
     if active is not None:
         return active

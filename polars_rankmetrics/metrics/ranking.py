@@ -57,7 +57,28 @@ def _positive(truth: str) -> pl.Expr:
 
 
 def n_positives(truth: str = "truth") -> pl.Expr:
-    """The number of positive labels of one sample (lwlrap's weight)."""
+    """The number of positive labels of one sample (lwlrap's weight).
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``n_positives`` (UInt32).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.n_positives()).collect().item()
+    1
+    """
     return _positive(truth).sum().alias("n_positives")
 
 
@@ -65,7 +86,32 @@ def label_count(n_labels: int | None = None, *, positives_only: bool = False) ->
     """L, the number of labels of one sample: its rows, or ``n_labels`` on a top-k table (where
     only the scored and the true labels have rows). ``positives_only``: the rows are the
     sample's positive rows of :func:`~polars_rankmetrics.metrics.ranks.positive_ranks`, which carry
-    its row count."""
+    its row count.
+
+    Parameters
+    ----------
+    n_labels
+        The label space L of a top-k table, whose samples have rows for their scored and true labels
+        only (None: every label has a row).
+    positives_only
+        The rows are the sample's positive rows alone
+        (:func:`~polars_rankmetrics.metrics.ranks.positive_ranks`), which carry its label count.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation L, a Float64.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.label_count()).collect().item()
+    3.0
+    """
     if n_labels is not None:
         return pl.lit(float(n_labels))
     return (pl.col(LABELS).first() if positives_only else pl.len()).cast(pl.Float64)
@@ -89,6 +135,33 @@ def coverage_error(
     ``rm_lowest_positive`` (:func:`~polars_rankmetrics.metrics.ranks.with_lowest_positive`, a join:
     cheaper than the comparison with an aggregate). ``"ranks"`` reads the rows' ``rm_rank``
     instead (window ranks or the rank table, where other metrics need them).
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+    score
+        The score column.
+    n_labels
+        The label space L of a top-k table, whose samples have rows for their scored and true labels
+        only (None: every label has a row).
+    using
+        Where the lowest positive score comes from (see above).
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``coverage_error``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.coverage_error()).collect().item()
+    2.0
     """
     if using == "ranks":
         return (
@@ -115,6 +188,26 @@ def label_precision(truth: str = "truth") -> pl.Expr:
     ``#{positive k : f_k >= f_j} / #{k : f_k >= f_j}``, the share of positives among the labels
     ranked at or above label j. A row-wise expression (no aggregation): averaged per sample it is
     lrap, per label it is per-class lwlrap (see :func:`~polars_rankmetrics.lwlrap_per_class`).
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+
+    Returns
+    -------
+    polars.Expr
+        The row-wise expression ``label_precision`` over rank-table rows.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.label_precision()).collect().to_series().to_list()
+    [None, 0.5, None]
     """
     return pl.when(_positive(truth)).then(_positive_rank / _rank).alias("label_precision")
 
@@ -130,6 +223,26 @@ def lrap(truth: str = "truth") -> pl.Expr:
     The mean over positive labels j of ``#{positive k : f_k >= f_j} / #{k : f_k >= f_j}``.
     1 when the sample has no positive label or no negative one (the ranking cannot be wrong).
     Higher is better; scikit-learn's ``label_ranking_average_precision_score``.
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``lrap``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.lrap()).collect().item()
+    0.5
     """
     return _precisions(truth).mean().fill_null(1.0).alias("lrap")
 
@@ -140,6 +253,26 @@ def lwlrap(truth: str = "truth") -> pl.Expr:
     Null when the sample has no positive label: it carries no weight in lwlrap, which averages
     these values with weight ``n_positives`` (times any sample weight). Unlike the Freesound 2019
     reference notebook, ties are not broken by sort order: a tie counts pessimistically, as in lrap.
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``lwlrap``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.lwlrap()).collect().item()
+    0.5
     """
     return _precisions(truth).mean().alias("lwlrap")
 
@@ -152,6 +285,32 @@ def ranking_loss(
     A pair is wrong when the positive scores lower than **or equal to** the negative (a tie counts
     as an error, as in scikit-learn's ``label_ranking_loss``). 0 when the sample has no positive or
     no negative label. Lower is better.
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+    n_labels
+        The label space L of a top-k table, whose samples have rows for their scored and true labels
+        only (None: every label has a row).
+    positives_only
+        The rows are the sample's positive rows alone
+        (:func:`~polars_rankmetrics.metrics.ranks.positive_ranks`), which carry its label count.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``ranking_loss``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.ranking_loss()).collect().item()
+    0.5
     """
     positive = _positive(truth)
     wrong = (_rank - _positive_rank).filter(positive).sum().cast(pl.Float64)
@@ -168,6 +327,26 @@ def average_precision(truth: str = "truth") -> pl.Expr:
     one threshold, so each positive label counts the precision at the end of its block. That is
     lrap's precision, so the value equals :func:`lrap` except without positives: then 0 (recall
     is undefined; scikit-learn gives 0), where lrap gives 1. Higher is better.
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``average_precision``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.average_precision()).collect().item()
+    0.5
     """
     return _precisions(truth).mean().fill_null(0.0).alias("average_precision")
 
@@ -182,6 +361,32 @@ def roc_auc(
     ``L + 1 - (block start + rank) / 2``. Null when the sample has no positive or no negative
     label (scikit-learn: NaN with a warning); :func:`~polars_rankmetrics.evaluate` turns that
     into a NaN mean, unless the sample's weight is 0. Higher is better.
+
+    Parameters
+    ----------
+    truth
+        The truth column: a label is positive where its truth is > 0.
+    n_labels
+        The label space L of a top-k table, whose samples have rows for their scored and true labels
+        only (None: every label has a row).
+    positives_only
+        The rows are the sample's positive rows alone
+        (:func:`~polars_rankmetrics.metrics.ranks.positive_ranks`), which carry its label count.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``roc_auc``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.roc_auc()).collect().item()
+    0.5
     """
     positive = _positive(truth)
     n = label_count(n_labels, positives_only=positives_only)
@@ -205,7 +410,31 @@ def _capped(discount: pl.Expr, k: int | None) -> pl.Expr:
 
 def tie_averaged_dcg(gain: pl.Expr, k: int | None) -> pl.Expr:
     """Natural-log dcg@k of ``gain`` over the rank table's rows, a tied block taking the mean
-    over its orders."""
+    over its orders.
+
+    Parameters
+    ----------
+    gain
+        The gain of each row.
+    k
+        Cut the ranking after the k-th position (None: the whole ranking); a k past the last
+        position cuts nothing.
+
+    Returns
+    -------
+    polars.Expr
+        An unnamed aggregation.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.tie_averaged_dcg(pl.col("truth"), None)).collect().item()
+    0.9102392266268375
+    """
     # A tied block spanning positions a..b contributes mean(gain) * (D(b) - D(a - 1)), cut at k.
     # Each row adds its gain * that span / block size (McSherry & Najork).
     span = _capped(pl.col(DISCOUNT_TO), k) - _capped(pl.col(DISCOUNT_BEFORE), k)
@@ -215,7 +444,34 @@ def tie_averaged_dcg(gain: pl.Expr, k: int | None) -> pl.Expr:
 
 def ideal_dcg(gain: pl.Expr, k: int | None, *, binary_truth: bool) -> pl.Expr:
     """Natural-log dcg@k of the sample's rows ordered by ``gain`` itself (every gain 0 or 1
-    with ``binary_truth``, which needs no sort)."""
+    with ``binary_truth``, which needs no sort).
+
+    Parameters
+    ----------
+    gain
+        The gain of each row.
+    k
+        Cut the ranking after the k-th position (None: the whole ranking); a k past the last
+        position cuts nothing.
+    binary_truth
+        Every gain is 0 or 1.
+
+    Returns
+    -------
+    polars.Expr
+        An unnamed aggregation.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> ideal = rx.ideal_dcg(pl.col("truth"), None, binary_truth=True)
+    >>> rank_table(one_sample).select(ideal).collect().item()
+    1.4426950408889634
+    """
     if binary_truth:
         # n positives ranked first: D(min(n, k)).
         return _capped(pl.col(IDEAL_DISCOUNT).first(), k)
@@ -231,6 +487,31 @@ def dcg(truth: str = "truth", *, k: int | None = None, log_base: float = 2) -> p
     scores get the average over all their orders: a tied block takes its mean gain times the sum of
     the discounts of the positions it spans, also when the block straddles ``k``. 0 when every gain
     is 0. ``k`` larger than the number of labels means no cut.
+
+    Parameters
+    ----------
+    truth
+        The truth column, the label's gain (non-negative, graded or 0/1).
+    k
+        Cut the ranking after the k-th position (None: the whole ranking); a k past the last
+        position cuts nothing.
+    log_base
+        The base of the logarithmic discount, > 1.
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``dcg`` (``dcg@k`` with a cut).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.dcg()).collect().item()
+    0.6309297535714575
     """
     name = "dcg" if k is None else f"dcg@{k}"
     return (tie_averaged_dcg(pl.col(truth), k) * math.log(log_base)).alias(name)
@@ -243,6 +524,31 @@ def ndcg(truth: str = "truth", *, k: int | None = None, binary_truth: bool = Fal
     higher is better. Needs at least two labels per sample and non-negative truth (checked by the
     frame functions, as scikit-learn does). ``binary_truth=True`` promises truth in {0, 1}, which
     computes the ideal without sorting.
+
+    Parameters
+    ----------
+    truth
+        The truth column, the label's gain (non-negative, graded or 0/1).
+    k
+        Cut the ranking after the k-th position (None: the whole ranking); a k past the last
+        position cuts nothing.
+    binary_truth
+        Every gain is 0 or 1 (see above).
+
+    Returns
+    -------
+    polars.Expr
+        The aggregation ``ndcg`` (``ndcg@k`` with a cut).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics import expressions as rx, rank_table
+    >>> one_sample = pl.DataFrame(
+    ...     {"sample": [0, 0, 0], "score": [0.75, 0.5, 1.0], "truth": [1, 0, 0]}
+    ... )
+    >>> rank_table(one_sample).select(rx.ndcg(k=2)).collect().item()
+    0.6309297535714575
     """
     name = "ndcg" if k is None else f"ndcg@{k}"
     ideal = ideal_dcg(pl.col(truth), k, binary_truth=binary_truth)
