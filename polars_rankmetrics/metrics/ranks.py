@@ -316,7 +316,8 @@ def in_rank_order(frame: pl.DataFrame, keys: Sequence[str], score: str) -> bool:
     descending ``score`` (:func:`ordered_by`): the order top-k predictions are written in, which
     :func:`scanned_ranks` ranks by scans."""
     in_order = ordered_by(frame.schema, keys, descending=score)
-    return bool(frame.lazy().select(in_order).collect().item())  # lazy: one pass, no column of comparisons held
+    # Lazy: one pass, without a column of comparisons held.
+    return bool(frame.lazy().select(in_order).collect().item())
 
 
 def scanned_ranks(frame: pl.DataFrame, keys: Sequence[str], score: str) -> pl.DataFrame:
