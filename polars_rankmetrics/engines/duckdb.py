@@ -99,6 +99,9 @@ def connect(
     except duckdb.Error as error:
         raise ValueError(f"bad DuckDB setting: {error}") from None
     expect_nan(con)
+    # Each reference to a view over Parquet files binds read_parquet again: with the metadata
+    # cache, the connection reads each file's footer once.
+    con.execute("SET parquet_metadata_cache = true")
     return con
 
 
