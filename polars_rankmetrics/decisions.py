@@ -389,12 +389,23 @@ def paired(
         )
     rows: list[dict[str, Any]] = []
     base_seed = resampling.entropy(seed)
-    for m, (model_key, model) in enumerate(groups.items()):
+    # Each model's rows are let go once they are arrays (a table of millions of samples); the
+    # baseline's arrays serve every model that holds the same samples.
+    base_frame, base_arrays = groups[base_key], None
+    for m, model_key in enumerate(list(groups)):
         if model_key == base_key:
             continue
         names = (_describe(model_key, by), _describe(base_key, by))
-        mine, base = _aligned(model, groups[base_key], cols, names, on_missing == "drop")
-        first, second = _arrays(mine, keys), _arrays(base, keys)
+        model = groups.pop(model_key)
+        mine, base = _aligned(model, base_frame, cols, names, on_missing == "drop")
+        del model
+        first = _arrays(mine, keys)
+        if base is base_frame:
+            base_arrays = base_arrays or _arrays(base_frame, keys)
+            second = base_arrays
+        else:
+            second = _arrays(base, keys)
+        del mine, base
         values = _estimates(*first, keys)
         base_values = _estimates(*second, keys)
         deltas = values - base_values

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 
 import numpy as np
 import polars as pl
@@ -353,3 +354,29 @@ def test_the_command_adds_intervals(example, capsys):
     got = pl.DataFrame(json.loads(capsys.readouterr().out))
     expected = rm.evaluate(example, ["lrap"], by="model", ci=0.9, n_boot=300)
     assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
+
+
+def test_a_sample_without_a_value_drops_out_of_the_estimates_as_in_evaluate():
+    # lwlrap has no value for a sample without positives (it weighs 0 in the mean); roc_auc of a
+    # one-class sample makes the mean NaN, as scikit-learn's.
+    truth = [[1, 0], [0, 0], [1, 1], [0, 1]]
+    tables = [
+        rm.from_dense(truth, scores).with_columns(model=pl.lit(model))
+        for model, scores in (
+            ("baseline", [[0.9, 0.2], [0.3, 0.7], [0.4, 0.8], [0.5, 0.1]]),
+            ("candidate", [[0.2, 0.9], [0.8, 0.7], [0.4, 0.8], [0.1, 0.5]]),
+        )
+    ]
+    df = pl.concat(tables)
+    keys = ["lwlrap", "lrap", "roc_auc_samples"]
+    plain = rm.evaluate(df, keys, by="model")
+    assert not math.isnan(plain["lwlrap"][0])
+    with_ci = rm.evaluate(df, keys, by="model", ci=0.9, n_boot=50)
+    for key in keys:
+        np.testing.assert_allclose(with_ci[key], plain[key], rtol=1e-12)
+    compared = rm.compare(df, keys, by="model").sort("metric")
+    expected = plain.sort("model")
+    for row in compared.iter_rows(named=True):
+        np.testing.assert_allclose(row["value"], expected[row["metric"]][1], rtol=1e-12)
+        np.testing.assert_allclose(row["baseline_value"], expected[row["metric"]][0], rtol=1e-12)
+    assert math.isnan(compared.filter(pl.col("metric") == "roc_auc_samples")["delta"][0])

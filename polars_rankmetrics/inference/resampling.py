@@ -23,6 +23,9 @@ import numpy as np
 # Bound on the elements of one block of draws (a block of replicates x samples), about 32 MB
 # of float64: the memory of a resampling does not grow with its replicates.
 _BLOCK_ELEMENTS = 1 << 22
+# The same bound for a block of random sign patterns, as float32 bits (32 MB): a matrix product
+# over taller blocks reads them faster.
+_BITS_ELEMENTS = 1 << 23
 
 
 def entropy(seed: int | None) -> int:
@@ -47,7 +50,8 @@ def bootstrap_counts(n: int, replicates: int, rng: np.random.Generator) -> Itera
     block = max(1, _BLOCK_ELEMENTS // max(n, 1))
     for start in range(0, replicates, block):
         rows = min(block, replicates - start)
-        draws = rng.integers(0, n, size=(rows, n), dtype=np.int32)
+        # int64: the type bincount counts in (it would convert narrower draws first).
+        draws = rng.integers(0, n, size=(rows, n), dtype=np.int64)
         counts = np.empty((rows, n))
         for row in range(rows):
             counts[row] = np.bincount(draws[row], minlength=n)
@@ -55,10 +59,12 @@ def bootstrap_counts(n: int, replicates: int, rng: np.random.Generator) -> Itera
 
 
 def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per column of ``values`` (samples x keys): the weighted mean; NaN where no weight."""
-    totals = weights.sum(axis=0)
+    """Per column of ``values`` (samples x keys): the weighted mean of the defined values (an
+    undefined value, NaN, weighs 0); NaN where no weight is left."""
+    sums = _weighted((values, weights)).sum(axis=0)
+    k = values.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(totals > 0, (weights * values).sum(axis=0) / totals, np.nan)
+        return np.where(sums[k:] > 0, sums[:k] / sums[k:], np.nan)
 
 
 def bootstrap_means(
@@ -134,18 +140,38 @@ def jackknife_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 Pair = tuple[np.ndarray, np.ndarray]  # (values, weights), samples x keys, NaN values weigh 0
 
 
-def _weighted(pair: Pair) -> tuple[np.ndarray, np.ndarray]:
+def _weighted_into(pair: Pair, out: np.ndarray) -> None:
+    """Write ``pair``'s weighted values and then its weights (0 where a value is undefined)
+    side by side into ``out`` (samples x 2 keys), without another copy of the pair."""
     values, weights = pair
-    weights = np.where(np.isnan(values), 0.0, weights)
-    return np.nan_to_num(weights * values), weights
+    k = values.shape[1]
+    missing = np.isnan(values)
+    np.copyto(out[:, k:], weights)
+    out[:, k:][missing] = 0.0
+    np.multiply(out[:, k:], values, out=out[:, :k])
+    out[:, :k][missing] = 0.0
+
+
+def _weighted(pair: Pair) -> np.ndarray:
+    """Samples x 2 keys: :func:`_weighted_into` in a new array."""
+    out = np.empty((pair[0].shape[0], 2 * pair[0].shape[1]))
+    _weighted_into(pair, out)
+    return out
+
+
+def _delta(first_sums: np.ndarray, second_sums: np.ndarray) -> np.ndarray:
+    """Per key, from each pair's sums of weighted values and of weights (2 keys): the
+    difference of the two weighted means."""
+    k = first_sums.shape[-1] // 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(
+            first_sums[..., :k] / first_sums[..., k:] - second_sums[..., :k] / second_sums[..., k:]
+        )
 
 
 def paired_deltas(first: Pair, second: Pair) -> np.ndarray:
     """Per key: the difference of the two weighted means over the same samples."""
-    a, w1 = _weighted(first)
-    b, w0 = _weighted(second)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(a.sum(axis=0) / w1.sum(axis=0) - b.sum(axis=0) / w0.sum(axis=0))
+    return _delta(_weighted(first).sum(axis=0), _weighted(second).sum(axis=0))
 
 
 def bootstrap_deltas(
@@ -155,21 +181,23 @@ def bootstrap_deltas(
     weighted means over one resample of the shared samples (the same resample for every key)."""
     k = first[0].shape[1]
     stacked = np.empty((first[0].shape[0], 4 * k))
-    stacked[:, :k], stacked[:, k : 2 * k] = _weighted(first)
-    stacked[:, 2 * k : 3 * k], stacked[:, 3 * k :] = _weighted(second)
+    _weighted_into(first, stacked[:, : 2 * k])
+    _weighted_into(second, stacked[:, 2 * k :])
     out = []
     for counts in bootstrap_counts(stacked.shape[0], replicates, rng):
         sums = counts @ stacked
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out.append(sums[:, :k] / sums[:, k : 2 * k] - sums[:, 2 * k : 3 * k] / sums[:, 3 * k :])
+        out.append(_delta(sums[:, : 2 * k], sums[:, 2 * k :]))
     return np.concatenate(out) if out else np.empty((0, k))
 
 
-def _signs(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """rows x n independent signs (+1 or -1 with probability 1/2), from random bytes."""
+def _bits(rows: int, n: int, rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
+    """rows x n independent bits (0 or 1 with probability 1/2), from random bytes, as float32
+    in ``out`` (a buffer of at least ``rows`` rows): a matrix product reads them at half the
+    memory traffic of float64, and 0 and 1 are exact in any float type."""
     packed = rng.integers(0, 256, size=(rows, (n + 7) // 8), dtype=np.uint8)
-    bits = np.unpackbits(packed, axis=1, count=n)
-    return bits.astype(np.float64) * 2.0 - 1.0
+    bits = out[:rows]
+    np.copyto(bits, np.unpackbits(packed, axis=1, count=n))
+    return bits
 
 
 def sign_flip_p_values(
@@ -181,18 +209,25 @@ def sign_flip_p_values(
     ``resamples`` every one is enumerated (the exact test: hits / 2^n, the identity among
     them); otherwise ``resamples`` random patterns give (hits + 1) / (resamples + 1), never 0.
     A hit is a pattern whose |delta| reaches the observed one (to a relative 1e-9, so that
-    float noise does not split ties). Every sum is linear in the signs: a block of patterns
-    is a few matrix products."""
-    a, w1 = _weighted(first)
-    b, w0 = _weighted(second)
-    n, k = a.shape
-    observed = np.abs(paired_deltas(first, second))
-    threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
-    mean_ab, mean_w = (a.sum(axis=0) + b.sum(axis=0)) / 2, (w1.sum(axis=0) + w0.sum(axis=0)) / 2
-    halves = np.hstack([(a - b) / 2, (w1 - w0) / 2])
+    float noise does not split ties).
 
-    def hits(signs: np.ndarray) -> np.ndarray:
-        flips = signs @ halves
+    Every sum is linear in the signs s = 2b - 1: a block of patterns is a matrix product of its
+    bits b with the halved differences h, ``s h = 2 b h - sum(h)``. The random patterns' product
+    runs in float32 (accumulated over the samples in float32, a relative error of about 1e-6 in
+    a sum, which moves a hit only for a pattern that lands that close to the observed delta);
+    the exact enumeration in float64."""
+    n, k = first[0].shape
+    halves, other = _weighted(first), _weighted(second)
+    first_sums, second_sums = halves.sum(axis=0), other.sum(axis=0)
+    halves -= other
+    halves *= 0.5  # h: the halved differences of the weighted values, then of the weights
+    del other
+    observed = np.abs(_delta(first_sums, second_sums))
+    threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
+    means = (first_sums + second_sums) / 2
+    mean_ab, mean_w = means[:k], means[k:]
+
+    def hits(flips: np.ndarray) -> np.ndarray:
         flip_ab, flip_w = flips[:, :k], flips[:, k:]
         with np.errstate(invalid="ignore", divide="ignore"):
             deltas = (mean_ab + flip_ab) / (mean_w + flip_w) - (mean_ab - flip_ab) / (
@@ -204,12 +239,16 @@ def sign_flip_p_values(
         return np.ones(k)
     if 2**n <= resamples:
         patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-        p = hits(patterns) / 2**n
+        p = hits(patterns @ halves) / 2**n
     else:
         total = np.zeros(k)
-        block = max(1, _BLOCK_ELEMENTS // n)
+        block = max(1, _BITS_ELEMENTS // n)
+        narrow, column_sums = halves.astype(np.float32), halves.sum(axis=0)
+        del halves
+        buffer = np.empty((min(block, resamples), n), dtype=np.float32)
         for start in range(0, resamples, block):
-            total += hits(_signs(min(block, resamples - start), n, rng))
+            bits = _bits(min(block, resamples - start), n, rng, buffer)
+            total += hits(2.0 * (bits @ narrow).astype(np.float64) - column_sums)
         p = (total + 1) / (resamples + 1)
     return np.where(np.isnan(observed), np.nan, p)
 
