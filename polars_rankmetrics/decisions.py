@@ -114,13 +114,48 @@ def _arrays(frame: pl.DataFrame, keys: Sequence[MetricKey]) -> tuple[np.ndarray,
     return values.reshape(frame.height, len(keys)), weights.reshape(frame.height, len(keys))
 
 
-def _estimates(values: np.ndarray, weights: np.ndarray, keys: Sequence[MetricKey]) -> np.ndarray:
-    """Each key's weighted mean; NaN for a key whose undefined sample value makes it NaN."""
-    means = resampling.weighted_means(values, weights)
+def _values(frame: pl.DataFrame, key: MetricKey) -> np.ndarray:
+    """One key's per-sample values (NaN where undefined)."""
+    return frame[str(key)].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+
+
+def _stacked(
+    mine: pl.DataFrame, base: pl.DataFrame, keys: Sequence[MetricKey]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The :func:`~polars_rankmetrics.inference.resampling.stacked` table of two models' rows
+    (the same samples in the same order), filled a column at a time (no other copy of either
+    table), and per model and key whether a value is undefined."""
+    k = len(keys)
+    table = np.empty((mine.height, 4 * k))
+    undefined = np.zeros((2, k), dtype=bool)
+    for i, frame in enumerate((mine, base)):
+        for j, key in enumerate(keys):
+            values = _values(frame, key)
+            missing = np.isnan(values)
+            undefined[i, j] = missing.any()
+            weights = table[:, 2 * k * i + k + j]
+            weights[:] = frame[weight_column(key)].cast(pl.Float64).fill_null(0.0).to_numpy()
+            weights[missing] = 0.0
+            np.multiply(weights, np.where(missing, 0.0, values), out=table[:, 2 * k * i + j])
+    return table, undefined
+
+
+def _means(sums: np.ndarray, undefined: np.ndarray, keys: Sequence[MetricKey]) -> np.ndarray:
+    """Each key's weighted mean from its sums of weighted values and of weights; NaN for a key
+    whose undefined sample value makes it NaN."""
+    k = len(keys)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(sums[k:] > 0, sums[:k] / sums[k:], math.nan)
     for j, key in enumerate(keys):
-        if key.metric.undefined == "nan" and np.isnan(values[:, j]).any():
+        if key.metric.undefined == "nan" and undefined[j]:
             means[j] = math.nan
     return means
+
+
+def _estimates(values: np.ndarray, weights: np.ndarray, keys: Sequence[MetricKey]) -> np.ndarray:
+    """:func:`_means` of per-sample ``values`` and their ``weights`` (samples x keys)."""
+    sums = resampling.weighted_sums(values, weights)
+    return _means(sums, np.isnan(values).any(axis=0), keys)
 
 
 def _groups(
@@ -389,46 +424,37 @@ def paired(
         )
     rows: list[dict[str, Any]] = []
     base_seed = resampling.entropy(seed)
-    # Each model's rows are let go once they are arrays (a table of millions of samples); the
-    # baseline's arrays serve every model that holds the same samples.
-    base_frame, base_arrays = groups[base_key], None
-    for m, model_key in enumerate(list(groups)):
+    for m, (model_key, model) in enumerate(groups.items()):
         if model_key == base_key:
             continue
         names = (_describe(model_key, by), _describe(base_key, by))
-        model = groups.pop(model_key)
-        mine, base = _aligned(model, base_frame, cols, names, on_missing == "drop")
-        del model
-        first = _arrays(mine, keys)
-        if base is base_frame:
-            base_arrays = base_arrays or _arrays(base_frame, keys)
-            second = base_arrays
-        else:
-            second = _arrays(base, keys)
-        del mine, base
-        values = _estimates(*first, keys)
-        base_values = _estimates(*second, keys)
+        mine, base = _aligned(model, groups[base_key], cols, names, on_missing == "drop")
+        table, undefined = _stacked(mine, base, keys)
+        sums, k = table.sum(axis=0), len(keys)
+        values = _means(sums[: 2 * k], undefined[0], keys)
+        base_values = _means(sums[2 * k :], undefined[1], keys)
         deltas = values - base_values
         replicates = resampling.bootstrap_deltas(
-            first, second, n_boot, resampling.generator(base_seed, m, 0)
+            table, n_boot, resampling.generator(base_seed, m, 0)
         )
         replicates[:, np.isnan(deltas)] = math.nan
         lo, hi = resampling.percentile_interval(replicates, level)
         rng = resampling.generator(base_seed, m, 1)
         if test == "permutation":
-            p_values = resampling.sign_flip_p_values(first, second, n_resamples, rng)
+            p_values = resampling.sign_flip_p_values(table, n_resamples, rng)
         elif test == "bootstrap":
-            null = resampling.bootstrap_deltas(first, second, n_resamples, rng)
+            null = resampling.bootstrap_deltas(table, n_resamples, rng)
             p_values = resampling.bootstrap_p_values(null, deltas)
-        (v1, _), (v0, _) = first, second
+        del table
         for j, key in enumerate(keys):
-            both = ~(np.isnan(v1[:, j]) | np.isnan(v0[:, j]))
+            v1, v0 = _values(mine, key), _values(base, key)
+            both = ~(np.isnan(v1) | np.isnan(v0))
             # Rounded to 12 decimals: the engines sum in parallel, and float noise must not
             # split a tie, or make an equal pair a win (the Wilcoxon test drops zeros).
-            d = np.round(v1[both, j] - v0[both, j], _DECIMALS)
+            d = np.round(v1[both] - v0[both], _DECIMALS)
             better = d if key.metric.better == "higher" else -d
             if test == "t":
-                t = stats.ttest_rel(v1[both, j], v0[both, j]) if both.sum() > 1 else None
+                t = stats.ttest_rel(v1[both], v0[both]) if both.sum() > 1 else None
                 p = math.nan if t is None else float(t.pvalue)
             elif test == "wilcoxon":
                 p = float(stats.wilcoxon(d).pvalue) if np.any(d != 0) else 1.0

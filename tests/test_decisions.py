@@ -79,7 +79,8 @@ def test_random_sign_flips_never_give_zero_and_agree_with_exact():
     mine, base = per_sample(df, "lrap")
     ones = np.ones_like(mine)
     pairs = (mine[:, None], ones[:, None]), (base[:, None], ones[:, None])
-    exact = resampling.sign_flip_p_values(*pairs, 2**14, resampling.generator(0))[0]
+    table = resampling.stacked(*pairs)
+    exact = resampling.sign_flip_p_values(table, 2**14, resampling.generator(0))[0]
     sampled = rm.compare(df, ["lrap"], by="model", n_resamples=5000)["p_value"][0]
     assert sampled >= 1 / 5001
     assert sampled == pytest.approx(exact, abs=3 * np.sqrt(exact * (1 - exact) / 5000) + 2e-4)
@@ -88,9 +89,8 @@ def test_random_sign_flips_never_give_zero_and_agree_with_exact():
 def test_the_weighted_permutation_statistic_reduces_to_the_mean_difference():
     rng = np.random.default_rng(1)
     v1, v0, w = rng.random(9), rng.random(9), rng.random(9) + 0.5
-    got = resampling.sign_flip_p_values(
-        (v1[:, None], w[:, None]), (v0[:, None], w[:, None]), 2**9, rng
-    )[0]
+    table = resampling.stacked((v1[:, None], w[:, None]), (v0[:, None], w[:, None]))
+    got = resampling.sign_flip_p_values(table, 2**9, rng)[0]
     d = w * (v1 - v0) / w.sum()
     flips = np.array(list(itertools.product((1, -1), repeat=9)))
     expected = np.mean(np.abs((flips * d).sum(axis=1)) >= abs(d.sum()) - 1e-12)

@@ -58,13 +58,10 @@ def bootstrap_counts(n: int, replicates: int, rng: np.random.Generator) -> Itera
         yield counts
 
 
-def weighted_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Per column of ``values`` (samples x keys): the weighted mean of the defined values (an
-    undefined value, NaN, weighs 0); NaN where no weight is left."""
-    sums = _weighted((values, weights)).sum(axis=0)
-    k = values.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sums[k:] > 0, sums[:k] / sums[k:], np.nan)
+def weighted_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per column of ``values`` (samples x keys): the sum of the weighted defined values, then
+    the sum of their weights (an undefined value, NaN, weighs 0); 2 x keys in one row."""
+    return _weighted((values, weights)).sum(axis=0)
 
 
 def bootstrap_means(
@@ -169,23 +166,24 @@ def _delta(first_sums: np.ndarray, second_sums: np.ndarray) -> np.ndarray:
         )
 
 
-def paired_deltas(first: Pair, second: Pair) -> np.ndarray:
-    """Per key: the difference of the two weighted means over the same samples."""
-    return _delta(_weighted(first).sum(axis=0), _weighted(second).sum(axis=0))
-
-
-def bootstrap_deltas(
-    first: Pair, second: Pair, replicates: int, rng: np.random.Generator
-) -> np.ndarray:
-    """The paired bootstrap, replicates x keys: per replicate, the difference of the two
-    weighted means over one resample of the shared samples (the same resample for every key)."""
+def stacked(first: Pair, second: Pair) -> np.ndarray:
+    """The paired table the paired functions read, samples x 4 keys: the first model's weighted
+    values and weights, then the second's (an undefined value weighs 0)."""
     k = first[0].shape[1]
-    stacked = np.empty((first[0].shape[0], 4 * k))
-    _weighted_into(first, stacked[:, : 2 * k])
-    _weighted_into(second, stacked[:, 2 * k :])
+    out = np.empty((first[0].shape[0], 4 * k))
+    _weighted_into(first, out[:, : 2 * k])
+    _weighted_into(second, out[:, 2 * k :])
+    return out
+
+
+def bootstrap_deltas(table: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """The paired bootstrap over a :func:`stacked` table, replicates x keys: per replicate, the
+    difference of the two weighted means over one resample of the shared samples (the same
+    resample for every key)."""
+    k = table.shape[1] // 4
     out = []
-    for counts in bootstrap_counts(stacked.shape[0], replicates, rng):
-        sums = counts @ stacked
+    for counts in bootstrap_counts(table.shape[0], replicates, rng):
+        sums = counts @ table
         out.append(_delta(sums[:, : 2 * k], sums[:, 2 * k :]))
     return np.concatenate(out) if out else np.empty((0, k))
 
@@ -200,14 +198,13 @@ def _bits(rows: int, n: int, rng: np.random.Generator, out: np.ndarray) -> np.nd
     return bits
 
 
-def sign_flip_p_values(
-    first: Pair, second: Pair, resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Per key, Fisher's paired randomization test, two-sided: under the null the two models'
-    values of a sample are exchangeable, so each sample's pair is kept or swapped with
-    probability 1/2 (the same patterns for every key). Where 2^n patterns are no more than
-    ``resamples`` every one is enumerated (the exact test: hits / 2^n, the identity among
-    them); otherwise ``resamples`` random patterns give (hits + 1) / (resamples + 1), never 0.
+def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Per key of a :func:`stacked` table, Fisher's paired randomization test, two-sided: under
+    the null the two models' values of a sample are exchangeable, so each sample's pair is kept
+    or swapped with probability 1/2 (the same patterns for every key). Where 2^n patterns are
+    no more than ``resamples`` every one is enumerated (the exact test: hits / 2^n, the
+    identity among them); otherwise ``resamples`` random patterns give (hits + 1) /
+    (resamples + 1), never 0.
     A hit is a pattern whose |delta| reaches the observed one (to a relative 1e-9, so that
     float noise does not split ties).
 
@@ -216,12 +213,11 @@ def sign_flip_p_values(
     runs in float32 (accumulated over the samples in float32, a relative error of about 1e-6 in
     a sum, which moves a hit only for a pattern that lands that close to the observed delta);
     the exact enumeration in float64."""
-    n, k = first[0].shape
-    halves, other = _weighted(first), _weighted(second)
-    first_sums, second_sums = halves.sum(axis=0), other.sum(axis=0)
-    halves -= other
-    halves *= 0.5  # h: the halved differences of the weighted values, then of the weights
-    del other
+    n, k = table.shape[0], table.shape[1] // 4
+    first_sums, second_sums = table[:, : 2 * k].sum(axis=0), table[:, 2 * k :].sum(axis=0)
+    # h: the halved differences of the weighted values, then of the weights.
+    halves = table[:, : 2 * k] - table[:, 2 * k :]
+    halves *= 0.5
     observed = np.abs(_delta(first_sums, second_sums))
     threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
     means = (first_sums + second_sums) / 2
