@@ -23,6 +23,11 @@ import polars as pl
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.convert import dense_array, from_dense
 
+__all__ = [
+    "coverage_error", "dcg_score", "label_ranking_average_precision_score", "label_ranking_loss",
+    "ndcg_score",
+]  # fmt: skip
+
 F = TypeVar("F", bound=Callable[..., float])
 
 # The part of the drop-ins' docstrings they share (numpydoc), added by _documented.
