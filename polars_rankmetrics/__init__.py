@@ -22,6 +22,7 @@ from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.per_class import lwlrap_per_class
 from polars_rankmetrics.report import label_report
+from polars_rankmetrics.report_page import Report, html_report
 
 
 def __getattr__(name: str) -> str:
@@ -39,6 +40,7 @@ def __getattr__(name: str) -> str:
 
 __all__ = [
     "DEFAULT_METRICS",
+    "Report",
     "compare",
     "coverage_error",
     "dcg_score",
@@ -46,6 +48,7 @@ __all__ = [
     "expressions",
     "from_dense",
     "from_lists",
+    "html_report",
     "label_ranking_average_precision_score",
     "label_ranking_loss",
     "label_propensities",

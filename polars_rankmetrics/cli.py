@@ -25,6 +25,7 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report import label_report
+from polars_rankmetrics.report_page import html_report
 from polars_rankmetrics.tables import FORMATS, render_comparison
 
 
@@ -124,8 +125,21 @@ def _parser() -> argparse.ArgumentParser:
         help="one row per label: support, predicted, precision, recall, F1, average precision, "
         "ROC AUC and per-class lwlrap",
     )
+    report.add_argument(
+        "--html", metavar="PATH",
+        help="write the evaluation report there instead: one self-contained HTML page (summary, "
+        "curves, the per-label table, score distributions; needs matplotlib)",
+    )  # fmt: skip
+    report.add_argument("--baseline", help="with --html: compare every other --by value with it")
+    report.add_argument(
+        "--ci", type=float, metavar="LEVEL", help="with --html: bootstrap intervals (e.g. 0.95)"
+    )
+    report.add_argument("--truth-table", metavar="PATH", help="with --html: top-k: the true labels")
+    report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    report.add_argument("--k", type=int, default=10, help="top-k: the deepest cut-off drawn")
     _input_options(report)
     _threshold_options(report, beta=False)
+    _resampling_options(report)
     sql = commands.add_parser(
         "sql",
         help="print the SQL views in a dialect (run them after defining rankmetrics_input and "
@@ -320,10 +334,22 @@ def _run(args: argparse.Namespace) -> int:
         "progress": None if args.quiet or not sys.stderr.isatty() else _show_progress,
     }  # fmt: skip
     reported: tuple[type[Exception], ...] = (
-        ValueError, OSError, pl.exceptions.PolarsError, *get_engine(args.engine).errors,
+        ValueError, OSError, ImportError, pl.exceptions.PolarsError,
+        *get_engine(args.engine).errors,
     )  # fmt: skip
     try:
+        if args.command == "report" and args.html is not None:
+            html_report(
+                args.paths, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot,
+                seed=args.seed, truth_table=args.truth_table, n_labels=args.n_labels, k=args.k,
+                path=args.html, **options,
+            )  # fmt: skip
+            _clear_progress(args)
+            print(f"rankmetrics: wrote {args.html}", file=sys.stderr)
+            return 0
         if args.command == "report":
+            if args.baseline is not None or args.ci is not None or args.truth_table is not None:
+                raise ValueError("--baseline, --ci and --truth-table go with --html")
             result = label_report(args.paths, **options)
         elif args.command == "compare":
             result = compare(

@@ -23,6 +23,8 @@ REPORT_COLUMNS = (
 )  # fmt: skip
 # What the report needs checked: binary truth, as for every metric it holds.
 _KEYS = [MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap")]
+# The tables of driver.collect a report reads.
+LABEL_TABLES = ["labels", "curves", "precisions"]
 
 
 @documented(ColumnNames)
@@ -95,10 +97,16 @@ def build(
     validation.check_result_names(cols, REPORT_COLUMNS)
     with driver.inside_names(cols) as inner:
         collected, context = driver.collect(
-            engine, data, inner, _KEYS, ["labels", "curves", "precisions"], parameters=context,
-            **options,
-        )  # fmt: skip
-    cols = inner  # the by columns keep their inside names until the report is restored
+            engine, data, inner, _KEYS, LABEL_TABLES, parameters=context, **options
+        )
+    return inner.restored(label_table(collected, inner, context))
+
+
+def label_table(
+    collected: dict[str, list[pl.DataFrame]], cols: Columns, context: Context
+) -> pl.DataFrame:
+    """The per-label report from the :data:`LABEL_TABLES` of :func:`.driver.collect` (``cols``
+    with the ``by`` columns under their inside names, as the tables have them)."""
     group = list(cols.by) or [validation.GROUP]
     keys = [*group, LABEL]
     counts = combine(collected["labels"], keys)
@@ -111,7 +119,7 @@ def build(
         combine(collected["precisions"], keys), keys, group,
     ).with_columns(pl.col("precision", "recall", "f1").fill_null(float("nan")))  # fmt: skip
     report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *REPORT_COLUMNS)
-    return cols.restored(report.sort([*cols.by, cols.label]))
+    return report.sort([*cols.by, cols.label])
 
 
 def with_lwlrap(

@@ -61,7 +61,7 @@ def bootstrap_counts(n: int, replicates: int, rng: np.random.Generator) -> Itera
 def weighted_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per column of ``values`` (samples x keys): the sum of the weighted defined values, then
     the sum of their weights (an undefined value, NaN, weighs 0); 2 x keys in one row."""
-    return _weighted((values, weights)).sum(axis=0)
+    return np.asarray(_weighted((values, weights)).sum(axis=0))
 
 
 def bootstrap_means(

@@ -175,7 +175,7 @@ class Source:
             if self.kind == "paths":
                 self._polars = _scan(self.files)
             elif self.kind == "dataset":
-                self._polars = pl.scan_pyarrow_dataset(self.data)  # type: ignore[arg-type]
+                self._polars = pl.scan_pyarrow_dataset(self.data)
             elif self.kind == "duckdb":
                 # A DuckDB relation's own conversion: through its stream capsule, duckdb 2.0
                 # leaves objects that its bindings report as leaked when the interpreter exits.

@@ -102,15 +102,8 @@ def label_curves(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     ``roc_auc``."""
     keys = list(keys)
     pos, neg = pl.col("pos"), pl.col("neg")
-    ordered = (
-        counts.group_by([*keys, "score"])
-        .agg(pos.sum(), neg.sum())
-        .sort([*keys, "score"], descending=[False] * len(keys) + [True])
-        .with_columns(
-            pos.cum_sum().over(keys).alias("__tp"), neg.cum_sum().over(keys).alias("__fp")
-        )
-    )
-    tp, fp = pl.col("__tp"), pl.col("__fp")
+    ordered = cumulative(counts, keys)
+    tp, fp = pl.col("tp"), pl.col("fp")
     precision = pl.when(tp + fp > 0).then(tp / (tp + fp)).otherwise(0.0)
     support, negatives = pl.col("support"), pl.col("negatives")
     return (
@@ -131,6 +124,20 @@ def label_curves(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         )
         .drop("__ap", "__auc")
     )  # fmt: skip
+
+
+def cumulative(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Per ``keys`` from score counts: one row per distinct score, highest first, with ``pos``
+    and ``neg`` at that score and ``tp`` and ``fp``, the weighted positives and negatives scoring
+    at least it: the points of the precision-recall and ROC curves, a tied block one step."""
+    keys = list(keys)
+    pos, neg = pl.col("pos"), pl.col("neg")
+    return (
+        counts.group_by([*keys, "score"])
+        .agg(pos.sum(), neg.sum())
+        .sort([*keys, "score"], descending=[False] * len(keys) + [True])
+        .with_columns(pos.cum_sum().over(keys).alias("tp"), neg.cum_sum().over(keys).alias("fp"))
+    )
 
 
 def averages(

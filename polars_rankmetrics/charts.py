@@ -1,0 +1,201 @@
+"""The report's charts, drawn by matplotlib as inline SVG: vector graphics that need no script
+and no network to show, print sharply and stay small.
+
+Each function takes plain tables (one row per point, model or label) and returns one ``<svg>``
+element as text. Curves are drawn from the exact per-score points, thinned for drawing only
+(:func:`thinned`); the numbers printed beside them are the exact ones.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+# At most this many points per drawn curve: a curve of the exact points is the same line on a
+# screen, and the page's size does not grow with the table's rows.
+MAX_POINTS = 300
+# Model colours (Okabe-Ito, distinguishable with colour-vision deficiencies), in model order.
+COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+def colour(i: int) -> str:
+    return COLOURS[i % len(COLOURS)]
+
+
+def thinned(x: np.ndarray, y: np.ndarray, most: int = MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``most`` points of a curve, evenly spaced along its points, the first and the
+    last kept."""
+    if len(x) <= most:
+        return x, y
+    keep = np.unique(np.linspace(0, len(x) - 1, most).round().astype(int))
+    return x[keep], y[keep]
+
+
+@contextmanager
+def _figure(width: float, height: float, panels: tuple[int, int] = (1, 1)) -> Iterator[Any]:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(
+            "the HTML report draws its charts with matplotlib: pip install "
+            "'polars-rankmetrics[report]'"
+        ) from None
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    settings: dict[str, Any] = {
+        "svg.fonttype": "none",  # text stays text: smaller, selectable, the page's font
+        "svg.hashsalt": "rankmetrics",  # the same ids on every run
+        "font.size": 9,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+    }
+    with matplotlib.rc_context(settings):  # type: ignore[arg-type]
+        figure, axes = plt.subplots(
+            *panels, figsize=(width, height), squeeze=False, constrained_layout=True
+        )
+        try:
+            yield figure, axes
+        finally:
+            plt.close(figure)
+
+
+def _svg(figure: Any) -> str:
+    out = io.StringIO()
+    figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
+    text = out.getvalue()
+    return text[text.index("<svg") :]
+
+
+Curve = tuple[str, np.ndarray, np.ndarray, str]  # (model, x, y, legend note)
+
+
+def curves(
+    lines: Sequence[Curve],
+    *,
+    kind: str,
+    title: str,
+    references: Sequence[tuple[str, float]] = (),
+) -> str:
+    """One chart of curves, a line per model: ``kind`` ``"pr"`` (recall, precision; a dashed
+    line per model at its prevalence, ``references``: (model, prevalence)) or ``"roc"`` (false
+    positive rate, true positive rate; the chance diagonal)."""
+    with _figure(4.2, 3.4) as (figure, axes):
+        ax = axes[0][0]
+        models = list(dict.fromkeys(line[0] for line in lines))
+        for model, x, y, note in lines:
+            tx, ty = thinned(x, y)
+            ax.step(tx, ty, where="post" if kind == "roc" else "pre",
+                    color=colour(models.index(model)), label=f"{model} ({note})")  # fmt: skip
+        if kind == "roc":
+            ax.plot([0, 1], [0, 1], linestyle=":", color="#777777", label="chance")
+            ax.set_xlabel("false positive rate")
+            ax.set_ylabel("true positive rate")
+        else:
+            for model, prevalence in references:
+                ax.axhline(prevalence, linestyle="--", linewidth=0.8,
+                           color=colour(models.index(model)) if model in models else "#777777",
+                           label=f"{model} prevalence {prevalence:.3f}")  # fmt: skip
+            ax.set_xlabel("recall")
+            ax.set_ylabel("precision")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(title)
+        ax.legend(loc="lower right" if kind == "roc" else "upper right", fontsize=7)
+        return _svg(figure)
+
+
+def small_multiples(
+    panels: Sequence[tuple[str, Sequence[Curve], Sequence[tuple[str, float]]]], *, kind: str
+) -> str:
+    """Curves of several labels in a grid, three to a row: per panel (title, a line per model,
+    prevalences)."""
+    columns = 3
+    rows = max(1, -(-len(panels) // columns))
+    with _figure(9.0, 2.6 * rows, (rows, columns)) as (figure, axes):
+        models: list[str] = []
+        for _, lines, _ in panels:
+            models += [line[0] for line in lines if line[0] not in models]
+        for i, ax in enumerate(axes.flat):
+            if i >= len(panels):
+                ax.set_axis_off()
+                continue
+            title, lines, references = panels[i]
+            for model, x, y, note in lines:
+                tx, ty = thinned(x, y)
+                ax.step(tx, ty, where="post" if kind == "roc" else "pre",
+                        color=colour(models.index(model)), label=f"{model} ({note})")  # fmt: skip
+            if kind == "roc":
+                ax.plot([0, 1], [0, 1], linestyle=":", color="#777777")
+            for model, prevalence in references:
+                ax.axhline(prevalence, linestyle="--", linewidth=0.8,
+                           color=colour(models.index(model)))  # fmt: skip
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1.02)
+            ax.set_title(title, fontsize=8)
+            ax.set_xlabel("false positive rate" if kind == "roc" else "recall", fontsize=7)
+            ax.set_ylabel("true positive rate" if kind == "roc" else "precision", fontsize=7)
+            ax.legend(fontsize=6, loc="lower right" if kind == "roc" else "upper right")
+        return _svg(figure)
+
+
+def differences(labels: Sequence[str], deltas: np.ndarray, *, title: str, xlabel: str) -> str:
+    """Horizontal bars, one per label, sorted: a model's per-label value minus the baseline's
+    (blue: better, orange: worse)."""
+    order = np.argsort(deltas)
+    height = max(2.0, 0.16 * len(labels) + 0.8)
+    with _figure(6.0, height) as (figure, axes):
+        ax = axes[0][0]
+        values = deltas[order]
+        ax.barh(np.arange(len(values)), values,
+                color=[COLOURS[0] if v >= 0 else COLOURS[1] for v in values])  # fmt: skip
+        ax.set_yticks(np.arange(len(values)), [labels[i] for i in order], fontsize=6)
+        ax.axvline(0, color="#333333", linewidth=0.8)
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        return _svg(figure)
+
+
+def distributions(
+    histograms: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]], *, title: str
+) -> str:
+    """The distribution of scores of the positive and the negative cells, per model: per model
+    (model, bin edges, weighted positives, weighted negatives), each drawn as a share of its
+    class."""
+    with _figure(6.0, 3.0) as (figure, axes):
+        ax = axes[0][0]
+        for i, (model, edges, positives, negatives) in enumerate(histograms):
+            for counts, style, name in (
+                (positives, "-", "positives"),
+                (negatives, ":", "negatives"),
+            ):
+                total = counts.sum()
+                share = counts / total if total > 0 else counts
+                ax.stairs(share, edges, color=colour(i), linestyle=style,
+                          label=f"{model}: {name}")  # fmt: skip
+        ax.set_xlabel("score")
+        ax.set_ylabel("share of the class's cells")
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        return _svg(figure)
+
+
+def at_k(lines: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]], *, title: str) -> str:
+    """precision@K and recall@K against K, per model: (model, K, precision@K, recall@K)."""
+    with _figure(6.0, 3.2) as (figure, axes):
+        ax = axes[0][0]
+        for i, (model, ks, precision, recall) in enumerate(lines):
+            ax.plot(ks, precision, marker="o", markersize=3, color=colour(i),
+                    label=f"{model}: precision@K")  # fmt: skip
+            ax.plot(ks, recall, marker="s", markersize=3, linestyle="--", color=colour(i),
+                    label=f"{model}: recall@K")  # fmt: skip
+        ax.set_xlabel("K")
+        ax.set_ylabel("value")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        return _svg(figure)

@@ -1,0 +1,545 @@
+"""``html_report``: the evaluation as one self-contained HTML page, from one pass over the data.
+
+The page holds, for every ``by`` value side by side: the summary metrics (with bootstrap
+intervals, ``ci=``) and the paired comparison with a baseline (``baseline=``); the micro-averaged
+precision-recall and ROC curves; the per-label curves of the worst and the best labels; the
+per-label table, sorted by any column with a click; the per-label differences from the baseline;
+the distribution of the scores of positive and negative cells; and, for a top-k table, precision@K
+and recall@K at every K. Charts are inline SVG (:mod:`polars_rankmetrics.charts`), the table's
+sorting a few lines of inline script: the page requests nothing from any network.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any, Unpack
+
+import numpy as np
+import polars as pl
+
+from polars_rankmetrics import charts
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.decisions import _groups, _means, intervals, paired
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.base import Progress, get_engine
+from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
+from polars_rankmetrics.metrics.label_averages import (
+    LABEL,
+    combine,
+    cumulative,
+    label_curves,
+    label_means,
+)
+from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
+from polars_rankmetrics.metrics.sums import undefined_as_nan, weight_column
+from polars_rankmetrics.report import LABEL_TABLES, label_table
+
+# The summary of a dense table: keys averaged over samples (intervals and tests apply), then
+# keys averaged over labels.
+SAMPLE_KEYS = ("lrap", "lwlrap", "coverage_error", "ranking_loss", "ndcg", "ndcg@10",
+               "hamming_loss", "f1_samples")  # fmt: skip
+LABEL_KEYS = ("f1_micro", "f1_macro", "average_precision_micro", "average_precision_macro",
+              "roc_auc_micro", "roc_auc_macro")  # fmt: skip
+# The worst and the best labels drawn one by one, by average precision.
+EXTREMES = 3
+# Bins of the score distributions.
+BINS = 40
+
+
+@dataclass(frozen=True)
+class Report:
+    """An evaluation report: its tables and its HTML page (shown inline in a notebook).
+
+    ``summary``: one row per ``by`` value, a column per metric (with ``_lo`` and ``_hi`` under
+    ``ci``); ``labels``: the per-label table of :func:`~polars_rankmetrics.label_report` (None
+    for a top-k table); ``comparison``: :func:`~polars_rankmetrics.compare`'s table against the
+    baseline (None without one); ``html``: the page.
+    """
+
+    summary: pl.DataFrame
+    labels: pl.DataFrame | None
+    comparison: pl.DataFrame | None
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def save(self, path: str | PathLike[str]) -> None:
+        """Write the page to ``path`` (UTF-8)."""
+        Path(path).write_text(self.html, encoding="utf-8")
+
+
+@documented(ColumnNames)
+def html_report(
+    data: Any,
+    *,
+    by: str | Sequence[str] | None = None,
+    baseline: Any = None,
+    ci: float | None = None,
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    truth_table: Any = None,
+    n_labels: int | None = None,
+    k: int = 10,
+    engine: str = "polars",
+    threshold: float = 0.5,
+    zero_division: float | str = 0.0,
+    memory_limit: str | None = None,
+    temp_dir: str | PathLike[str] | None = None,
+    progress: Progress | None = None,
+    path: str | PathLike[str] | None = None,
+    title: str = "Evaluation report",
+    **columns: Unpack[ColumnNames],
+) -> Report:
+    """Evaluate ``data`` and lay the result out as one self-contained HTML page.
+
+    Parameters
+    ----------
+    data
+        The long table, as for :func:`~polars_rankmetrics.evaluate` (a top-k table's predictions
+        with ``truth_table``).
+    by
+        The column(s) naming the models (or slices) shown side by side.
+    baseline
+        A value of ``by``: every other value is compared with it (paired bootstrap intervals of
+        the differences, Fisher's permutation test, Holm's correction), and the per-label
+        differences from it are drawn.
+    ci, n_boot, seed
+        A bootstrap interval of each summary metric averaged over samples, as for
+        :func:`~polars_rankmetrics.evaluate`; ``ci`` is also the comparison's level (0.95 by
+        default).
+    truth_table, n_labels
+        A top-k table, as for :func:`~polars_rankmetrics.evaluate`: the summary holds the
+        retrieval metrics, and the page precision@K and recall@K for K = 1 .. ``k``.
+    k
+        The deepest cut-off drawn for a top-k table.
+    engine, threshold, zero_division, memory_limit, temp_dir, progress
+        As for :func:`~polars_rankmetrics.evaluate`: a dense table is read once, in buckets
+        under a memory budget. The page's size grows with the labels and the models, not the
+        rows; the memory of the exact curves with the labels times the distinct scores.
+    path
+        Also write the page there.
+    title
+        The page's title.
+    **columns
+
+    Returns
+    -------
+    Report
+        The tables and the page; ``Report.save(path)`` writes it.
+
+    Raises
+    ------
+    ValueError
+        For input the metrics are not defined on (as :func:`~polars_rankmetrics.evaluate`), or
+        a ``baseline`` that is not a value of ``by``.
+
+    Examples
+    --------
+    >>> import polars_rankmetrics as rm
+    >>> report = rm.html_report("data/example.parquet", by="model", baseline="baseline")
+    >>> report.summary.select("model", "lrap").rows()
+    [('baseline', 0.7340856095144034), ('candidate', 0.7838963549716807)]
+    >>> report.html.startswith("<!DOCTYPE html>")
+    True
+    """
+    if truth_table is not None:
+        report = _top_k_report(
+            data, by=by, truth_table=truth_table, n_labels=n_labels, k=k, engine=engine,
+            memory_limit=memory_limit, temp_dir=temp_dir, progress=progress, title=title,
+            columns=columns,
+        )  # fmt: skip
+    else:
+        report = _dense_report(
+            data, by=by, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed, engine=engine,
+            threshold=threshold, zero_division=zero_division, memory_limit=memory_limit,
+            temp_dir=temp_dir, progress=progress, title=title, columns=columns,
+        )  # fmt: skip
+    if path is not None:
+        report.save(path)
+    return report
+
+
+def _dense_report(
+    data: Any, *, by: str | Sequence[str] | None, baseline: Any, ci: float | None, n_boot: int,
+    seed: int | None, engine: str, threshold: float, zero_division: float | str,
+    memory_limit: str | None, temp_dir: str | PathLike[str] | None, progress: Progress | None,
+    title: str, columns: ColumnNames,
+) -> Report:  # fmt: skip
+    cols = Columns.of(by=by, **columns)
+    if baseline is not None and not cols.by:
+        raise ValueError("baseline= is a value of by=: give by= too")
+    context = parameters(threshold=threshold, zero_division=zero_division)
+    sample_keys, label_keys = parse_keys(list(SAMPLE_KEYS)), parse_keys(list(LABEL_KEYS))
+    validation.check_result_names(cols, [*map(str, sample_keys), *map(str, label_keys)])
+    with driver.inside_names(cols) as inner:
+        collected, context = driver.collect(
+            get_engine(engine), data, inner, [*sample_keys, *label_keys],
+            ["per_sample", *LABEL_TABLES], parameters=context, memory_limit=memory_limit,
+            temp_dir=temp_dir, progress=progress,
+        )  # fmt: skip
+        rows = undefined_as_nan(pl.concat(collected.pop("per_sample")), sample_keys)
+        group = list(inner.by) or [validation.GROUP]
+        summary = _summary(rows, inner, sample_keys, ci=ci, n_boot=n_boot, seed=seed,
+                           context=context)  # fmt: skip
+        tables = {
+            reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
+            for reduction in driver.LABEL_TABLES
+        }
+        averages = label_means(tables, group, label_keys, context)
+        on = list(inner.by) or None
+        summary = (
+            summary.join(averages, on=on, nulls_equal=True).sort(on, nulls_last=True)
+            if on else pl.concat([summary, averages.drop(validation.GROUP)], how="horizontal")
+        )  # fmt: skip
+        comparison = None
+        if baseline is not None:
+            groups = dict(_groups(rows, list(inner.by)))
+            comparison = paired(
+                groups, {b: rows.schema[b] for b in inner.by}, inner, sample_keys,
+                baseline=baseline, test="permutation", correction="holm", n_resamples=10_000,
+                n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
+            )  # fmt: skip
+        labels = label_table(collected, inner, context)
+        counts = tables["curves"]
+    names = _model_names(summary, inner)
+    page = _Page(title, names, inner)
+    page.summary(inner.restored(summary), sample_keys, label_keys, ci)
+    if comparison is not None:
+        page.comparison(inner.restored(comparison))
+    page.curves(counts, group, labels, baseline)
+    page.label_table(inner.restored(labels))
+    page.distributions(counts, group)
+    return Report(
+        inner.restored(summary),
+        inner.restored(labels),
+        None if comparison is None else inner.restored(comparison),
+        page.render(),
+    )
+
+
+def _summary(
+    rows: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey], *, ci: float | None,
+    n_boot: int, seed: int | None, context: Any,
+) -> pl.DataFrame:  # fmt: skip
+    """Per ``by`` group, each key's weighted mean over samples (with ``ci``, its bootstrap
+    interval beside it)."""
+    if ci is not None:
+        return intervals(rows, cols, keys, level=ci, n_boot=n_boot, seed=seed,
+                         method="percentile", context=context)  # fmt: skip
+    out = []
+    for values_of_group, frame in _groups(rows, list(cols.by)):
+        sums = np.concatenate([
+            frame.select((pl.col(str(key)).fill_nan(None) * pl.col(weight_column(key))).sum()
+                         .cast(pl.Float64)).to_numpy()[0]
+            for key in keys
+        ] + [
+            frame.select(pl.col(weight_column(key)).sum().cast(pl.Float64)).to_numpy()[0]
+            for key in keys
+        ])  # fmt: skip
+        undefined = np.array([frame[str(key)].is_nan().any() for key in keys])
+        means = _means(sums, undefined, keys)
+        row = dict(zip(cols.by, values_of_group, strict=True))
+        out.append(row | {str(key): float(means[j]) for j, key in enumerate(keys)})
+    schema: dict[str, Any] = {b: rows.schema[b] for b in cols.by}
+    schema |= dict.fromkeys(map(str, keys), pl.Float64)
+    return pl.DataFrame(out, schema=schema, orient="row")
+
+
+def _model_names(summary: pl.DataFrame, cols: Columns) -> list[str]:
+    """A display name per row of ``summary``: its ``by`` values ("all" without ``by``)."""
+    if not cols.by:
+        return ["all"]
+    return [", ".join(str(v) for v in row) for row in summary.select(cols.by).iter_rows()]
+
+
+def _top_k_report(
+    data: Any, *, by: str | Sequence[str] | None, truth_table: Any, n_labels: int | None, k: int,
+    engine: str, memory_limit: str | None, temp_dir: str | PathLike[str] | None,
+    progress: Progress | None, title: str, columns: ColumnNames,
+) -> Report:  # fmt: skip
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, not {k!r}")
+    keys = [f"{name}@{cut}" for cut in range(1, k + 1) for name in ("precision", "recall")]
+    keys += ["mrr", "map", f"ndcg@{k}"] if n_labels is not None else ["mrr", "map"]
+    summary = evaluate(
+        data, keys, by=by, truth_table=truth_table, n_labels=n_labels, engine=engine,
+        memory_limit=memory_limit, temp_dir=temp_dir, progress=progress, **columns,
+    )  # fmt: skip
+    cols = Columns.of(by=by, **columns)
+    names = _model_names(summary, cols)
+    page = _Page(title, names, cols)
+    shown = ["mrr", "map", *([f"ndcg@{k}"] if n_labels is not None else []), f"precision@{k}",
+             f"recall@{k}"]  # fmt: skip
+    page.summary(summary, parse_keys(shown), [], None)
+    cuts = np.arange(1, k + 1)
+    lines = [
+        (
+            name, cuts, np.array([row[f"precision@{c}"] for c in cuts]),
+            np.array([row[f"recall@{c}"] for c in cuts]),
+        )
+        for name, row in zip(names, summary.iter_rows(named=True), strict=True)
+    ]  # fmt: skip
+    page.section("Retrieval at each cut-off", charts.at_k(lines, title="precision@K and recall@K"))
+    return Report(summary, None, None, page.render())
+
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem;
+       color: #1a1a1a; max-width: 80rem; }
+h1 { font-size: 1.5rem; }
+h2 { font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0; }
+th, td { padding: 0.2rem 0.6rem; text-align: right; border-bottom: 1px solid #eee; }
+th:first-child, td:first-child { text-align: left; }
+table.sortable th { cursor: pointer; user-select: none; background: #f5f5f5; }
+table.sortable th[aria-sort="ascending"]::after { content: " \\25B2"; }
+table.sortable th[aria-sort="descending"]::after { content: " \\25BC"; }
+.charts { display: flex; flex-wrap: wrap; gap: 1rem; }
+.charts svg, section > svg { max-width: 100%; height: auto; }
+.note { color: #555; font-size: 0.85rem; }
+.scroll { max-height: 28rem; overflow: auto; }
+@media print { .scroll { max-height: none; overflow: visible; } h2 { break-after: avoid; }
+               svg { break-inside: avoid; } }
+"""
+
+_SORT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var headers = table.querySelectorAll("th");
+  headers.forEach(function (th, column) {
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var ascending = th.getAttribute("aria-sort") !== "ascending";
+      headers.forEach(function (other) { other.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      rows.sort(function (a, b) {
+        var x = a.cells[column].getAttribute("data-value");
+        var y = b.cells[column].getAttribute("data-value");
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var order = isNaN(nx) || isNaN(ny) ? x.localeCompare(y) : nx - ny;
+        return ascending ? order : -order;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+
+def _number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "NaN"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return html.escape(str(value))
+
+
+def _table(frame: pl.DataFrame, *, sortable: bool = False) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
+    rows = []
+    for row in frame.iter_rows():
+        cells = "".join(f'<td data-value="{html.escape(str(v))}">{_number(v)}</td>' for v in row)
+        rows.append(f"<tr>{cells}</tr>")
+    kind = ' class="sortable"' if sortable else ""
+    return f"<table{kind}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+class _Page:
+    """The page's sections, in order."""
+
+    def __init__(self, title: str, names: list[str], cols: Columns) -> None:
+        self.title, self.names, self.cols = title, names, cols
+        self.parts: list[str] = []
+
+    def section(self, heading: str, body: str, note: str = "") -> None:
+        text = f'<p class="note">{html.escape(note)}</p>' if note else ""
+        self.parts.append(f"<section><h2>{html.escape(heading)}</h2>{text}{body}</section>")
+
+    def summary(
+        self, summary: pl.DataFrame, sample_keys: Sequence[MetricKey],
+        label_keys: Sequence[MetricKey], ci: float | None,
+    ) -> None:  # fmt: skip
+        """Metrics as rows, models as columns; an interval in brackets under ``ci``."""
+        rows = []
+        for key in [*sample_keys, *label_keys]:
+            name = str(key)
+            cells = []
+            for row in summary.iter_rows(named=True):
+                text = _number(row[name])
+                if ci is not None and f"{name}_lo" in row:
+                    text += f" [{_number(row[f'{name}_lo'])}, {_number(row[f'{name}_hi'])}]"
+                cells.append(f"<td>{text}</td>")
+            better = "lower is better" if key.metric.better == "lower" else "higher is better"
+            rows.append(
+                f'<tr><td title="{html.escape(key.metric.description)}; {better}">{name}</td>'
+                f"{''.join(cells)}</tr>"
+            )
+        head = "".join(f"<th>{html.escape(n)}</th>" for n in self.names)
+        note = f"{int(ci * 100)}% bootstrap intervals of the samples in brackets." if ci else ""
+        self.section(
+            "Summary",
+            f"<table><thead><tr><th>metric</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+            "</table>",
+            note,
+        )
+
+    def comparison(self, comparison: pl.DataFrame) -> None:
+        shown = comparison.with_columns(
+            pl.when(pl.col("p_adjusted") < 0.05).then(pl.lit("\u2020")).otherwise(pl.lit(""))
+            .alias("significant")
+        )  # fmt: skip
+        self.section(
+            "Comparison with the baseline",
+            _table(shown, sortable=True),
+            "delta = model minus baseline; [delta_lo, delta_hi] a paired bootstrap interval; "
+            "p from Fisher's permutation test (10,000 sign patterns), Holm-adjusted; "
+            "\u2020: p_adjusted < 0.05.",
+        )
+
+    def curves(
+        self, counts: pl.DataFrame, group: list[str], labels: pl.DataFrame, baseline: Any
+    ) -> None:
+        """Micro-averaged and per-label precision-recall and ROC curves, and the per-label
+        differences of average precision from the baseline."""
+        by, label = list(self.cols.by), self.cols.label
+        models = list(zip(self.names, _values(labels, by), strict=True))
+        micro, exact = cumulative(counts, group), label_curves(counts, group)
+        pr, roc, prevalences = [], [], []
+        for name, values in models:
+            points = _where(micro, by, values)
+            if points.height == 0:
+                continue
+            curve = _Curve(points)
+            row = _where(exact, by, values).row(0, named=True)
+            pr.append((name, *curve.pr, f"AP {_number(row['average_precision'])}"))
+            roc.append((name, *curve.roc, f"AUC {_number(row['roc_auc'])}"))
+            prevalences.append((name, curve.prevalence))
+        self.section(
+            "Micro-averaged curves",
+            '<div class="charts">'
+            + charts.curves(
+                pr, kind="pr", title="precision-recall, every cell", references=prevalences
+            )  # fmt: skip
+            + charts.curves(roc, kind="roc", title="ROC, every cell")
+            + "</div>",
+            "Drawn from the exact per-score counts (thinned for drawing); the legends' AP and "
+            "AUC are exact. Dashed: each model's prevalence, the precision of a random ranking.",
+        )
+        first = _where(labels, by, models[0][1]).sort("average_precision", nulls_last=True)
+        ranked = first[label].to_list()
+        chosen = ranked[:EXTREMES] + [v for v in ranked[-EXTREMES:] if v not in ranked[:EXTREMES]]
+        per_label = cumulative(counts, [*group, LABEL])
+        panels_pr: list[tuple[str, list[charts.Curve], list[tuple[str, float]]]] = []
+        panels_roc: list[tuple[str, list[charts.Curve], list[tuple[str, float]]]] = []
+        for value in chosen:
+            lines_pr, lines_roc, references = [], [], []
+            for name, values in models:
+                points = _where(per_label, [*by, LABEL], (*values, value))
+                if points.height == 0:
+                    continue
+                curve = _Curve(points)
+                row = _where(labels, [*by, label], (*values, value)).row(0, named=True)
+                lines_pr.append((name, *curve.pr, f"AP {_number(row['average_precision'])}"))
+                lines_roc.append((name, *curve.roc, f"AUC {_number(row['roc_auc'])}"))
+                references.append((name, curve.prevalence))
+            panels_pr.append((f"{label} {value}", lines_pr, references))
+            panels_roc.append((f"{label} {value}", lines_roc, []))
+        self.section(
+            "Per-label curves: the worst and the best labels",
+            charts.small_multiples(panels_pr, kind="pr")
+            + charts.small_multiples(panels_roc, kind="roc"),
+            f"The {EXTREMES} labels with the lowest and the {EXTREMES} with the highest average "
+            f"precision for {self.names[0]}.",
+        )
+        if baseline is None or len(models) < 2:
+            return
+        key = tuple(baseline) if isinstance(baseline, tuple | list) else (baseline,)
+        base = _where(labels, by, key).select(label, pl.col("average_precision").alias("base"))
+        bars = []
+        for name, values in models:
+            if values == key:
+                continue
+            mine = _where(labels, by, values).join(base, on=label, how="inner")
+            deltas = (mine["average_precision"] - mine["base"]).fill_nan(0.0).to_numpy()
+            bars.append(charts.differences(
+                [str(v) for v in mine[label].to_list()], deltas,
+                title=f"{name} minus the baseline", xlabel="difference of average precision",
+            ))  # fmt: skip
+        self.section("Per-label differences from the baseline", "".join(bars))
+
+    def label_table(self, labels: pl.DataFrame) -> None:
+        self.section(
+            "Per label",
+            f'<div class="scroll">{_table(labels, sortable=True)}</div>',
+            "Click a column's header to sort by it. Counts are weighted by the sample weights.",
+        )
+
+    def distributions(self, counts: pl.DataFrame, group: list[str]) -> None:
+        finite = counts.filter(pl.col("score").is_finite())
+        if finite.height == 0:
+            return
+        low, high = float(finite["score"].min()), float(finite["score"].max())  # type: ignore[arg-type]
+        edges = np.linspace(low, high if high > low else low + 1.0, BINS + 1)
+        by = list(self.cols.by)
+        histograms = []
+        for name, values in zip(self.names, _values(counts, by), strict=True):
+            part = _where(finite, by, values)
+            scores = part["score"].to_numpy()
+            positives, _ = np.histogram(scores, bins=edges, weights=part["pos"].to_numpy())
+            negatives, _ = np.histogram(scores, bins=edges, weights=part["neg"].to_numpy())
+            histograms.append((name, edges, positives, negatives))
+        self.section(
+            "Scores of positive and negative cells",
+            charts.distributions(histograms, title="score distributions"),
+        )
+
+    def render(self) -> str:
+        body = "".join(self.parts)
+        return (
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style></head>"
+            f"<body><h1>{html.escape(self.title)}</h1>"
+            f'<p class="note">Models: {html.escape(", ".join(self.names))}.</p>{body}'
+            f"<script>{_SORT}</script></body></html>"
+        )
+
+
+def _values(frame: pl.DataFrame, by: list[str]) -> list[tuple[Any, ...]]:
+    """The distinct values of the ``by`` columns in ``frame``, sorted (one empty tuple without
+    ``by``): the models, in the summary's order."""
+    if not by:
+        return [()]
+    return frame.select(by).unique().sort(by, nulls_last=True).rows()
+
+
+def _where(frame: pl.DataFrame, columns: Sequence[str], values: Sequence[Any]) -> pl.DataFrame:
+    """The rows of ``frame`` whose ``columns`` hold ``values`` (null matching null)."""
+    condition = pl.lit(True)
+    for column, value in zip(columns, values, strict=True):
+        condition &= pl.col(column).eq_missing(pl.lit(value, dtype=frame.schema[column]))
+    return frame.filter(condition)
+
+
+class _Curve:
+    """The precision-recall and ROC points of one cumulative table (:func:`cumulative`)."""
+
+    def __init__(self, points: pl.DataFrame) -> None:
+        tp, fp = points["tp"].to_numpy(), points["fp"].to_numpy()
+        p, n = tp[-1], fp[-1]
+        precision = np.divide(tp, tp + fp, out=np.ones_like(tp), where=tp + fp > 0)
+        recall = tp / p if p > 0 else np.zeros_like(tp)
+        fpr = fp / n if n > 0 else np.zeros_like(fp)
+        # The curves start at the origin of recall (precision as at the first threshold) and of
+        # the ROC.
+        self.pr = (np.r_[0.0, recall], np.r_[precision[0], precision])
+        self.roc = (np.r_[0.0, fpr], np.r_[0.0, recall])
+        self.prevalence = float(p / (p + n)) if p + n > 0 else 0.0

@@ -1,0 +1,155 @@
+"""The HTML report: its numbers are the library's, its page stands alone, and it renders in a
+real browser (headless Chromium) without errors or network requests, its charts drawn and its
+table sorting on a click."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from browser import Browser, chromium
+from polars.testing import assert_frame_equal
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.report_page import SAMPLE_KEYS
+
+EXAMPLE = "data/example.parquet"
+# The example page's screenshot, linked from docs/report.md and the README.
+SCREENSHOT = Path(__file__).parent.parent / "docs" / "report.png"
+
+
+@pytest.fixture(scope="module")
+def example_report() -> rm.Report:
+    return rm.html_report(EXAMPLE, by="model", baseline="baseline", ci=0.9, n_boot=200,
+                          weight="weight")  # fmt: skip
+
+
+def test_the_numbers_are_those_of_evaluate_label_report_and_compare(example_report):
+    options = {"by": "model", "weight": "weight"}
+    labels = rm.label_report(EXAMPLE, **options)
+    assert_frame_equal(example_report.labels, labels, check_exact=False, rel_tol=1e-12)
+    keys = ["lrap", "lwlrap", "ndcg@10", "f1_samples", "f1_macro", "roc_auc_micro"]
+    plain = rm.evaluate(EXAMPLE, keys, **options)
+    assert_frame_equal(example_report.summary.select(plain.columns), plain, rel_tol=1e-12)
+    intervals = rm.evaluate(EXAMPLE, ["lrap", "ndcg@10"], ci=0.9, n_boot=200, **options)
+    assert_frame_equal(example_report.summary.select(intervals.columns), intervals, rel_tol=1e-12)
+    compared = rm.compare(EXAMPLE, list(SAMPLE_KEYS),
+                          baseline="baseline", ci=0.9, n_boot=200, **options)  # fmt: skip
+    assert_frame_equal(example_report.comparison, compared, rel_tol=1e-12)
+
+
+def test_the_page_stands_alone_and_is_small(example_report, tmp_path):
+    page = example_report.html
+    assert len(page.encode()) <= 3_000_000
+    # No script, style, image or font from anywhere else: SVG's namespaces are names, not loads.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert not re.search(r"url\((?!#)", page) and "@import" not in page  # url(#id): in the page
+    assert page.count("<svg") == 6  # micro PR and ROC, per-label PR and ROC, differences, scores
+    assert example_report._repr_html_() == page
+    path = tmp_path / "report.html"
+    example_report.save(path)
+    assert path.read_text(encoding="utf-8") == page
+
+
+def test_the_report_does_not_depend_on_buckets_or_engine(engine):
+    table = pl.read_parquet(EXAMPLE)
+    table = table.filter(pl.col("sample").is_in(table["sample"].unique().sort().head(30).implode()))
+    options = {"by": "model", "baseline": "baseline", "ci": 0.9, "n_boot": 200, "weight": "weight"}
+    whole = rm.html_report(table, **options)
+    report = engine._call(rm.html_report, table, **options)
+    assert_frame_equal(report.summary, whole.summary, rel_tol=1e-9)
+    assert_frame_equal(report.labels, whole.labels, rel_tol=1e-9)
+    assert_frame_equal(report.comparison, whole.comparison, rel_tol=1e-9)
+
+
+def test_a_top_k_report_draws_precision_and_recall_at_each_cut_off():
+    rng = np.random.default_rng(0)
+    predictions = pl.DataFrame({
+        "model": ["a"] * 60 + ["b"] * 60,
+        "sample": list(np.repeat(np.arange(20), 3)) * 2,
+        "label": rng.integers(0, 50, 120),
+        "score": rng.random(120),
+    }).unique(["model", "sample", "label"])  # fmt: skip
+    truth = pl.DataFrame({"sample": np.arange(20), "label": rng.integers(0, 50, 20)})
+    truth = pl.concat([truth.with_columns(model=pl.lit(m)) for m in ("a", "b")])
+    report = rm.html_report(predictions, by="model", truth_table=truth, n_labels=50, k=3)
+    expected = rm.evaluate(predictions, ["precision@2", "recall@3", "mrr"], by="model",
+                           truth_table=truth, n_labels=50)  # fmt: skip
+    assert_frame_equal(report.summary.select(expected.columns), expected)
+    assert report.labels is None and report.html.count("<svg") == 1
+    assert "precision@K and recall@K" in report.html
+
+
+def test_the_command_writes_the_page(tmp_path):
+    out = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics", "report", EXAMPLE, "--by", "model",
+         "--baseline", "baseline", "--html", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    bad = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics", "report", EXAMPLE, "--by", "model",
+         "--baseline", "nobody", "--html", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 1
+    assert (
+        bad.stderr.count("\n") == 1 and "baseline" in bad.stderr and "Traceback" not in bad.stderr
+    )
+
+
+@pytest.mark.skipif(chromium() is None, reason="needs Chromium (Debian: apt-get install chromium)")
+def test_the_page_renders_in_a_real_browser(example_report, tmp_path):
+    path = tmp_path / "report.html"
+    example_report.save(path)
+    browser = Browser(chromium())  # type: ignore[arg-type]
+    try:
+        browser.open(path)
+        assert browser.problems() == []
+        assert browser.requests() == [path.resolve().as_uri()]
+        marks = browser.evaluate(
+            "Array.from(document.querySelectorAll('svg'))"
+            ".map(svg => svg.querySelectorAll('path, rect, line, polyline').length)"
+        )
+        assert len(marks) == 6 and min(marks) > 10, marks
+        sizes = browser.evaluate(
+            "Array.from(document.querySelectorAll('svg'))"
+            ".map(svg => svg.getBoundingClientRect().width * svg.getBoundingClientRect().height)"
+        )
+        assert min(sizes) > 10_000, sizes  # every chart laid out with a visible area
+        column = browser.evaluate(
+            "Array.from(document.querySelectorAll('table.sortable')).pop()"
+            ".tHead.rows[0].cells.length"
+        )
+        support = browser.evaluate(
+            "Array.from(Array.from(document.querySelectorAll('table.sortable')).pop()"
+            ".tHead.rows[0].cells).findIndex(th => th.textContent.startsWith('support'))"
+        )
+        assert 0 < support < column
+        read = (
+            "Array.from(Array.from(document.querySelectorAll('table.sortable')).pop().tBodies[0]"
+            f".rows).map(row => parseFloat(row.cells[{support}].getAttribute('data-value')))"
+        )
+        before = browser.evaluate(read)
+        header = (
+            "Array.from(document.querySelectorAll('table.sortable')).pop()"
+            f".tHead.rows[0].cells[{support}]"
+        )
+        browser.evaluate(f"{header}.dispatchEvent(new MouseEvent('click', {{bubbles: true}}))")
+        ascending = browser.evaluate(read)
+        browser.evaluate(f"{header}.dispatchEvent(new MouseEvent('click', {{bubbles: true}}))")
+        descending = browser.evaluate(read)
+        assert ascending == sorted(before) and ascending != before
+        assert descending == sorted(before, reverse=True)
+        assert browser.problems() == []
+        browser.screenshot(SCREENSHOT)
+    finally:
+        browser.close()
+    assert SCREENSHOT.stat().st_size > 50_000
