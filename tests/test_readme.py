@@ -104,6 +104,10 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
             for i in range(len(y_true))
         )
         assert value["lrap"][0] == close(worst)
+    elif source.startswith('report.summary.select("model", "lrap"'):
+        expected = _sklearn_by_model(skm.label_ranking_average_precision_score, df, weighted=True)
+        assert value["lrap"].to_list() == close(expected)
+        assert (value["lrap_lo"] < value["lrap"]).all() and (value["lrap"] < value["lrap_hi"]).all()
     elif source.startswith("rm.label_report"):
         assert value.height == 80
         for model in ("baseline", "candidate"):

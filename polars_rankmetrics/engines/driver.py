@@ -338,6 +338,10 @@ def inside_names(cols: Columns) -> Iterator[Columns]:
 
 # The per-label tables a reduction over labels reads, and their keys besides the group.
 LABEL_TABLES = {"labels": ("label",), "curves": ("label", "score")}
+# Every table that adds up over buckets, with its keys besides the group: each bucket's is added
+# to the running total as it comes, so that many buckets do not hold many tables (the score
+# counts of 100 labels with 1,001 distinct scores are 100k rows a bucket and model).
+ADDITIVE_TABLES = {**LABEL_TABLES, "precisions": ("label",)}
 
 
 def collect(
@@ -503,6 +507,9 @@ def _evaluate_pieces(
             summary, frames = session.piece(tables, keys, context, check)
             summaries.append(summary)
             for table, frame in frames.items():
+                if table in ADDITIVE_TABLES and collected[table]:
+                    keys_of = [*(cols.by or [validation.GROUP]), *ADDITIVE_TABLES[table]]
+                    frame = combine([collected[table].pop(), frame], keys_of).select(frame.columns)
                 collected[table].append(frame)
     validation.check_weight_totals(pl.concat(summaries), cols)
     return collected, replace(parameters, binary_truth=all(binary))
