@@ -158,18 +158,21 @@ def _estimates(values: np.ndarray, weights: np.ndarray, keys: Sequence[MetricKey
     return _means(sums, np.isnan(values).any(axis=0), keys)
 
 
-def _groups(
+def by_group(
     per_sample: pl.DataFrame, by: Sequence[str]
 ) -> list[tuple[tuple[Any, ...], pl.DataFrame]]:
-    """The per-sample rows of each ``by`` group, groups and samples in sorted order."""
+    """The per-sample rows of each ``by`` group, groups in sorted order."""
     if not by:
         return [((), per_sample)]
     parts = per_sample.partition_by(list(by), as_dict=True, maintain_order=True)
     return sorted(parts.items(), key=lambda item: [(v is None, v) for v in item[0]])
 
 
+Groups = list[tuple[tuple[Any, ...], pl.DataFrame]]
+
+
 def intervals(
-    per_sample: pl.DataFrame,
+    per_sample: pl.DataFrame | Groups,
     cols: Columns,
     keys: Sequence[MetricKey],
     *,
@@ -181,12 +184,14 @@ def intervals(
 ) -> pl.DataFrame:
     """Per ``by`` group: each key's estimate and its bootstrap interval (``key_lo``,
     ``key_hi``), from a per-sample table of :func:`per_sample_keys` with their weights
-    (``key/w``). A _micro average is its ratio applied to the resampled means of the counts."""
+    (``key/w``), or from its rows already split by :func:`by_group`. A _micro average is its
+    ratio applied to the resampled means of the counts."""
+    groups = by_group(per_sample, cols.by) if isinstance(per_sample, pl.DataFrame) else per_sample
     columns = per_sample_keys(keys)
     at = {str(k): j for j, k in enumerate(columns)}
     rows = []
     base_seed = resampling.entropy(seed)
-    for g, (values_of_group, frame) in enumerate(_groups(per_sample, cols.by)):
+    for g, (values_of_group, frame) in enumerate(groups):
         frame = frame.sort(cols.sample)
         values, weights = _arrays(frame, columns)
         means = _estimates(values, weights, columns)
@@ -216,7 +221,8 @@ def intervals(
             row |= {str(key): estimate[j], f"{key}_lo": lo[j], f"{key}_hi": hi[j]}
         rows.append(row)
     names = [name for key in keys for name in (str(key), f"{key}_lo", f"{key}_hi")]
-    schema: dict[str, Any] = {b: per_sample.schema[b] for b in cols.by}
+    types = per_sample.schema if isinstance(per_sample, pl.DataFrame) else groups[0][1].schema
+    schema: dict[str, Any] = {b: types[b] for b in cols.by}
     schema |= dict.fromkeys(names, pl.Float64)
     return pl.DataFrame(rows, schema=schema, orient="row")
 
@@ -353,7 +359,7 @@ memory_limit, temp_dir, progress
         inputs=TopK(truth_table, n_labels, propensities),
     )  # fmt: skip
     by_types = {b: per_sample.schema[b] for b in by_columns}
-    groups = dict(_groups(per_sample, by_columns))
+    groups = dict(by_group(per_sample, by_columns))
     del per_sample  # the groups hold the rows: one copy of a table of millions of samples
     return paired(
         groups, by_types, cols, keys, baseline=baseline, test=test, correction=correction,

@@ -24,7 +24,7 @@ import polars as pl
 
 from polars_rankmetrics import charts
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.decisions import _groups, _means, intervals, paired
+from polars_rankmetrics.decisions import Groups, _means, by_group, intervals, paired
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Progress, get_engine
 from polars_rankmetrics.evaluate import evaluate
@@ -186,9 +186,12 @@ def _dense_report(
             temp_dir=temp_dir, progress=progress,
         )  # fmt: skip
         rows = undefined_as_nan(pl.concat(collected.pop("per_sample")), sample_keys)
+        by_types = {b: rows.schema[b] for b in inner.by}
+        groups = by_group(rows, list(inner.by))
+        del rows  # one copy of a table of millions of samples: the groups'
         group = list(inner.by) or [validation.GROUP]
-        summary = _summary(rows, inner, sample_keys, ci=ci, n_boot=n_boot, seed=seed,
-                           context=context)  # fmt: skip
+        summary = _summary(groups, by_types, inner, sample_keys, ci=ci, n_boot=n_boot,
+                           seed=seed, context=context)  # fmt: skip
         tables = {
             reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
             for reduction in driver.LABEL_TABLES
@@ -201,9 +204,8 @@ def _dense_report(
         )  # fmt: skip
         comparison = None
         if baseline is not None:
-            groups = dict(_groups(rows, list(inner.by)))
             comparison = paired(
-                groups, {b: rows.schema[b] for b in inner.by}, inner, sample_keys,
+                dict(groups), by_types, inner, sample_keys,
                 baseline=baseline, test="permutation", correction="holm", n_resamples=10_000,
                 n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
             )  # fmt: skip
@@ -226,16 +228,16 @@ def _dense_report(
 
 
 def _summary(
-    rows: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey], *, ci: float | None,
-    n_boot: int, seed: int | None, context: Any,
+    groups: Groups, by_types: dict[str, Any], cols: Columns, keys: Sequence[MetricKey], *,
+    ci: float | None, n_boot: int, seed: int | None, context: Any,
 ) -> pl.DataFrame:  # fmt: skip
     """Per ``by`` group, each key's weighted mean over samples (with ``ci``, its bootstrap
     interval beside it)."""
     if ci is not None:
-        return intervals(rows, cols, keys, level=ci, n_boot=n_boot, seed=seed,
+        return intervals(groups, cols, keys, level=ci, n_boot=n_boot, seed=seed,
                          method="percentile", context=context)  # fmt: skip
     out = []
-    for values_of_group, frame in _groups(rows, list(cols.by)):
+    for values_of_group, frame in groups:
         sums = np.concatenate([
             frame.select((pl.col(str(key)).fill_nan(None) * pl.col(weight_column(key))).sum()
                          .cast(pl.Float64)).to_numpy()[0]
@@ -248,7 +250,7 @@ def _summary(
         means = _means(sums, undefined, keys)
         row = dict(zip(cols.by, values_of_group, strict=True))
         out.append(row | {str(key): float(means[j]) for j, key in enumerate(keys)})
-    schema: dict[str, Any] = {b: rows.schema[b] for b in cols.by}
+    schema: dict[str, Any] = dict(by_types)
     schema |= dict.fromkeys(map(str, keys), pl.Float64)
     return pl.DataFrame(out, schema=schema, orient="row")
 

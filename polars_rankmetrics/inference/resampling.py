@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 
@@ -215,9 +216,6 @@ def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generat
     the exact enumeration in float64."""
     n, k = table.shape[0], table.shape[1] // 4
     first_sums, second_sums = table[:, : 2 * k].sum(axis=0), table[:, 2 * k :].sum(axis=0)
-    # h: the halved differences of the weighted values, then of the weights.
-    halves = table[:, : 2 * k] - table[:, 2 * k :]
-    halves *= 0.5
     observed = np.abs(_delta(first_sums, second_sums))
     threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
     means = (first_sums + second_sums) / 2
@@ -235,18 +233,29 @@ def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generat
         return np.ones(k)
     if 2**n <= resamples:
         patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-        p = hits(patterns @ halves) / 2**n
+        p = hits(patterns @ _halves(table, np.float64)) / 2**n
     else:
         total = np.zeros(k)
         block = max(1, _BITS_ELEMENTS // n)
-        narrow, column_sums = halves.astype(np.float32), halves.sum(axis=0)
-        del halves
+        narrow = _halves(table, np.float32)
+        column_sums = (first_sums - second_sums) / 2
         buffer = np.empty((min(block, resamples), n), dtype=np.float32)
         for start in range(0, resamples, block):
             bits = _bits(min(block, resamples - start), n, rng, buffer)
             total += hits(2.0 * (bits @ narrow).astype(np.float64) - column_sums)
         p = (total + 1) / (resamples + 1)
     return np.where(np.isnan(observed), np.nan, p)
+
+
+def _halves(table: np.ndarray, dtype: type[np.floating[Any]]) -> np.ndarray:
+    """h, samples x 2 keys of a :func:`stacked` table: the halved differences of the two
+    models' weighted values, then of their weights, in ``dtype``, a column at a time (no
+    float64 copy of the table's half for a float32 h)."""
+    half = table.shape[1] // 2
+    out = np.empty((table.shape[0], half), dtype=dtype)
+    for j in range(half):
+        out[:, j] = (table[:, j] - table[:, half + j]) * 0.5
+    return out
 
 
 def bootstrap_p_values(deltas: np.ndarray, observed: np.ndarray) -> np.ndarray:
