@@ -146,7 +146,7 @@ def html_report(
     >>> import polars_rankmetrics as rm
     >>> report = rm.html_report("data/example.parquet", by="model", baseline="baseline")
     >>> report.summary.select("model", "lrap").rows()
-    [('baseline', 0.7340856095144034), ('candidate', 0.7838963549716807)]
+    [('baseline', 0.4186737946010021), ('candidate', 0.6937397155857372)]
     >>> report.html.startswith("<!DOCTYPE html>")
     True
     """

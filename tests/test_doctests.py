@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-from polars_rankmetrics import decisions, frames, per_class, report, sklearn
+from polars_rankmetrics import decisions, frames, per_class, report, report_page, sklearn
 from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
@@ -29,6 +29,7 @@ evaluate = importlib.import_module("polars_rankmetrics.evaluate")
         per_class,
         ranks,
         report,
+        report_page,
         sklearn,
         spark_engine,
         topk,
