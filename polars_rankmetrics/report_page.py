@@ -185,10 +185,7 @@ def _dense_report(
             ["per_sample", *LABEL_TABLES], parameters=context, memory_limit=memory_limit,
             temp_dir=temp_dir, progress=progress,
         )  # fmt: skip
-        rows = undefined_as_nan(pl.concat(collected.pop("per_sample")), sample_keys)
-        by_types = {b: rows.schema[b] for b in inner.by}
-        groups = by_group(rows, list(inner.by))
-        del rows  # one copy of a table of millions of samples: the groups'
+        groups, by_types = _per_sample_groups(collected.pop("per_sample"), inner, sample_keys)
         group = list(inner.by) or [validation.GROUP]
         summary = _summary(groups, by_types, inner, sample_keys, ci=ci, n_boot=n_boot,
                            seed=seed, context=context)  # fmt: skip
@@ -225,6 +222,23 @@ def _dense_report(
         None if comparison is None else inner.restored(comparison),
         page.render(),
     )
+
+
+def _per_sample_groups(
+    pieces: list[pl.DataFrame], cols: Columns, keys: Sequence[MetricKey]
+) -> tuple[Groups, dict[str, Any]]:
+    """The per-sample rows of every bucket, split by model a bucket at a time and each model's
+    sorted by sample (as the comparison reads them): no copy of the whole table is held beside
+    another."""
+    by_types = {b: pieces[0].schema[b] for b in cols.by}
+    parts: dict[tuple[Any, ...], list[pl.DataFrame]] = {}
+    while pieces:
+        for key, part in by_group(undefined_as_nan(pieces.pop(0), keys), list(cols.by)):
+            parts.setdefault(key, []).append(part)
+    groups = []
+    for key in sorted(parts, key=lambda values: [(v is None, v) for v in values]):
+        groups.append((key, pl.concat(parts.pop(key)).sort(cols.sample)))
+    return groups, by_types
 
 
 def _summary(
