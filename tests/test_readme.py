@@ -221,7 +221,9 @@ def test_command_examples_run(block, tmp_path):
         ["bash", "-euo", "pipefail", "-c", block[1]], cwd=tmp_path, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert "baseline" in done.stdout and "candidate" in done.stdout
+    pages = re.findall(r"--html (\S+)", block[1])
+    shown = done.stdout + "".join((tmp_path / page).read_text(encoding="utf-8") for page in pages)
+    assert "baseline" in shown and "candidate" in shown
 
 
 def test_sql_alone_example_runs_in_the_duckdb_command_line(tmp_path):
