@@ -74,6 +74,28 @@ def _svg(figure: Any) -> str:
 Curve = tuple[str, np.ndarray, np.ndarray, str]  # (model, x, y, legend note)
 
 
+def _draw_curves(
+    ax: Any, lines: Sequence[Curve], references: Sequence[tuple[str, float]], *, kind: str,
+    models: list[str], size: float,
+) -> None:  # fmt: skip
+    """A line per model on ``ax`` (coloured by its place in ``models``), each model's
+    prevalence dashed (``references``, PR) or the chance diagonal (ROC), the axes labelled."""
+    for model, x, y, note in lines:
+        tx, ty = thinned(x, y)
+        ax.step(tx, ty, where="post" if kind == "roc" else "pre",
+                color=colour(models.index(model)), label=f"{model} ({note})")  # fmt: skip
+    if kind == "roc":
+        ax.plot([0, 1], [0, 1], linestyle=":", color="#777777", label="chance")
+    for model, prevalence in references:
+        ax.axhline(prevalence, linestyle="--", linewidth=0.8, color=colour(models.index(model)),
+                   label=f"{model} prevalence {prevalence:.3f}")  # fmt: skip
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("false positive rate" if kind == "roc" else "recall", fontsize=size)
+    ax.set_ylabel("true positive rate" if kind == "roc" else "precision", fontsize=size)
+    ax.legend(loc="lower right" if kind == "roc" else "upper right", fontsize=size - 2)
+
+
 def curves(
     lines: Sequence[Curve],
     *,
@@ -87,25 +109,8 @@ def curves(
     with _figure(4.2, 3.4) as (figure, axes):
         ax = axes[0][0]
         models = list(dict.fromkeys(line[0] for line in lines))
-        for model, x, y, note in lines:
-            tx, ty = thinned(x, y)
-            ax.step(tx, ty, where="post" if kind == "roc" else "pre",
-                    color=colour(models.index(model)), label=f"{model} ({note})")  # fmt: skip
-        if kind == "roc":
-            ax.plot([0, 1], [0, 1], linestyle=":", color="#777777", label="chance")
-            ax.set_xlabel("false positive rate")
-            ax.set_ylabel("true positive rate")
-        else:
-            for model, prevalence in references:
-                ax.axhline(prevalence, linestyle="--", linewidth=0.8,
-                           color=colour(models.index(model)) if model in models else "#777777",
-                           label=f"{model} prevalence {prevalence:.3f}")  # fmt: skip
-            ax.set_xlabel("recall")
-            ax.set_ylabel("precision")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.02)
+        _draw_curves(ax, lines, references, kind=kind, models=models, size=9)
         ax.set_title(title)
-        ax.legend(loc="lower right" if kind == "roc" else "upper right", fontsize=7)
         return _svg(figure)
 
 
@@ -125,21 +130,8 @@ def small_multiples(
                 ax.set_axis_off()
                 continue
             title, lines, references = panels[i]
-            for model, x, y, note in lines:
-                tx, ty = thinned(x, y)
-                ax.step(tx, ty, where="post" if kind == "roc" else "pre",
-                        color=colour(models.index(model)), label=f"{model} ({note})")  # fmt: skip
-            if kind == "roc":
-                ax.plot([0, 1], [0, 1], linestyle=":", color="#777777")
-            for model, prevalence in references:
-                ax.axhline(prevalence, linestyle="--", linewidth=0.8,
-                           color=colour(models.index(model)))  # fmt: skip
-            ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1.02)
+            _draw_curves(ax, lines, references, kind=kind, models=models, size=7)
             ax.set_title(title, fontsize=8)
-            ax.set_xlabel("false positive rate" if kind == "roc" else "recall", fontsize=7)
-            ax.set_ylabel("true positive rate" if kind == "roc" else "precision", fontsize=7)
-            ax.legend(fontsize=6, loc="lower right" if kind == "roc" else "upper right")
         return _svg(figure)
 
 
