@@ -15,6 +15,7 @@ from typing import Any, Unpack
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Progress, get_engine
 from polars_rankmetrics.engines.driver import TopK
@@ -23,7 +24,7 @@ from polars_rankmetrics.inference.corrections import CORRECTIONS, adjusted
 from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import COUNT_KEYS, Context, MetricKey, parse_keys
-from polars_rankmetrics.metrics.sums import weight_column
+from polars_rankmetrics.metrics.sums import undefined_as_nan, weight_column
 
 CI_METHODS = ("percentile", "bca")
 _DECIMALS = 12
@@ -158,6 +159,22 @@ def _estimates(values: np.ndarray, weights: np.ndarray, keys: Sequence[MetricKey
     return _means(sums, np.isnan(values).any(axis=0), keys)
 
 
+def frame_means(frame: pl.DataFrame, keys: Sequence[MetricKey]) -> np.ndarray:
+    """:func:`_means` of a per-sample table's rows (each key's value and weight, ``key/w``),
+    summed by Polars: no array copy of the table."""
+    sums, undefined = [], []
+    for key in keys:
+        value = pl.col(str(key)).cast(pl.Float64)
+        defined = value.is_not_null() & value.is_not_nan()
+        weight = pl.when(defined).then(pl.col(weight_column(key)).cast(pl.Float64)).otherwise(0.0)
+        sums += [(weight * value.fill_nan(0.0)).sum().alias(f"{key}/v"), weight.sum()]
+        undefined.append((~defined).any().alias(f"{key}/x"))
+    found = frame.select(*sums, *undefined).row(0)
+    k = len(keys)
+    weighted, weights = found[0 : 2 * k : 2], found[1 : 2 * k : 2]
+    return _means(np.array(weighted + weights), np.array(found[2 * k :]), keys)
+
+
 def by_group(
     per_sample: pl.DataFrame, by: Sequence[str]
 ) -> list[tuple[tuple[Any, ...], pl.DataFrame]]:
@@ -169,6 +186,21 @@ def by_group(
 
 
 Groups = list[tuple[tuple[Any, ...], pl.DataFrame]]
+
+
+def sample_groups(
+    pieces: list[pl.DataFrame], cols: Columns, keys: Sequence[MetricKey]
+) -> tuple[Groups, dict[str, Any]]:
+    """Each ``by`` group's per-sample rows (``pieces``: :func:`~.driver.collect`'s, a frame per
+    group sorted by sample, undefined values as NaN), groups in order: the table resampling
+    reads, held once."""
+    by_types = {b: pieces[0].schema[b] for b in cols.by}
+    groups = []
+    while pieces:
+        rows = undefined_as_nan(pieces.pop(0), keys)
+        groups.append((rows.select(cols.by).row(0) if cols.by else (), rows))
+    groups.sort(key=lambda group: [(v is None, v) for v in group[0]])
+    return groups, by_types
 
 
 def intervals(
@@ -353,18 +385,21 @@ memory_limit, temp_dir, progress
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
-    per_sample = driver.run(
-        get_engine(engine), data, cols, keys, per_sample=True, sample_weights=True,
-        parameters=context, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-        inputs=TopK(truth_table, n_labels, propensities),
-    )  # fmt: skip
-    by_types = {b: per_sample.schema[b] for b in by_columns}
-    groups = dict(by_group(per_sample, by_columns))
-    del per_sample  # the groups hold the rows: one copy of a table of millions of samples
-    return paired(
-        groups, by_types, cols, keys, baseline=baseline, test=test, correction=correction,
-        n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed, on_missing=on_missing,
-    )  # fmt: skip
+    validation.check_result_names(cols, [str(k) for k in keys])
+    with driver.inside_names(cols) as inner:
+        collected, _ = driver.collect(
+            get_engine(engine), data, inner, keys, ["per_sample"], parameters=context,
+            inputs=TopK(truth_table, n_labels, propensities), memory_limit=memory_limit,
+            temp_dir=temp_dir, progress=progress,
+        )  # fmt: skip
+        # Each model's rows as the driver hands them over: one copy of millions of samples.
+        groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
+        result = paired(
+            dict(groups), by_types, inner, keys, baseline=baseline, test=test,
+            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+            on_missing=on_missing,
+        )  # fmt: skip
+    return inner.restored(result)
 
 
 def _baseline_key(baseline: Any, by: Sequence[str]) -> tuple[Any, ...]:

@@ -24,7 +24,7 @@ import polars as pl
 
 from polars_rankmetrics import charts
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.decisions import Groups, _arrays, _estimates, by_group, intervals, paired
+from polars_rankmetrics.decisions import Groups, frame_means, intervals, paired, sample_groups
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Progress, get_engine
 from polars_rankmetrics.evaluate import evaluate
@@ -38,7 +38,6 @@ from polars_rankmetrics.metrics.label_averages import (
 )
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
-from polars_rankmetrics.metrics.sums import undefined_as_nan
 from polars_rankmetrics.report import LABEL_TABLES, label_table
 
 # The summary of a dense table: keys averaged over samples (intervals and tests apply), then
@@ -185,7 +184,7 @@ def _dense_report(
             ["per_sample", *LABEL_TABLES], parameters=context, memory_limit=memory_limit,
             temp_dir=temp_dir, progress=progress,
         )  # fmt: skip
-        groups, by_types = _per_sample_groups(collected.pop("per_sample"), inner, sample_keys)
+        groups, by_types = sample_groups(collected.pop("per_sample"), inner, sample_keys)
         group = list(inner.by) or [validation.GROUP]
         summary = _summary(groups, by_types, inner, sample_keys, ci=ci, n_boot=n_boot,
                            seed=seed, context=context)  # fmt: skip
@@ -224,23 +223,6 @@ def _dense_report(
     )
 
 
-def _per_sample_groups(
-    pieces: list[pl.DataFrame], cols: Columns, keys: Sequence[MetricKey]
-) -> tuple[Groups, dict[str, Any]]:
-    """The per-sample rows of every bucket, split by model a bucket at a time and each model's
-    sorted by sample (as the comparison reads them): no copy of the whole table is held beside
-    another."""
-    by_types = {b: pieces[0].schema[b] for b in cols.by}
-    parts: dict[tuple[Any, ...], list[pl.DataFrame]] = {}
-    while pieces:
-        for key, part in by_group(undefined_as_nan(pieces.pop(0), keys), list(cols.by)):
-            parts.setdefault(key, []).append(part)
-    groups = []
-    for key in sorted(parts, key=lambda values: [(v is None, v) for v in values]):
-        groups.append((key, pl.concat(parts.pop(key)).sort(cols.sample)))
-    return groups, by_types
-
-
 def _summary(
     groups: Groups, by_types: dict[str, Any], cols: Columns, keys: Sequence[MetricKey], *,
     ci: float | None, n_boot: int, seed: int | None, context: Any,
@@ -252,7 +234,7 @@ def _summary(
                          method="percentile", context=context)  # fmt: skip
     out = []
     for values_of_group, frame in groups:
-        means = _estimates(*_arrays(frame, keys), keys)
+        means = frame_means(frame, keys)
         row = dict(zip(cols.by, values_of_group, strict=True))
         out.append(row | {str(key): float(means[j]) for j, key in enumerate(keys)})
     schema: dict[str, Any] = dict(by_types)

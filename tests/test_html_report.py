@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 from browser import Browser, chromium
+from conftest import ENGINES
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as rm
@@ -56,6 +57,8 @@ def test_the_page_stands_alone_and_is_small(example_report, tmp_path):
     assert path.read_text(encoding="utf-8") == page
 
 
+# Against the Polars engine's one piece: its buckets, and DuckDB's (which also splits).
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e.bucket_rows], ids=str)
 def test_the_report_does_not_depend_on_buckets_or_engine(engine):
     table = pl.read_parquet(EXAMPLE)
     table = table.filter(pl.col("sample").is_in(table["sample"].unique().sort().head(30).implode()))

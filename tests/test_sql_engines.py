@@ -19,7 +19,7 @@ from servers import java_missing, postgres_server
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import report
+from polars_rankmetrics import cli, report
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import Settings, get_engine
 from polars_rankmetrics.engines.sql import results as sql_results
@@ -358,7 +358,7 @@ def test_the_documented_postgres_example_runs(postgres_dsn, tmp_path):
         assert f"{lrap:.12f}"[:12] in row and f"{ndcg:.12f}"[:12] in row, row
 
 
-def test_the_cli_runs_spark_on_parquet(spark_ready, tmp_path):
+def test_the_cli_runs_spark_on_parquet(spark_ready, tmp_path, capsys):
     path = tmp_path / "cases.parquet"
     table = random_cases(3)
     table.write_parquet(path)
@@ -370,15 +370,12 @@ def test_the_cli_runs_spark_on_parquet(spark_ready, tmp_path):
     assert done.returncode == 0, done.stderr
     expected = rm.evaluate(table, ["lrap", "ndcg@3"], by="model", weight="weight")
     assert_frame_equal(pl.read_csv(done.stdout.encode()), expected, check_exact=False, rel_tol=1e-9)
-    refused = subprocess.run(
-        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(path), "--engine", "spark",
-         "--by", "model", "--memory-limit", "1GB"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert refused.returncode == 1
-    assert refused.stderr.strip() == (
+    # The refusal in this process (its Spark session already running).
+    argv = ["evaluate", str(path), "--engine", "spark", "--by", "model", "--memory-limit", "1GB"]
+    assert cli.main(argv) == 1
+    assert capsys.readouterr().err == (
         "rankmetrics: error: memory_limit does not apply to the spark engine, which manages its "
-        "own memory"
+        "own memory\n"
     )
 
 

@@ -359,8 +359,9 @@ def collect(
 ) -> tuple[dict[str, list[pl.DataFrame]], Context]:
     """Steps 1-4 over ``data``: every check, then per bucket each of ``tables`` (``sums``,
     ``per_sample``, ``labels``: label counts, ``curves``: score counts, ``precisions``: label
-    precisions); the tables of every bucket, and the context the metrics were computed with
-    (``parameters`` with the columns of ``cols`` and whether the truth is binary).
+    precisions); the tables of every bucket (``per_sample``: a frame per ``by`` group, sorted
+    by sample), and the context the metrics were computed with (``parameters`` with the
+    columns of ``cols`` and whether the truth is binary).
 
     In order: classify each input once (:class:`Source`, handed on as that object),
     :func:`prepare` it (a top-k table joined lazily), check the budget, open the whole table,
@@ -474,6 +475,7 @@ def _evaluate_pieces(
     collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
     summaries, binary = [], []
     pieces = split.pieces
+    per_sample = _PerSample(cols, settings.spill_dir if pieces is not None else None)
     for i in range(split.n):
         if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
                                    and not pieces[i]):  # fmt: skip
@@ -507,12 +509,62 @@ def _evaluate_pieces(
             summary, frames = session.piece(tables, keys, context, check)
             summaries.append(summary)
             for table, frame in frames.items():
+                if table == "per_sample":
+                    per_sample.hold(frame)
+                    continue
                 if table in ADDITIVE_TABLES and collected[table]:
                     keys_of = [*(cols.by or [validation.GROUP]), *ADDITIVE_TABLES[table]]
                     frame = combine([collected[table].pop(), frame], keys_of).select(frame.columns)
                 collected[table].append(frame)
     validation.check_weight_totals(pl.concat(summaries), cols)
+    if "per_sample" in collected:
+        collected["per_sample"] = per_sample.groups()
     return collected, replace(parameters, binary_truth=all(binary))
+
+
+class _PerSample:
+    """The per-sample rows of a run, held a ``by`` group at a time: each bucket's rows of each
+    group as they come, in a Parquet file under ``spill_dir`` for a run in buckets (the rows of
+    the buckets done are not held while the next is evaluated: at 2M samples they would take a
+    third of a 1GB budget) or else in memory; at the end each group's rows in one frame, sorted
+    by sample (the canonical order resampling reads)."""
+
+    def __init__(self, cols: Columns, spill_dir: Path | None) -> None:
+        self.cols, self.spill_dir = cols, spill_dir
+        self.parts: dict[tuple[Any, ...], list[pl.DataFrame | Path]] = {}
+        self.files = 0
+        self.empty: pl.DataFrame | None = None  # the columns, for a run without any sample
+
+    def hold(self, frame: pl.DataFrame) -> None:
+        by = list(self.cols.by)
+        self.empty = frame.clear()
+        for part in frame.partition_by(by, maintain_order=True) if by else [frame]:
+            if not part.height:
+                continue
+            held = self.parts.setdefault(part.select(by).row(0) if by else (), [])
+            if self.spill_dir is None:
+                held.append(part)
+                continue
+            self.files += 1
+            path = self.spill_dir / f"per_sample-{self.files}.parquet"
+            part.write_parquet(path)
+            held.append(path)
+
+    def groups(self) -> list[pl.DataFrame]:
+        """Each group's rows, sorted by sample."""
+        out = []
+        while self.parts:
+            held = self.parts.pop(next(iter(self.parts)))
+            files = [p for p in held if isinstance(p, Path)]
+            frames = [p for p in held if isinstance(p, pl.DataFrame)]
+            if files:  # read and sorted in one streaming plan: the file's rows are not held
+                rows = pl.scan_parquet(files).sort(self.cols.sample).collect(engine="streaming")
+            else:
+                rows = pl.concat(frames).sort(self.cols.sample)
+            out.append(rows)
+            for path in files:
+                path.unlink()
+        return out or ([] if self.empty is None else [self.empty])
 
 
 @contextmanager

@@ -92,6 +92,9 @@ def connect(
     }  # fmt: skip
     if memory_limit is not None:
         config["memory_limit"] = engine_limit(memory_limit)
+        # Under a budget, jemalloc's background threads hand memory freed by an idle DuckDB
+        # back to the system (Arrow buffers of results that the caller frees later).
+        config["allocator_background_threads"] = True
         if temp_directory is not None:
             config["temp_directory"] = str(temp_directory / "duckdb")
     try:
