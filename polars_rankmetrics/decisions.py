@@ -175,16 +175,6 @@ def frame_means(frame: pl.DataFrame, keys: Sequence[MetricKey]) -> np.ndarray:
     return _means(np.array(weighted + weights), np.array(found[2 * k :]), keys)
 
 
-def by_group(
-    per_sample: pl.DataFrame, by: Sequence[str]
-) -> list[tuple[tuple[Any, ...], pl.DataFrame]]:
-    """The per-sample rows of each ``by`` group, groups in sorted order."""
-    if not by:
-        return [((), per_sample)]
-    parts = per_sample.partition_by(list(by), as_dict=True, maintain_order=True)
-    return sorted(parts.items(), key=lambda item: [(v is None, v) for v in item[0]])
-
-
 Groups = list[tuple[tuple[Any, ...], pl.DataFrame]]
 
 
@@ -204,7 +194,8 @@ def sample_groups(
 
 
 def intervals(
-    per_sample: pl.DataFrame | Groups,
+    groups: Groups,
+    by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
     *,
@@ -215,16 +206,14 @@ def intervals(
     context: Context,
 ) -> pl.DataFrame:
     """Per ``by`` group: each key's estimate and its bootstrap interval (``key_lo``,
-    ``key_hi``), from a per-sample table of :func:`per_sample_keys` with their weights
-    (``key/w``), or from its rows already split by :func:`by_group`. A _micro average is its
-    ratio applied to the resampled means of the counts."""
-    groups = by_group(per_sample, cols.by) if isinstance(per_sample, pl.DataFrame) else per_sample
+    ``key_hi``), from each group's rows (:func:`sample_groups`: the per-sample values of
+    :func:`per_sample_keys` with their weights, ``key/w``, sorted by sample). A _micro average
+    is its ratio applied to the resampled means of the counts."""
     columns = per_sample_keys(keys)
     at = {str(k): j for j, k in enumerate(columns)}
     rows = []
     base_seed = resampling.entropy(seed)
     for g, (values_of_group, frame) in enumerate(groups):
-        frame = frame.sort(cols.sample)
         values, weights = _arrays(frame, columns)
         means = _estimates(values, weights, columns)
         draws = resampling.bootstrap_means(
@@ -253,8 +242,7 @@ def intervals(
             row |= {str(key): estimate[j], f"{key}_lo": lo[j], f"{key}_hi": hi[j]}
         rows.append(row)
     names = [name for key in keys for name in (str(key), f"{key}_lo", f"{key}_hi")]
-    types = per_sample.schema if isinstance(per_sample, pl.DataFrame) else groups[0][1].schema
-    schema: dict[str, Any] = {b: types[b] for b in cols.by}
+    schema: dict[str, Any] = dict(by_types)
     schema |= dict.fromkeys(names, pl.Float64)
     return pl.DataFrame(rows, schema=schema, orient="row")
 

@@ -8,10 +8,12 @@ from typing import Any, Unpack
 
 import polars as pl
 
+from polars_rankmetrics.checks import validation
 from polars_rankmetrics.decisions import (
     check_intervals,
     intervals,
     per_sample_keys,
+    sample_groups,
     supported_keys,
 )
 from polars_rankmetrics.engines import driver
@@ -174,11 +176,14 @@ def evaluate(
     if per_sample:
         raise ValueError("ci= gives intervals of the means: not with per_sample=True")
     supported_keys(keys, micro=True)
-    rows = driver.run(
-        get_engine(engine), data, cols, per_sample_keys(keys), inputs=inputs, per_sample=True,
-        sample_weights=True, parameters=context, memory_limit=memory_limit, temp_dir=temp_dir,
-        progress=progress,
-    )  # fmt: skip
-    return intervals(
-        rows, cols, keys, level=ci, n_boot=n_boot, seed=seed, method=ci_method, context=context
-    )
+    columns_read = per_sample_keys(keys)
+    validation.check_result_names(cols, [str(k) for k in keys])
+    with driver.inside_names(cols) as inner:
+        collected, _ = driver.collect(
+            get_engine(engine), data, inner, columns_read, ["per_sample"], parameters=context,
+            inputs=inputs, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
+        )  # fmt: skip
+        groups, by_types = sample_groups(collected.pop("per_sample"), inner, columns_read)
+        result = intervals(groups, by_types, inner, keys, level=ci, n_boot=n_boot, seed=seed,
+                           method=ci_method, context=context)  # fmt: skip
+    return inner.restored(result)

@@ -230,7 +230,7 @@ def _summary(
     """Per ``by`` group, each key's weighted mean over samples (with ``ci``, its bootstrap
     interval beside it)."""
     if ci is not None:
-        return intervals(groups, cols, keys, level=ci, n_boot=n_boot, seed=seed,
+        return intervals(groups, by_types, cols, keys, level=ci, n_boot=n_boot, seed=seed,
                          method="percentile", context=context)  # fmt: skip
     out = []
     for values_of_group, frame in groups:

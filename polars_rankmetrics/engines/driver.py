@@ -303,8 +303,9 @@ def run(
     if per_sample:
         rows = undefined_as_nan(pl.concat(collected["per_sample"]), keys)
         weights = [weight_column(k) for k in keys] if sample_weights else []
+        # The groups come sorted by sample, in sorted order: the rows are sorted as they are.
         rows = rows.select(*cols.sample_keys, *(str(k) for k in keys), *weights)
-        return cols.restored(rows.sort(cols.sample_keys))
+        return cols.restored(rows)
     group = list(cols.by) or [validation.GROUP]
     results = []
     if by_reduction["samples"]:
@@ -551,7 +552,8 @@ class _PerSample:
             held.append(path)
 
     def groups(self) -> list[pl.DataFrame]:
-        """Each group's rows, sorted by sample."""
+        """Each group's rows, sorted by sample, groups in the order Polars sorts their ``by``
+        values: together, the rows sorted by ``by`` and sample."""
         out = []
         while self.parts:
             held = self.parts.pop(next(iter(self.parts)))
@@ -564,6 +566,9 @@ class _PerSample:
             out.append(rows)
             for path in files:
                 path.unlink()
+        if len(out) > 1:
+            firsts = pl.concat([rows.select(self.cols.by).head(1) for rows in out])
+            out = [out[i] for i in firsts.with_row_index().sort(self.cols.by)["index"]]
         return out or ([] if self.empty is None else [self.empty])
 
 
