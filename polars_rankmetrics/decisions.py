@@ -122,23 +122,19 @@ def _values(frame: pl.DataFrame, key: MetricKey) -> np.ndarray:
 
 def _stacked(
     mine: pl.DataFrame, base: pl.DataFrame, keys: Sequence[MetricKey]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The :func:`~polars_rankmetrics.inference.resampling.stacked` table of two models' rows
-    (the same samples in the same order), filled a column at a time (no other copy of either
+) -> tuple[resampling.Paired, np.ndarray]:
+    """The :class:`~polars_rankmetrics.inference.resampling.Paired` table of two models' rows
+    (the same samples in the same order), read a column at a time (no other copy of either
     table), and per model and key whether a value is undefined."""
-    k = len(keys)
-    table = np.empty((mine.height, 4 * k))
-    undefined = np.zeros((2, k), dtype=bool)
-    for i, frame in enumerate((mine, base)):
-        for j, key in enumerate(keys):
-            values = _values(frame, key)
-            missing = np.isnan(values)
-            undefined[i, j] = missing.any()
-            weights = table[:, 2 * k * i + k + j]
-            weights[:] = frame[weight_column(key)].cast(pl.Float64).fill_null(0.0).to_numpy()
-            weights[missing] = 0.0
-            np.multiply(weights, np.where(missing, 0.0, values), out=table[:, 2 * k * i + j])
-    return table, undefined
+    frames = (mine, base)
+
+    def column(model: int, key: int) -> tuple[np.ndarray, np.ndarray]:
+        frame = frames[model]
+        weights = frame[weight_column(keys[key])].cast(pl.Float64).fill_null(0.0).to_numpy()
+        return _values(frame, keys[key]), weights
+
+    undefined = np.array([[np.isnan(_values(f, key)).any() for key in keys] for f in frames])
+    return resampling.paired_table(mine.height, len(keys), column), undefined
 
 
 def _means(sums: np.ndarray, undefined: np.ndarray, keys: Sequence[MetricKey]) -> np.ndarray:
@@ -459,9 +455,9 @@ def paired(
         names = (_describe(model_key, by), _describe(base_key, by))
         mine, base = _aligned(model, groups[base_key], cols, names, on_missing == "drop")
         table, undefined = _stacked(mine, base, keys)
-        sums, k = table.sum(axis=0), len(keys)
-        values = _means(sums[: 2 * k], undefined[0], keys)
-        base_values = _means(sums[2 * k :], undefined[1], keys)
+        sums = table.table.sum(axis=0)
+        values = _means(table.model_sums(sums, 0), undefined[0], keys)
+        base_values = _means(table.model_sums(sums, 1), undefined[1], keys)
         deltas = values - base_values
         replicates = resampling.bootstrap_deltas(
             table, n_boot, resampling.generator(base_seed, m, 0)

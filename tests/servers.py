@@ -88,6 +88,17 @@ def java_missing() -> str | None:
     return None
 
 
+def spark_session():
+    """The library's local Spark session, without adaptive query execution: on the tests'
+    tables of a few rows, re-planning each query's stages costs more than it saves. It changes
+    the plans, never a value."""
+    from polars_rankmetrics.engines.spark import local_session
+
+    session = local_session()
+    session.conf.set("spark.sql.adaptive.enabled", "false")
+    return session
+
+
 class _RangeHandler(http.server.SimpleHTTPRequestHandler):
     """Static files with HTTP range requests (what object stores answer and Parquet readers
     send), which the standard library's handler ignores."""

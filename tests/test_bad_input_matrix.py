@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from servers import java_missing
+from servers import java_missing, spark_session
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import cli
@@ -233,9 +233,7 @@ def spark():
     reason = java_missing()
     if reason:
         pytest.skip(f"Spark: {reason}")
-    from polars_rankmetrics.engines.spark import local_session
-
-    return local_session()
+    return spark_session()
 
 
 # Spark: every family on a Parquet file; on a Spark DataFrame, the ranking family (the checks

@@ -97,6 +97,40 @@ def test_the_weighted_permutation_statistic_reduces_to_the_mean_difference():
     assert got == pytest.approx(expected)
 
 
+def test_the_permutation_test_swaps_weights_that_differ_between_the_models():
+    """Three keys: one whose value is undefined (NaN, weight 0) for some samples of one model
+    only, one with weights of its own per model, one with the same weights for both. Each sign
+    pattern swaps a sample's value and weight between the models; the p-value is the share of
+    patterns whose delta reaches the observed one, by brute force, exactly (2^n patterns) and
+    by random patterns (float32 products)."""
+    rng = np.random.default_rng(5)
+    n = 10
+    v1, v0 = rng.random((n, 3)), rng.random((n, 3))
+    w1, w0 = np.ones((n, 3)), np.ones((n, 3))
+    v1[[1, 4], 0] = np.nan  # undefined for the first model only
+    w1[:, 1], w0[:, 1] = rng.integers(1, 4, n), rng.integers(1, 4, n)
+    table = resampling.stacked((v1, w1), (v0, w0))
+    # 2 x 3 weighted values; the weight column of ones is held once for the three keys reading it
+    assert table.table.shape[1] == 6 + 4
+
+    def delta(a, wa, b, wb):
+        wa, wb = np.where(np.isnan(a), 0, wa), np.where(np.isnan(b), 0, wb)
+        return (np.nansum(wa * a, 0) / wa.sum(0)) - (np.nansum(wb * b, 0) / wb.sum(0))
+
+    observed = np.abs(delta(v1, w1, v0, w0))
+    reach = np.zeros(3)
+    for flips in itertools.product((False, True), repeat=n):
+        swap = np.array(flips)[:, None]
+        a, b = np.where(swap, v0, v1), np.where(swap, v1, v0)
+        wa, wb = np.where(swap, w0, w1), np.where(swap, w1, w0)
+        reach += np.abs(delta(a, wa, b, wb)) >= observed - 1e-12
+    expected = reach / 2**n
+    exact = resampling.sign_flip_p_values(table, 2**n, resampling.generator(0))
+    np.testing.assert_allclose(exact, expected, rtol=1e-12)
+    sampled = resampling.sign_flip_p_values(table, 2**n + 1, resampling.generator(1))
+    np.testing.assert_allclose(sampled, expected, atol=4 * np.sqrt(0.25 / 2**n) + 2e-3)
+
+
 def test_corrections_against_hand_computed_values():
     p = np.array([0.01, 0.04, 0.03, 0.005, np.nan])
     # Bonferroni: m = 4 valid p-values.

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from servers import java_missing, postgres_server
+from servers import java_missing, postgres_server, spark_session
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
@@ -81,9 +81,7 @@ def spark_ready():
     reason = java_missing()
     if reason:
         pytest.skip(f"Spark: {reason}")
-    from polars_rankmetrics.engines.spark import local_session
-
-    return local_session()
+    return spark_session()
 
 
 ENGINE_NAMES = ["duckdb", "spark", "postgres", "datafusion", "sqlite"]

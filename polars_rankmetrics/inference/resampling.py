@@ -15,7 +15,8 @@ numbers for any row order, engine or bucket split.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -64,7 +65,10 @@ def bootstrap_counts(n: int, replicates: int, rng: np.random.Generator) -> Itera
 def weighted_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per column of ``values`` (samples x keys): the sum of the weighted defined values, then
     the sum of their weights (an undefined value, NaN, weighs 0); 2 x keys in one row."""
-    return np.asarray(_weighted((values, weights)).sum(axis=0))
+    missing = np.isnan(values)
+    defined = np.where(missing, 0.0, weights)
+    return np.concatenate([(defined * np.where(missing, 0.0, values)).sum(axis=0),
+                           defined.sum(axis=0)])  # fmt: skip
 
 
 def bootstrap_means(
@@ -140,55 +144,87 @@ def jackknife_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 Pair = tuple[np.ndarray, np.ndarray]  # (values, weights), samples x keys, NaN values weigh 0
 
 
-def _weighted_into(pair: Pair, out: np.ndarray) -> None:
-    """Write ``pair``'s weighted values and then its weights (0 where a value is undefined)
-    side by side into ``out`` (samples x 2 keys), without another copy of the pair."""
-    values, weights = pair
-    k = values.shape[1]
-    missing = np.isnan(values)
-    np.copyto(out[:, k:], weights)
-    out[:, k:][missing] = 0.0
-    np.multiply(out[:, k:], values, out=out[:, :k])
-    out[:, :k][missing] = 0.0
+@dataclass(frozen=True)
+class Paired:
+    """The table the paired functions read, a row per shared sample: the first model's
+    weighted values (``k`` columns, one per key), the second's, then the distinct weight
+    columns. ``columns[i, j]`` is the weight column of model ``i``'s key ``j`` (an undefined value
+    weighs 0): keys and models whose weights are equal share one, as they usually all do (the
+    same sample weights, every value defined), so that the products read ``2k + 1`` columns
+    rather than ``4k``."""
 
+    table: np.ndarray
+    columns: np.ndarray
 
-def _weighted(pair: Pair) -> np.ndarray:
-    """Samples x 2 keys: :func:`_weighted_into` in a new array."""
-    out = np.empty((pair[0].shape[0], 2 * pair[0].shape[1]))
-    _weighted_into(pair, out)
-    return out
+    @property
+    def k(self) -> int:
+        return int(self.columns.shape[1])
 
-
-def _delta(first_sums: np.ndarray, second_sums: np.ndarray) -> np.ndarray:
-    """Per key, from each pair's sums of weighted values and of weights (2 keys): the
-    difference of the two weighted means."""
-    k = first_sums.shape[-1] // 2
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(
-            first_sums[..., :k] / first_sums[..., k:] - second_sums[..., :k] / second_sums[..., k:]
+    def model_sums(self, sums: np.ndarray, model: int) -> np.ndarray:
+        """From sums over the table's columns (in the last axis), one model's sums of weighted
+        values and then of weights, 2 keys."""
+        k = self.k
+        return np.concatenate(
+            [sums[..., model * k : (model + 1) * k], sums[..., 2 * k + self.columns[model]]],
+            axis=-1,
         )
 
-
-def stacked(first: Pair, second: Pair) -> np.ndarray:
-    """The paired table the paired functions read, samples x 4 keys: the first model's weighted
-    values and weights, then the second's (an undefined value weighs 0)."""
-    k = first[0].shape[1]
-    out = np.empty((first[0].shape[0], 4 * k))
-    _weighted_into(first, out[:, : 2 * k])
-    _weighted_into(second, out[:, 2 * k :])
-    return out
+    def delta(self, sums: np.ndarray) -> np.ndarray:
+        """Per key, from sums over the table's columns: the first model's weighted mean minus
+        the second's."""
+        first, second = self.model_sums(sums, 0), self.model_sums(sums, 1)
+        k = self.k
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(first[..., :k] / first[..., k:] - second[..., :k] / second[..., k:])
 
 
-def bootstrap_deltas(table: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
-    """The paired bootstrap over a :func:`stacked` table, replicates x keys: per replicate, the
-    difference of the two weighted means over one resample of the shared samples (the same
-    resample for every key)."""
-    k = table.shape[1] // 4
+def paired_table(
+    n: int, k: int, column: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+) -> Paired:
+    """The :class:`Paired` table of ``n`` samples and ``k`` keys, where ``column(model, key)``
+    gives one model's per-sample values of one key (NaN where undefined) and their weights. The
+    distinct weight columns are found first (each compared with those found), then the table is
+    filled a column at a time: no other copy of it is held."""
+    weights: list[np.ndarray] = []
+    columns = np.empty((2, k), dtype=np.intp)
+    for model in range(2):
+        for key in range(k):
+            values, weight = column(model, key)
+            weight = np.where(np.isnan(values), 0.0, weight)
+            found = [c for c, seen in enumerate(weights) if np.array_equal(seen, weight)]
+            if not found:
+                weights.append(weight)
+            columns[model, key] = found[0] if found else len(weights) - 1
+    table = np.empty((n, 2 * k + len(weights)))
+    for model in range(2):
+        for key in range(k):
+            values = column(model, key)[0]
+            weight = weights[columns[model, key]]
+            np.multiply(
+                weight, np.where(np.isnan(values), 0.0, values), out=table[:, model * k + key]
+            )
+    for c, weight in enumerate(weights):
+        table[:, 2 * k + c] = weight
+    return Paired(table, columns)
+
+
+def stacked(first: Pair, second: Pair) -> Paired:
+    """The :class:`Paired` table of two models' values and weights (samples x keys each)."""
+    pairs = (first, second)
+    return paired_table(
+        first[0].shape[0], first[0].shape[1],
+        lambda model, key: (pairs[model][0][:, key], pairs[model][1][:, key]),
+    )  # fmt: skip
+
+
+def bootstrap_deltas(paired: Paired, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """The paired bootstrap, replicates x keys: per replicate, the difference of the two
+    weighted means over one resample of the shared samples (the same resample for every
+    key)."""
     out = []
-    for counts in bootstrap_counts(table.shape[0], replicates, rng):
-        sums = counts @ table
-        out.append(_delta(sums[:, : 2 * k], sums[:, 2 * k :]))
-    return np.concatenate(out) if out else np.empty((0, k))
+    for counts in bootstrap_counts(paired.table.shape[0], replicates, rng):
+        out.append(paired.delta(counts @ paired.table))
+    return np.concatenate(out) if out else np.empty((0, paired.k))
 
 
 def _bits(rows: int, n: int, rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
@@ -201,8 +237,8 @@ def _bits(rows: int, n: int, rng: np.random.Generator, out: np.ndarray) -> np.nd
     return bits
 
 
-def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Per key of a :func:`stacked` table, Fisher's paired randomization test, two-sided: under
+def sign_flip_p_values(paired: Paired, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Per key of a :class:`Paired` table, Fisher's paired randomization test, two-sided: under
     the null the two models' values of a sample are exchangeable, so each sample's pair is kept
     or swapped with probability 1/2 (the same patterns for every key). Where 2^n patterns are
     no more than ``resamples`` every one is enumerated (the exact test: hits / 2^n, the
@@ -212,19 +248,28 @@ def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generat
     float noise does not split ties).
 
     Every sum is linear in the signs s = 2b - 1: a block of patterns is a matrix product of its
-    bits b with the halved differences h, ``s h = 2 b h - sum(h)``. The random patterns' product
-    runs in float32 (accumulated over the samples in float32, a relative error of about 1e-6 in
-    a sum, which moves a hit only for a pattern that lands that close to the observed delta);
-    the exact enumeration in float64."""
-    n, k = table.shape[0], table.shape[1] // 4
-    first_sums, second_sums = table[:, : 2 * k].sum(axis=0), table[:, 2 * k :].sum(axis=0)
-    observed = np.abs(_delta(first_sums, second_sums))
+    bits b with the halved differences h of the two models' weighted values, and of their
+    weights where these differ (a key whose two models share a weight column has none),
+    ``s h = 2 b h - sum(h)``. The random patterns' product runs in float32 (accumulated over the
+    samples in float32, a relative error of about 1e-6 in a sum, which moves a hit only for a
+    pattern that lands that close to the observed delta); the exact enumeration in float64."""
+    n, k = paired.table.shape[0], paired.k
+    sums = paired.table.sum(axis=0)
+    first_sums, second_sums = paired.model_sums(sums, 0), paired.model_sums(sums, 1)
+    observed = np.abs(paired.delta(sums))
     threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
     means = (first_sums + second_sums) / 2
     mean_ab, mean_w = means[:k], means[k:]
+    # The weight columns whose halved difference is not 0, and where each key reads its own.
+    differing = sorted({(int(a), int(b)) for a, b in paired.columns.T if a != b})
+    reads = [differing.index((int(a), int(b))) if a != b else -1 for a, b in paired.columns.T]
 
     def hits(flips: np.ndarray) -> np.ndarray:
-        flip_ab, flip_w = flips[:, :k], flips[:, k:]
+        flip_ab = flips[:, :k]
+        flip_w = np.zeros_like(flip_ab)
+        for j, at in enumerate(reads):
+            if at >= 0:
+                flip_w[:, j] = flips[:, k + at]
         with np.errstate(invalid="ignore", divide="ignore"):
             deltas = (mean_ab + flip_ab) / (mean_w + flip_w) - (mean_ab - flip_ab) / (
                 mean_w - flip_w
@@ -235,12 +280,12 @@ def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generat
         return np.ones(k)
     if 2**n <= resamples:
         patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-        p = hits(patterns @ _halves(table, np.float64)) / 2**n
+        p = hits(patterns @ _halves(paired, differing, np.float64)) / 2**n
     else:
         total = np.zeros(k)
         block = max(1, _BITS_ELEMENTS // n)
-        narrow = _halves(table, np.float32)
-        column_sums = (first_sums - second_sums) / 2
+        narrow = _halves(paired, differing, np.float32)
+        column_sums = np.array([(sums[a] - sums[b]) / 2 for a, b in _pairs(paired, differing)])
         buffer = np.empty((min(block, resamples), n), dtype=np.float32)
         for start in range(0, resamples, block):
             bits = _bits(min(block, resamples - start), n, rng, buffer)
@@ -249,15 +294,25 @@ def sign_flip_p_values(table: np.ndarray, resamples: int, rng: np.random.Generat
     return np.where(np.isnan(observed), np.nan, p)
 
 
-def _halves(table: np.ndarray, dtype: type[np.floating[Any]]) -> np.ndarray:
-    """h, samples x 2 keys of a :func:`stacked` table: the halved differences of the two
-    models' weighted values, then of their weights, in ``dtype``, a column at a time (no
-    float64 copy of the table's half for a float32 h)."""
-    half = table.shape[1] // 2
-    out = np.empty((table.shape[0], half), dtype=dtype)
-    for j in range(half):
-        out[:, j] = (table[:, j] - table[:, half + j]) * 0.5
+def _halves(
+    paired: Paired, differing: list[tuple[int, int]], dtype: type[np.floating[Any]]
+) -> np.ndarray:
+    """h, samples x (keys + differing weight columns): the halved differences of the two
+    models' weighted values, then of their ``differing`` weight columns, in ``dtype``, a column
+    at a time (no float64 copy for a float32 h)."""
+    pairs = _pairs(paired, differing)
+    out = np.empty((paired.table.shape[0], len(pairs)), dtype=dtype)
+    for c, (a, b) in enumerate(pairs):
+        table = paired.table
+        out[:, c] = (table[:, a] - table[:, b]) * 0.5
     return out
+
+
+def _pairs(paired: Paired, differing: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The columns of the table whose halved differences h holds: each key's two weighted
+    values, then each ``differing`` pair of weight columns."""
+    k = paired.k
+    return [(j, k + j) for j in range(k)] + [(2 * k + a, 2 * k + b) for a, b in differing]
 
 
 def bootstrap_p_values(deltas: np.ndarray, observed: np.ndarray) -> np.ndarray:
