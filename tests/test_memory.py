@@ -41,8 +41,8 @@ def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypat
     used = []
     real = driver.bucket_count
 
-    def counting(*args):
-        used.append(real(*args))
+    def counting(*args, **options):
+        used.append(real(*args, **options))
         return used[-1]
 
     monkeypatch.setattr(memory, "available_memory", lambda: 50_000_000)  # 50 MB left

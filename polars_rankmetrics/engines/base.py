@@ -127,12 +127,15 @@ class Engine(Protocol):
     piece is joined for its plan (``scans_rank_order``:
     :meth:`~polars_rankmetrics.engines.topk.Piece.join` scatters the gains, and ranks predictions
     in rank order by scans, which the engine reads: ``Rows.carries_ranks``,
-    ``Rows.unique_labels``), and sessions over the sources it accepts."""
+    ``Rows.unique_labels``), the share of a memory budget it gets in a run that also collects
+    per-sample values (:func:`~polars_rankmetrics.engines.memory.engine_share`), and sessions
+    over the sources it accepts."""
 
     name: str
     errors: tuple[type[Exception], ...]
     splits: bool
     scans_rank_order: bool
+    per_sample_share: float
 
     def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
         """A session over ``data``: a :class:`~polars_rankmetrics.inputs.sources.Source` (the

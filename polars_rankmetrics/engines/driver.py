@@ -41,6 +41,7 @@ from polars_rankmetrics.engines.memory import (
     automatic_limit,
     bucket_count,
     check_budget,
+    engine_share,
     polars_bytes_per_row,
 )
 from polars_rankmetrics.inputs.columns import Columns
@@ -446,7 +447,8 @@ def _split(
     budget = settings.memory_limit
     if budget is None and engine.splits and not prepared.data.eager:
         budget = automatic_limit(rows, bytes_per_row)
-    n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row)
+    share = engine_share(settings.tables, engine.per_sample_share)
+    n = 1 if budget is None else bucket_count(rows, budget, bytes_per_row, share=share)
     reporter = Reporter(progress, n + 1)
     buckets = settings.spill_dir / "buckets"
     with reporter.step(0, whole):
@@ -462,7 +464,7 @@ def _split(
         checked = check_table(whole, cols, keys, whole=n == 1)
         if budget is not None and checked.labels is not None:
             sample_rows = int(checked.labels[validation.GROUP_LABELS].max())  # type: ignore[arg-type]
-            n = bucket_count(rows, budget, bytes_per_row, sample_rows)
+            n = bucket_count(rows, budget, bytes_per_row, sample_rows, share=share)
         pieces = list(whole.split(n, buckets)) if n > 1 else None
         return _Split(n, pieces, checked, reporter)
 
@@ -476,7 +478,9 @@ def _evaluate_pieces(
     collected: dict[str, list[pl.DataFrame]] = {table: [] for table in tables}
     summaries, binary = [], []
     pieces = split.pieces
-    per_sample = _PerSample(cols, settings.spill_dir if pieces is not None else None)
+    per_sample = _PerSample(
+        cols, settings.spill_dir if pieces is not None else None, [weight_column(k) for k in keys]
+    )
     for i in range(split.n):
         if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
                                    and not pieces[i]):  # fmt: skip
@@ -528,11 +532,16 @@ class _PerSample:
     group as they come, in a Parquet file under ``spill_dir`` for a run in buckets (the rows of
     the buckets done are not held while the next is evaluated: at 2M samples they would take a
     third of a 1GB budget) or else in memory; at the end each group's rows in one frame, sorted
-    by sample (the canonical order resampling reads)."""
+    by sample (the canonical order resampling reads).
 
-    def __init__(self, cols: Columns, spill_dir: Path | None) -> None:
-        self.cols, self.spill_dir = cols, spill_dir
+    A key's weight column equal to an earlier key's in every bucket of its group (keys weighted
+    alike: the sample weight, 1 without a weight column) is read back once and shared by both
+    names: it takes no memory of its own."""
+
+    def __init__(self, cols: Columns, spill_dir: Path | None, weights: Sequence[str]) -> None:
+        self.cols, self.spill_dir, self.weights = cols, spill_dir, list(weights)
         self.parts: dict[tuple[Any, ...], list[pl.DataFrame | Path]] = {}
+        self.same: dict[tuple[Any, ...], dict[str, str]] = {}  # per group: column -> its twin
         self.files = 0
         self.empty: pl.DataFrame | None = None  # the columns, for a run without any sample
 
@@ -542,7 +551,11 @@ class _PerSample:
         for part in frame.partition_by(by, maintain_order=True) if by else [frame]:
             if not part.height:
                 continue
-            held = self.parts.setdefault(part.select(by).row(0) if by else (), [])
+            key = part.select(by).row(0) if by else ()
+            held = self.parts.setdefault(key, [])
+            twins = _twins(part, self.weights)
+            found = self.same.setdefault(key, twins)
+            self.same[key] = {c: t for c, t in found.items() if twins.get(c) == t}
             if self.spill_dir is None:
                 held.append(part)
                 continue
@@ -556,20 +569,36 @@ class _PerSample:
         values: together, the rows sorted by ``by`` and sample."""
         out = []
         while self.parts:
-            held = self.parts.pop(next(iter(self.parts)))
+            key = next(iter(self.parts))
+            held, same = self.parts.pop(key), self.same.pop(key)
             files = [p for p in held if isinstance(p, Path)]
             frames = [p for p in held if isinstance(p, pl.DataFrame)]
+            names = list(pl.read_parquet_schema(files[0]) if files else frames[0].schema)
+            kept = [c for c in names if c not in same]
             if files:  # read and sorted in one streaming plan: the file's rows are not held
-                rows = pl.scan_parquet(files).sort(self.cols.sample).collect(engine="streaming")
+                scanned = pl.scan_parquet(files).select(kept).sort(self.cols.sample)
+                rows = scanned.collect(engine="streaming")
             else:
-                rows = pl.concat(frames).sort(self.cols.sample)
-            out.append(rows)
+                rows = pl.concat(frames).select(kept).sort(self.cols.sample)
+            out.append(rows.with_columns(pl.col(t).alias(c) for c, t in same.items()).select(names))
             for path in files:
                 path.unlink()
         if len(out) > 1:
             firsts = pl.concat([rows.select(self.cols.by).head(1) for rows in out])
             out = [out[i] for i in firsts.with_row_index().sort(self.cols.by)["index"]]
         return out or ([] if self.empty is None else [self.empty])
+
+
+def _twins(part: pl.DataFrame, weights: Sequence[str]) -> dict[str, str]:
+    """Each of the ``weights`` columns of ``part`` equal to an earlier one, and that one."""
+    present = [c for c in weights if c in part.columns]
+    twins: dict[str, str] = {}
+    for i, name in enumerate(present):
+        for first in present[:i]:
+            if first not in twins and part[name].equals(part[first]):
+                twins[name] = first
+                break
+    return twins
 
 
 @contextmanager

@@ -30,7 +30,12 @@ import polars as pl
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.interrupts import stopping
-from polars_rankmetrics.engines.memory import engine_limit, parse_size
+from polars_rankmetrics.engines.memory import (
+    ENGINE_SHARE,
+    engine_limit,
+    engine_share,
+    parse_size,
+)
 from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.engines.sql.export import (
     input_statements,
@@ -54,8 +59,9 @@ _INPUT_VIEWS = (
 
 
 def connect(
-    memory_limit: str | None = None, temp_directory: Path | None = None
-) -> duckdb.DuckDBPyConnection:
+    memory_limit: str | None = None, temp_directory: Path | None = None, *,
+    share: float = ENGINE_SHARE,
+) -> duckdb.DuckDBPyConnection:  # fmt: skip
     """An in-memory DuckDB connection set up as the engine uses it.
 
     Group keys of a narrow integer span are aggregated in perfect hash tables (see
@@ -69,6 +75,9 @@ def connect(
         (:mod:`polars_rankmetrics.engines.memory`) and spills beyond it. None: DuckDB's default.
     temp_directory
         Where DuckDB spills under a ``memory_limit`` (its ``duckdb`` subdirectory).
+    share
+        The part of ``memory_limit`` DuckDB's own limit is set to (the rest is left to the
+        process around it).
 
     Returns
     -------
@@ -91,7 +100,7 @@ def connect(
         "preserve_insertion_order": "false", "perfect_ht_threshold": _PERFECT_HASH_BITS,
     }  # fmt: skip
     if memory_limit is not None:
-        config["memory_limit"] = engine_limit(memory_limit)
+        config["memory_limit"] = engine_limit(memory_limit, share)
         # Under a budget, jemalloc's background threads hand memory freed by an idle DuckDB
         # back to the system (Arrow buffers of results that the caller frees later).
         config["allocator_background_threads"] = True
@@ -463,13 +472,14 @@ class DuckDBSession(SQLSession):
     def __init__(
         self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema,
         shared: Mapping[str, str] | None = None, memory_limit: str | None = None,
-        ranks: bool = False,
+        ranks: bool = False, share: float = ENGINE_SHARE,
     ) -> None:  # fmt: skip
         """``shared``: :func:`_shared_views`; ``ranks``: whether the run reads the positive ranks
         (:meth:`_choose_positive_ranks`)."""
         super().__init__(cols, schema)
         self.con, self._shared, self._ranks = con, dict(shared or {}), ranks
-        self._limit = None if memory_limit is None else parse_size(engine_limit(memory_limit))
+        limit = None if memory_limit is None else engine_limit(memory_limit, share)
+        self._limit = None if limit is None else parse_size(limit)
         self._counts_defined = False
 
     def piece(
@@ -603,13 +613,18 @@ class DuckDBEngine:
     errors: tuple[type[Exception], ...] = (duckdb.Error,)
     splits = True
     scans_rank_order = False
+    # Calibrated with benchmarks/report.py: at the usual share, DuckDB's windows (the label
+    # precisions), beside what the buckets' per-sample frames leave in the allocators, take a
+    # 200M-row HTML report past a 1GB budget.
+    per_sample_share = 0.5
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
         return False
 
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:
-        con = connect(settings.memory_limit, settings.spill_dir)
+        share = engine_share(settings.tables, self.per_sample_share)
+        con = connect(settings.memory_limit, settings.spill_dir, share=share)
         try:
             with stopping(partial(_interrupt, con)):
                 if settings.track_progress:
@@ -628,7 +643,9 @@ class DuckDBEngine:
                     con.execute(statement)
                 counts = _columns(con, "rankmetrics_sample_counts")
                 shared = _shared_views(views, statements, counts)
-                yield DuckDBSession(con, cols, schema, shared, settings.memory_limit, ranks)
+                yield DuckDBSession(
+                    con, cols, schema, shared, settings.memory_limit, ranks, share=share
+                )
         finally:
             con.close()
 

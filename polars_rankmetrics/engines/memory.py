@@ -19,6 +19,15 @@ from polars_rankmetrics.inputs.columns import Columns
 
 ENGINE_SHARE = 0.6
 
+
+def engine_share(tables: Sequence[str], per_sample_share: float) -> float:
+    """The share of the budget an engine gets in a run collecting ``tables``: its
+    ``per_sample_share`` where the run also collects each sample's values (intervals,
+    comparisons, the HTML report), whose frames, split by group and written to disk bucket by
+    bucket, leave memory in the allocators beside the engine's work."""
+    return per_sample_share if "per_sample" in tables else ENGINE_SHARE
+
+
 _UNITS = {
     "b": 1,
     "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -77,9 +86,10 @@ def check_budget(budget: str) -> None:
         )
 
 
-def engine_limit(budget: str) -> str:
-    """The DuckDB ``memory_limit`` setting for a process budget, in bytes (``"600000000B"``)."""
-    return f"{int(parse_size(budget) * ENGINE_SHARE)}B"
+def engine_limit(budget: str, share: float = ENGINE_SHARE) -> str:
+    """The DuckDB ``memory_limit`` setting for a process budget, in bytes (``"600000000B"``),
+    the engine's ``share`` of it."""
+    return f"{int(parse_size(budget) * share)}B"
 
 
 MAX_BUCKETS = 1024
@@ -99,20 +109,21 @@ def row_bytes(schema: pl.Schema, cols: Columns) -> int:
 
 
 def bucket_count(
-    rows: int, budget: str, bytes_per_row: float, sample_rows: int | None = None
-) -> int:
-    """How many buckets of whole samples keep one bucket's work within the engine's share of
-    ``budget``, for an engine that needs ``bytes_per_row`` of it per row of a bucket.
+    rows: int, budget: str, bytes_per_row: float, sample_rows: int | None = None,
+    share: float = ENGINE_SHARE,
+) -> int:  # fmt: skip
+    """How many buckets of whole samples keep one bucket's work within the engine's ``share``
+    of ``budget``, for an engine that needs ``bytes_per_row`` of it per row of a bucket.
 
     A budget that would need more than ``MAX_BUCKETS`` passes, or (given ``sample_rows``, the
     largest sample's row count) cannot hold one sample in a bucket, is refused with the budget
     that would do.
     """
-    per_bucket = parse_size(budget) * ENGINE_SHARE / bytes_per_row
+    per_bucket = parse_size(budget) * share / bytes_per_row
     n = max(1, math.ceil(rows / per_bucket))
     if n > MAX_BUCKETS or (sample_rows is not None and per_bucket < sample_rows):
         rows_needed = max(sample_rows or 0, rows / MAX_BUCKETS)
-        least = math.ceil(rows_needed * bytes_per_row / ENGINE_SHARE / 10**6)
+        least = math.ceil(rows_needed * bytes_per_row / share / 10**6)
         samples = "" if sample_rows is None else f", up to {sample_rows:,} a sample"
         raise ValueError(
             f"memory limit {budget!r} is too small for this table ({rows:,} rows{samples}): "

@@ -16,7 +16,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
-from polars_rankmetrics.engines.memory import polars_bytes_per_row, write_buckets
+from polars_rankmetrics.engines.memory import ENGINE_SHARE, polars_bytes_per_row, write_buckets
 from polars_rankmetrics.engines.polars_plans import RANK_PLANS, plan_of
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
@@ -336,6 +336,7 @@ class PolarsEngine:
     name = "polars"
     errors: tuple[type[Exception], ...] = (pl.exceptions.PolarsError,)
     splits = True
+    per_sample_share = ENGINE_SHARE
     scans_rank_order = True
 
     @contextmanager

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import Settings
+from polars_rankmetrics.engines.memory import ENGINE_SHARE
 from polars_rankmetrics.engines.sql.export import view_names
 from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
 from polars_rankmetrics.inputs.columns import Columns
@@ -121,6 +122,7 @@ class SparkEngine:
     name = "spark"
     errors: tuple[type[Exception], ...] = (PySparkException,)
     splits = False
+    per_sample_share = ENGINE_SHARE  # a budget does not apply
     scans_rank_order = False
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
