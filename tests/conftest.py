@@ -18,12 +18,16 @@ BUDGET = "256MB"
 
 @contextmanager
 def rows_per_bucket(rows: int):
-    """Every engine's row estimate raised so that a bucket under ``BUDGET`` holds ``rows`` rows:
-    tiny tables then split into several buckets too."""
-    per_row = ENGINE_SHARE * parse_size(BUDGET) / rows
+    """Every engine's row estimate raised so that a bucket under ``BUDGET`` holds ``rows`` rows
+    (at the engine's share in the run: a DuckDB session knows its own): tiny tables then split
+    into several buckets too."""
+
+    def per_row(session) -> float:
+        return getattr(session, "share", ENGINE_SHARE) * parse_size(BUDGET) / rows
+
     with pytest.MonkeyPatch.context() as patch:
         for session in (PolarsSession, DuckDBSession):
-            patch.setattr(session, "bytes_per_row", lambda self: per_row)
+            patch.setattr(session, "bytes_per_row", per_row)
         yield
 
 

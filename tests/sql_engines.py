@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics.engines.base import Settings
+from polars_rankmetrics.engines.memory import ENGINE_SHARE
 from polars_rankmetrics.engines.polars import lazy_inside
 from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
 from polars_rankmetrics.inputs.columns import Columns
@@ -83,6 +84,7 @@ class SQLTestEngine:
     errors: tuple[type[Exception], ...] = ()
     splits = False
     scans_rank_order = False
+    per_sample_share = ENGINE_SHARE  # a budget does not apply
 
     def reads_scanned_ranks(self, keys) -> bool:
         return False

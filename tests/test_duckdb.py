@@ -226,8 +226,8 @@ def counted_buckets(rows: int):
     used = []
     real = driver.bucket_count
 
-    def counting(*args):
-        used.append(real(*args))
+    def counting(*args, **options):
+        used.append(real(*args, **options))
         return used[-1]
 
     with rows_per_bucket(rows), pytest.MonkeyPatch.context() as patch:

@@ -24,8 +24,8 @@ def test_the_duckdb_connection_is_closed_after_an_error(monkeypatch):
     opened = []
     real = duckdb_engine.connect
 
-    def recording(*args):
-        opened.append(real(*args))
+    def recording(*args, **options):
+        opened.append(real(*args, **options))
         return opened[-1]
 
     monkeypatch.setattr(duckdb_engine, "connect", recording)

@@ -478,6 +478,7 @@ class DuckDBSession(SQLSession):
         (:meth:`_choose_positive_ranks`)."""
         super().__init__(cols, schema)
         self.con, self._shared, self._ranks = con, dict(shared or {}), ranks
+        self.share = share  # the part of the budget DuckDB's limit is
         limit = None if memory_limit is None else engine_limit(memory_limit, share)
         self._limit = None if limit is None else parse_size(limit)
         self._counts_defined = False
