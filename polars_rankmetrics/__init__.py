@@ -20,6 +20,7 @@ from polars_rankmetrics.frames import (
 from polars_rankmetrics.inputs.convert import from_dense, from_lists
 from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
+from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
 from polars_rankmetrics.per_class import lwlrap_per_class
 from polars_rankmetrics.report import label_report
 from polars_rankmetrics.report_page import Report, html_report
@@ -41,6 +42,7 @@ def __getattr__(name: str) -> str:
 __all__ = [
     "DEFAULT_METRICS",
     "Report",
+    "UndefinedMetricWarning",
     "compare",
     "coverage_error",
     "dcg_score",

@@ -264,7 +264,7 @@ def compare(
     log_base: float = 2,
     threshold: float = 0.5,
     beta: float = 1.0,
-    zero_division: float | str = 0.0,
+    zero_division: float | str = "warn",
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,

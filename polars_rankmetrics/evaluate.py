@@ -37,7 +37,7 @@ def evaluate(
     log_base: float = 2,
     threshold: float = 0.5,
     beta: float = 1.0,
-    zero_division: float | str = 0.0,
+    zero_division: float | str = "warn",
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
@@ -95,8 +95,13 @@ def evaluate(
     beta
         The F-beta weight of recall, > 0, for ``fbeta_samples``.
     zero_division
-        The value of a 0/0 precision, recall, F or Jaccard: 0 (default, as scikit-learn), 1, or
-        NaN (``"nan"``: the sample drops out of that metric's mean).
+        The value of a 0/0 precision, recall, F or Jaccard: ``"warn"`` (default, as
+        scikit-learn: 0, with one :class:`~polars_rankmetrics.UndefinedMetricWarning` per call
+        naming the keys, how many labels or samples, and a few labels), 0, 1, or NaN
+        (``"nan"``: the sample or label drops out of that metric's mean); a number or ``"nan"``
+        silences the warning. ROC AUC of a one-class label or sample and average precision of
+        one without positives warn whatever ``zero_division`` is, as in scikit-learn (see
+        :mod:`polars_rankmetrics.metrics.undefined`).
     memory_limit
         A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory,
         on every engine: a table whose rows need more than the engine's share of it (an
@@ -124,6 +129,11 @@ def evaluate(
         and ``_weighted`` averages and the curves' ``_micro`` are refused. Not with
         ``per_sample``.
     **columns
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        Where a requested metric is ill-defined for some labels or samples (above).
 
     Returns
     -------

@@ -16,6 +16,7 @@ from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_curves, label_scores
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.undefined import table_case, warn
 
 REPORT_COLUMNS = (
     "support", "predicted", "precision", "recall", "f1", "average_precision", "roc_auc",
@@ -34,7 +35,7 @@ def label_report(
     by: str | Sequence[str] | None = None,
     engine: str = "polars",
     threshold: float = 0.5,
-    zero_division: float | str = 0.0,
+    zero_division: float | str = "warn",
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
@@ -56,7 +57,8 @@ def label_report(
 
         - ``support``: the label's positives (true cells), ``predicted``: its predicted cells;
         - ``precision``, ``recall``, ``f1`` of its predictions (scikit-learn's
-          ``average=None``); a 0/0 is ``zero_division`` (NaN: NaN);
+          ``average=None``); a 0/0 is ``zero_division`` (NaN: NaN; ``"warn"``: 0 with an
+          :class:`~polars_rankmetrics.UndefinedMetricWarning`, as in ``evaluate``);
         - ``average_precision`` and ``roc_auc`` of its scores over the samples (scikit-learn's
           ``average=None``): average precision is 0 for a label without positives, ROC AUC is
           NaN (undefined) for a label whose cells are all positive or all negative;
@@ -114,6 +116,13 @@ def label_table(
         counts, ["precision", "recall", "f1"], zero_division=context.zero_division
     ).with_columns((pl.col("tp") + pl.col("fp")).alias("predicted"))
     curves = label_curves(combine(collected["curves"], [*keys, "score"]), keys)
+    warn([
+        case
+        for table, kinds in ((counts, ("precision", "recall", "f1")),
+                             (curves, ("average_precision", "roc_auc")))
+        for kind in kinds
+        if (case := table_case(table, kind, kind, context, label=LABEL)) is not None
+    ])  # fmt: skip
     report = with_lwlrap(
         scores.join(curves.drop("support", "negatives"), on=keys, nulls_equal=True),
         combine(collected["precisions"], keys), keys, group,

@@ -89,7 +89,7 @@ def html_report(
     k: int = 10,
     engine: str = "polars",
     threshold: float = 0.5,
-    zero_division: float | str = 0.0,
+    zero_division: float | str = "warn",
     memory_limit: str | None = None,
     temp_dir: str | PathLike[str] | None = None,
     progress: Progress | None = None,
@@ -149,6 +149,7 @@ def html_report(
     >>> report.html.startswith("<!DOCTYPE html>")
     True
     """
+    require_matplotlib()
     if truth_table is not None:
         report = _top_k_report(
             data, by=by, truth_table=truth_table, n_labels=n_labels, k=k, engine=engine,
@@ -164,6 +165,19 @@ def html_report(
     if path is not None:
         report.save(path)
     return report
+
+
+def require_matplotlib() -> None:
+    """Refuse at once, before any work, where matplotlib, which draws the page's charts, is
+    missing: the ``report`` extra is not part of a plain install."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "the HTML report draws its charts with matplotlib, which is not installed: "
+            "pip install matplotlib (or the report extra: pip install "
+            "'polars-rankmetrics[report]')"
+        ) from None
 
 
 def _dense_report(

@@ -225,8 +225,8 @@ BAD = [
     ({"pred": "decision"}, {"decision": [1, 0, 2, 0]}, r"'decision' \(pred\) must be 0 or 1"),
     ({"pred": "decision"}, {"decision": [1, None, 0, 0]}, r"'decision' \(pred\) has a null"),
     ({"pred": "decision"}, {"decision": ["a", "b", "c", "d"]}, r"'decision' \(pred\) must be bool"),
-    ({"zero_division": 2}, {}, r"zero_division must be 0, 1 or nan"),
-    ({"zero_division": "warn"}, {}, r"zero_division must be 0, 1 or nan"),
+    ({"zero_division": 2}, {}, r"zero_division must be 0, 1, nan or 'warn'"),
+    ({"zero_division": "often"}, {}, r"zero_division must be 0, 1, nan or 'warn'"),
     ({"beta": 0}, {}, r"beta must be positive"),
     ({"threshold": float("nan")}, {}, r"threshold must be a finite number"),
 ]
@@ -272,7 +272,9 @@ def test_the_cli_takes_the_threshold_options():
         capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 1
-    assert bad.stderr.strip() == "rankmetrics: error: zero_division must be 0, 1 or nan, not 2.0"
+    assert bad.stderr.strip() == (
+        "rankmetrics: error: zero_division must be 0, 1, nan or 'warn', not 2.0"
+    )
 
 
 @settings(
@@ -317,3 +319,133 @@ def test_a_sample_of_weight_0_is_a_0_over_0_as_in_sklearn(engine):
     for key in keys:
         assert np.isnan(expected[key])
         assert_close(result[key][0], expected[key])
+
+
+# scikit-learn's call for each key averaged over labels or samples that can be ill-defined.
+_SET_CALLS = {
+    "precision": skm.precision_score, "recall": skm.recall_score, "f1": skm.f1_score,
+    "jaccard": skm.jaccard_score,
+}  # fmt: skip
+_CURVE_CALLS = {"average_precision": skm.average_precision_score, "roc_auc": skm.roc_auc_score}
+AVERAGES = ("samples", "micro", "macro", "weighted")
+WARNING_KEYS = [f"{name}_{a}" for name in (*_SET_CALLS, "fbeta", *_CURVE_CALLS) for a in AVERAGES]
+
+
+def sklearn_warns(key, y_true, y_pred, y_score, weights, zero_division="warn") -> bool:
+    """Whether scikit-learn warns that ``key`` is ill-defined: an UndefinedMetricWarning of
+    the set scores and ROC AUC, average precision's "No positive class found" UserWarning."""
+    name, average = key.rsplit("_", 1)
+    options = {"average": average, "sample_weight": weights}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if name in _CURVE_CALLS:
+            _CURVE_CALLS[name](y_true, finite_scores(y_score), **options)
+        elif name == "fbeta":
+            skm.fbeta_score(y_true, y_pred, beta=2.0, zero_division=zero_division, **options)
+        else:
+            _SET_CALLS[name](y_true, y_pred, zero_division=zero_division, **options)
+    return any(
+        issubclass(w.category, skm._classification.UndefinedMetricWarning)
+        or "No positive class found" in str(w.message)
+        for w in caught
+    )
+
+
+def warned_keys(call) -> tuple[object, dict[str, rm.UndefinedMetricWarning]]:
+    """``call()``'s result and, per key, the cases of the one UndefinedMetricWarning it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    ours = [w for w in caught if issubclass(w.category, rm.UndefinedMetricWarning)]
+    assert len(ours) <= 1, [str(w.message) for w in ours]
+    cases = {case.key: case for w in ours for case in w.message.cases}
+    return result, cases
+
+
+@SETTINGS
+@given(table=long_tables(), threshold=st.sampled_from([0.5, 0.0, 1.0]))
+def test_warnings_are_sklearns(engine, table, threshold):
+    """Each key warns exactly where scikit-learn warns (zero_division="warn", its default; in
+    buckets the counts add up to one warning), with the value scikit-learn gives."""
+    df, y_true, y_score, weights = table
+    y_true = y_true.astype(int)
+    y_pred = (y_score >= threshold).astype(int)
+    result, cases = warned_keys(lambda: engine.evaluate(
+        df, WARNING_KEYS, weight="weight" if weights is not None else None, threshold=threshold,
+        beta=2.0,
+    ))  # fmt: skip
+    for key in WARNING_KEYS:
+        assert (key in cases) == sklearn_warns(key, y_true, y_pred, y_score, weights), key
+    expected = sklearn_values(y_true, y_pred, weights, beta=2.0, zero_division=0.0,
+                              y_score=y_score)  # fmt: skip
+    for key in WARNING_KEYS:
+        assert_close(result[key][0], expected[key])
+
+
+def test_a_chosen_zero_division_silences_the_set_scores_only(engine):
+    df = rm.from_dense([[1, 0, 0], [0, 0, 0]], [[0.9, 0.1, 0.2], [0.1, 0.2, 0.3]])
+    keys = ["precision_macro", "recall_samples", "roc_auc_macro", "f1_micro"]
+    _, cases = warned_keys(lambda: engine.evaluate(df, keys, zero_division=0))
+    assert set(cases) == {"roc_auc_macro"}
+    for zero_division in (1, "nan"):
+        _, cases = warned_keys(partial(engine.evaluate, df, keys[:2], zero_division=zero_division))
+        assert cases == {}
+
+
+def test_the_warning_names_the_metric_the_count_a_few_labels_and_the_remedy(engine):
+    """Four of five labels never predicted (two of them never true either), over two models:
+    the counts are summed over the groups, a few labels named, the way out said."""
+    y_true = [[1, 0, 0, 0, 1], [1, 0, 0, 1, 0]]
+    y_score = [[0.9, 0.1, 0.1, 0.1, 0.1], [0.8, 0.2, 0.2, 0.2, 0.2]]
+    one = rm.from_dense(y_true, y_score, label_ids=["a", "b", "c", "d", "e"])
+    df = pl.concat([one.with_columns(model=pl.lit(m)) for m in ("x", "y")])
+    with pytest.warns(rm.UndefinedMetricWarning) as caught:
+        engine.evaluate(df, ["precision_macro", "f1_weighted", "lrap"], by="model")
+    assert len(caught) == 1
+    warning = caught[0]
+    assert issubclass(warning.category, UserWarning)
+    # Attributed to the caller's line (here the tests' engine fixture), not the package's.
+    assert warning.filename.endswith("conftest.py")
+    message = str(warning.message)
+    assert "precision_macro on 8 of 10 labels ('b', 'c', 'd', ...) with no predicted samples" in (
+        message
+    )
+    assert "f1_weighted on 4 of 10 labels ('b', 'c') with no true nor predicted samples" in message
+    assert "zero_division=0, 1 or 'nan'" in message
+    (precision, f1) = warning.message.cases
+    assert (precision.unit, precision.count, precision.total, precision.value) == (
+        "label",
+        8,
+        10,
+        0,
+    )
+    assert (f1.score, f1.examples) == ("f-score", ("b", "c"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a pipeline's filter on the class silences it
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        engine.evaluate(df, ["precision_macro"], by="model")
+
+
+@settings(SETTINGS, max_examples=15)
+@given(table=long_tables())
+def test_the_label_report_warns_as_sklearn_without_average(engine, table):
+    df, y_true, y_score, weights = table
+    y_true, y_pred = y_true.astype(int), (y_score >= 0.5).astype(int)
+    _, cases = warned_keys(
+        lambda: engine.report(df, weight="weight" if weights is not None else None)
+    )
+    calls = {
+        "precision": lambda: skm.precision_score(y_true, y_pred, average=None,
+                                                 sample_weight=weights),
+        "recall": lambda: skm.recall_score(y_true, y_pred, average=None, sample_weight=weights),
+        "f1": lambda: skm.f1_score(y_true, y_pred, average=None, sample_weight=weights),
+        "average_precision": lambda: skm.average_precision_score(
+            y_true, finite_scores(y_score), average=None, sample_weight=weights),
+        "roc_auc": lambda: skm.roc_auc_score(
+            y_true, finite_scores(y_score), average=None, sample_weight=weights),
+    }  # fmt: skip
+    for column, call in calls.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert (column in cases) == bool(caught), column

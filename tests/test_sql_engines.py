@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import polars as pl
@@ -117,8 +118,15 @@ def test_every_engine_gives_the_polars_numbers(sql_engine, per_sample):
     table = random_cases()
     # The averages over labels have no per-sample value.
     keys = [k for k in KEYS if parse_keys(k)[0].metric.reduction == "samples" or not per_sample]
-    ours = run(sql_engine, table, keys, by="model", weight="weight", per_sample=per_sample)
-    expected = rm.evaluate(table, keys, by="model", weight="weight", per_sample=per_sample)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = run(sql_engine, table, keys, by="model", weight="weight", per_sample=per_sample,
+                   zero_division="warn")  # fmt: skip
+        expected = rm.evaluate(table, keys, by="model", weight="weight", per_sample=per_sample)
+    # Every engine warns the same about the same ill-defined keys: one warning per call.
+    cases = [w.message.cases for w in caught if w.category is rm.UndefinedMetricWarning]
+    assert len(cases) == (0 if per_sample else 2)
+    assert cases[:1] == cases[1:]
     assert ours.columns == expected.columns
     assert ours.height == expected.height
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)

@@ -50,6 +50,7 @@ from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.label_averages import combine, label_means
 from polars_rankmetrics.metrics.registry import Context, MetricKey, Rows
 from polars_rankmetrics.metrics.sums import means, undefined_as_nan, weight_column
+from polars_rankmetrics.metrics.undefined import label_cases, sample_cases, warn
 
 _OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
 
@@ -308,10 +309,12 @@ def run(
         rows = rows.select(*cols.sample_keys, *(str(k) for k in keys), *weights)
         return cols.restored(rows)
     group = list(cols.by) or [validation.GROUP]
-    results = []
+    results, cases = [], []
     if by_reduction["samples"]:
-        totals = means(pl.concat(collected["sums"]), cols, by_reduction["samples"])
+        sums = pl.concat(collected["sums"])
+        totals = means(sums, cols, by_reduction["samples"])
         results.append(totals if cols.by else totals.with_columns(pl.lit(0).alias(group[0])))
+        cases += sample_cases(sums, by_reduction["samples"], context)
     if label_keys:
         combined = {
             reduction: combine(collected[reduction], [*group, *LABEL_TABLES[reduction]])
@@ -319,6 +322,8 @@ def run(
             if reduction in collected
         }
         results.append(label_means(combined, group, label_keys, context))
+        cases += label_cases(combined, group, label_keys, context)
+    warn(cases)
     result = results[0]
     for part in results[1:]:
         result = result.join(part, on=group, nulls_equal=True)

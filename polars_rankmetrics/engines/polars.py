@@ -41,9 +41,15 @@ from polars_rankmetrics.metrics.ranks import (
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
 from polars_rankmetrics.metrics.sums import means, undefined_column, weight_column
+from polars_rankmetrics.metrics.undefined import (
+    N_POSITIVES,
+    N_PREDICTED,
+    applies,
+    ill_defined_column,
+    sample_condition,
+)
 
 _WEIGHT = validation.SAMPLE_WEIGHT
-_N_POS = "__n_positives"
 _FACTS = (
     validation.SAMPLE_ROWS,
     validation.SAMPLE_LABELS,
@@ -68,8 +74,12 @@ def per_sample(
     by_rows = {rows: [k for k in keys if plan_of(k).rows == rows] for rows in _ROWS}
     facts = [
         *validation.sample_facts(cols, unique_labels=layout.unique_labels),
-        rx.n_positives(cols.truth).alias(_N_POS),
+        rx.n_positives(cols.truth).alias(N_POSITIVES),
     ]
+    if _counts_predicted(keys, context):
+        # The facts the set scores' ill-defined samples are counted from (metrics.undefined).
+        is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
+        facts.append(is_predicted.sum().alias(N_PREDICTED))
     if ranks_positives_only(keys, plan):
         context = replace(context, rows=replace(context.rows, positives_only=True))
         # Each frame below is read by several branches of the plan, which Polars' common
@@ -116,6 +126,15 @@ def per_sample(
 
 
 _ROWS = ("all", "positives", "first_hits")
+
+
+def _counts_predicted(keys: Sequence[MetricKey], context: Context) -> bool:
+    """Whether some key's ill-defined samples are counted from their predicted labels."""
+    return any(
+        applies(key.metric.ill_defined, context)
+        and key.metric.ill_defined in ("no_predicted", "neither")
+        for key in keys
+    )
 
 
 def ranks_positives_only(keys: Sequence[MetricKey], plan: str | None = None) -> bool:
@@ -191,19 +210,26 @@ def per_sample_result(
         .alias(weight_column(key))
         for key in keys
     ]
-    return samples.with_columns(weights).drop(*_FACTS, _N_POS).sort(cols.sample_keys)
+    return (
+        samples.with_columns(weights)
+        .drop(*_FACTS, N_POSITIVES, N_PREDICTED, strict=False)
+        .sort(cols.sample_keys)
+    )
 
 
 def _key_weight(key: MetricKey) -> pl.Expr:
     """A sample's weight in ``key``'s mean."""
     weight = pl.col(_WEIGHT)
-    return weight * pl.col(_N_POS) if key.metric.weighting == "positives" else weight
+    return weight * pl.col(N_POSITIVES) if key.metric.weighting == "positives" else weight
 
 
-def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey]) -> pl.LazyFrame:
+def weighted_sums(
+    samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], context: Context
+) -> pl.LazyFrame:
     """The sums rows of :mod:`polars_rankmetrics.metrics.sums` from :func:`per_sample` rows. A null
     value (lwlrap of a sample without positives, a 0/0 with ``zero_division`` NaN) adds nothing,
-    nor does its weight."""
+    nor does its weight. A key whose ill-defined samples ``context`` counts has their count
+    (``key/i``, :mod:`polars_rankmetrics.metrics.undefined`)."""
     sums = []
     for key in keys:
         weight = _key_weight(key)
@@ -213,6 +239,10 @@ def weighted_sums(samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey
             weight.filter(value.is_not_null()).sum().alias(weight_column(key)),
             (value.is_null() & (weight > 0)).sum().cast(pl.Float64).alias(undefined_column(key)),
         ]
+        condition = key.metric.ill_defined
+        if condition is not None and applies(condition, context):
+            ill = sample_condition(condition, _WEIGHT, str(key)).sum().cast(pl.Float64)
+            sums.append(ill.alias(ill_defined_column(key)))
     return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)
 
 
@@ -229,7 +259,7 @@ def lazy_result(
     samples = per_sample(lf, cols, keys, context)
     if per_sample_output:
         return per_sample_result(samples, cols)
-    return means(weighted_sums(samples, cols, keys), cols, keys)
+    return means(weighted_sums(samples, cols, keys, context), cols, keys)
 
 
 class PolarsSession:
@@ -297,7 +327,9 @@ class PolarsSession:
         check(summary)
         frames = dict(zip(lazy, label_tables, strict=True))
         if "sums" in tables:
-            frames["sums"] = weighted_sums(samples.lazy(), self.cols, sample_keys).collect()
+            frames["sums"] = weighted_sums(
+                samples.lazy(), self.cols, sample_keys, context
+            ).collect()
         if "per_sample" in tables:
             frames["per_sample"] = per_sample_result(
                 samples.lazy(), self.cols, sample_keys

@@ -23,25 +23,24 @@ def _number(name: str, value: object) -> float:
 
 def parameters(
     *, log_base: float = 2, threshold: float = 0.5, beta: float = 1.0,
-    zero_division: float | str = 0.0,
+    zero_division: float | str = "warn",
 ) -> Context:  # fmt: skip
     """The metrics' parameters, checked: ``log_base`` > 1, a finite ``threshold``, ``beta`` > 0,
-    ``zero_division`` 0, 1 or NaN (``"nan"``)."""
+    ``zero_division`` 0, 1, NaN (``"nan"``) or ``"warn"`` (0, with a warning where a 0/0
+    happens, as scikit-learn's default)."""
     check_log_base(log_base)
     if _number("beta", beta) <= 0:
         raise ValueError(f"beta must be positive, not {beta!r}")
-    zero = (
-        float("nan")
-        if isinstance(zero_division, str) and zero_division.lower() == "nan"
-        else zero_division
-    )
+    text = zero_division.lower() if isinstance(zero_division, str) else None
+    warn = text == "warn"
+    zero = float("nan") if text == "nan" else 0.0 if warn else zero_division
     if (
         isinstance(zero, bool)
         or not isinstance(zero, int | float)
         or not (math.isnan(zero) or zero in (0, 1))
     ):
-        raise ValueError(f"zero_division must be 0, 1 or nan, not {zero_division!r}")
+        raise ValueError(f"zero_division must be 0, 1, nan or 'warn', not {zero_division!r}")
     return Context(
         log_base=log_base, threshold=_number("threshold", threshold), beta=float(beta),
-        zero_division=float(zero),
+        zero_division=float(zero), warn_zero_division=warn,
     )  # fmt: skip

@@ -22,6 +22,10 @@ without positives, a 0/0 with ``zero_division`` NaN) or makes the mean NaN
 (``undefined="nan"``: ROC AUC of a sample with one class only, as scikit-learn gives), unless the
 sample's weight is 0.
 
+A per-sample value can also be ill-defined (``ill_defined``: a precision without predicted labels,
+an average precision without positives; :mod:`polars_rankmetrics.metrics.undefined`): it has a
+value, and the engines count such samples so that the run can warn.
+
 A metric averaged over labels has no per-sample value. ``reduction`` says which per-label table
 every engine gives for it, additive over buckets of samples, and ``label_score = (score,
 average)`` how :mod:`polars_rankmetrics.metrics.label_averages` turns that table into one number:
@@ -78,7 +82,8 @@ class Context:
     The caller's parameters: ``truth``, ``score`` and ``pred`` are the columns (``pred`` None: a
     label is predicted when its score is at least ``threshold``); ``log_base`` is dcg's
     logarithm base; ``beta`` the F-beta weight of recall; ``zero_division`` the value of a 0/0
-    precision, recall, F or Jaccard (NaN: the sample drops out of the mean).
+    precision, recall, F or Jaccard (NaN: the sample drops out of the mean);
+    ``warn_zero_division`` whether such a 0/0 warns (``zero_division="warn"``, value 0).
 
     What the checks found of the table: ``binary_truth`` whether every truth value is 0 or 1;
     ``n_labels`` the size of the label space of a top-k table (None: a dense table, whose
@@ -96,6 +101,7 @@ class Context:
     threshold: float = 0.5
     beta: float = 1.0
     zero_division: float = 0.0
+    warn_zero_division: bool = False
     n_labels: int | None = None
     top_k: bool = False
     rows: Rows = Rows()
@@ -124,6 +130,8 @@ class Metric:
     # Whether it reads the label propensities (PROPENSITY).
     needs_propensities: bool = False
     undefined: Literal["skip", "nan"] = "skip"
+    # Where a per-sample value is a convention (metrics.undefined.CONDITIONS): counted, to warn.
+    ill_defined: str | None = None
     reduction: Literal["samples", "labels", "curves"] = "samples"
     label_score: tuple[str, str] | None = None
 
@@ -294,10 +302,11 @@ def _set_metric(
     description: str,
     better: Literal["higher", "lower"],
     polars: Callable[[MetricKey, Context], pl.Expr],
+    ill_defined: str | None = None,
 ) -> None:
     register(Metric(
         name, description, better, polars, SET_VIEW, name,
-        family="classification",
+        family="classification", ill_defined=ill_defined,
     ))  # fmt: skip
 
 
@@ -315,23 +324,23 @@ _set_metric(
 )  # fmt: skip
 _set_metric(
     "precision_samples", "per sample |true and predicted| / |predicted|, averaged", "higher",
-    lambda key, c: _sample_score("precision", c),
+    lambda key, c: _sample_score("precision", c), "no_predicted",
 )  # fmt: skip
 _set_metric(
     "recall_samples", "per sample |true and predicted| / |true|, averaged", "higher",
-    lambda key, c: _sample_score("recall", c),
+    lambda key, c: _sample_score("recall", c), "no_true",
 )  # fmt: skip
 _set_metric(
     "f1_samples", "per sample F1 of the predicted and true sets, averaged", "higher",
-    lambda key, c: _sample_score("f1", c),
+    lambda key, c: _sample_score("f1", c), "neither",
 )  # fmt: skip
 _set_metric(
     "fbeta_samples", "per sample F-beta (beta=) of the predicted and true sets, averaged", "higher",
-    lambda key, c: _sample_score("fbeta", c),
+    lambda key, c: _sample_score("fbeta", c), "neither",
 )  # fmt: skip
 _set_metric(
     "jaccard_samples", "per sample |true and predicted| / |true or predicted|, averaged", "higher",
-    lambda key, c: _sample_score("jaccard", c),
+    lambda key, c: _sample_score("jaccard", c), "neither",
 )  # fmt: skip
 
 
@@ -384,13 +393,14 @@ for _scores, _reduction, _view in _LABEL_FAMILIES:
 register(Metric(
     "average_precision_samples", "per sample average precision over its labels, averaged",
     "higher", lambda key, c: rx.average_precision(c.truth), RANKING_VIEW, "average_precision",
-    family="classification", needs_label_space=True,
+    family="classification", needs_label_space=True, ill_defined="no_positives",
 ))  # fmt: skip
 register(Metric(
     "roc_auc_samples", "per sample ROC AUC over its labels, averaged (NaN: a one-class sample)",
     "higher",
     lambda key, c: rx.roc_auc(c.truth, n_labels=c.n_labels, positives_only=c.rows.positives_only),
     RANKING_VIEW, "roc_auc", family="classification", undefined="nan", needs_label_space=True,
+    ill_defined="one_class",
 ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
 

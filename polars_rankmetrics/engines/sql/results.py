@@ -19,6 +19,7 @@ from polars_rankmetrics.engines.sql.export import views_read
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import RANKING_VIEW, VIEWS_WITH_K, Context, MetricKey
 from polars_rankmetrics.metrics.sums import undefined_column, weight_column
+from polars_rankmetrics.metrics.undefined import CONDITIONS, applies, ill_defined_column
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,11 @@ def _weight(key: MetricKey) -> str:
     return "weight * n_positives" if key.metric.weighting == "positives" else "weight"
 
 
-def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
+def sums_queries(keys: Sequence[MetricKey], context: Context) -> list[ViewQuery]:
     """Per view and key, per group (and cut-off): ``sum(weight * value)``, the weights of the
     non-null values and the count of null values of positive weight
-    (see :mod:`polars_rankmetrics.metrics.sums`)."""
+    (see :mod:`polars_rankmetrics.metrics.sums`); for a key whose ill-defined samples
+    ``context`` counts, their count (``i``, :mod:`polars_rankmetrics.metrics.undefined`)."""
     queries = []
     for view, view_keys in _by_view(keys).items():
         group = "grp, k" if view in VIEWS_WITH_K else "grp"
@@ -93,6 +95,9 @@ def sums_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
                 f"coalesce(sum(CASE WHEN {value} IS NOT NULL THEN {weight} END), 0) AS w{i}",
                 f"count(CASE WHEN {value} IS NULL AND {weight} > 0 THEN 1 END) AS x{i}",
             ]
+            condition = key.metric.ill_defined
+            if condition is not None and applies(condition, context):
+                columns.append(f"count(CASE WHEN {CONDITIONS[condition][0]} THEN 1 END) AS i{i}")
         sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
         queries.append(ViewQuery(tuple(view_keys), sql, view))
     return queries
@@ -161,6 +166,9 @@ def _columns(
                 columns.append(pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)))
             if with_weights and with_undefined:
                 columns.append(pl.col(f"x{i}").cast(pl.Float64).alias(undefined_column(key)))
+                if f"i{i}" in frame.columns:
+                    ill = pl.col(f"i{i}").cast(pl.Float64).alias(ill_defined_column(key))
+                    columns.append(ill)
             parts.append(rows.select(*ids, *columns))
     return parts
 

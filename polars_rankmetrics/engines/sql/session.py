@@ -213,7 +213,7 @@ class SQLSession:
         return [(query, self._frame(query.sql)) for query in queries]
 
     def sums(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
-        results = self._run(sql_results.sums_queries(keys))
+        results = self._run(sql_results.sums_queries(keys, context))
         return sql_results.sums_frame(results, self.cols, context)
 
     def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
