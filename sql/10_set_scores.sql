@@ -75,7 +75,10 @@ FROM rankmetrics_set_scores
 WHERE level = 'sample';
 
 -- rankmetrics_set_summary: one row per grp: the weighted means of rankmetrics_set_per_sample; a
--- sample whose value is NULL (zero_division NULL) drops out of that metric's mean.
+-- sample whose value is NULL (zero_division NULL) drops out of that metric's mean. The
+-- ill_defined_* columns count the samples whose score is a 0/0 (given zero_division), where
+-- the library warns: precision without predicted labels, recall without true ones, F-beta and
+-- Jaccard without either; a sample of weight 0, whose weighted counts are all 0, in each.
 CREATE OR REPLACE VIEW rankmetrics_set_summary AS
 SELECT
     grp,
@@ -92,6 +95,10 @@ SELECT
     sum(weight * fbeta_samples)
         / nullif(sum(CASE WHEN fbeta_samples IS NOT NULL THEN weight END), 0) AS fbeta_samples,
     sum(weight * jaccard_samples)
-        / nullif(sum(CASE WHEN jaccard_samples IS NOT NULL THEN weight END), 0) AS jaccard_samples
+        / nullif(sum(CASE WHEN jaccard_samples IS NOT NULL THEN weight END), 0) AS jaccard_samples,
+    count(CASE WHEN tp + fp = 0 OR weight = 0 THEN 1 END) AS ill_defined_precision,
+    count(CASE WHEN tp + fn = 0 OR weight = 0 THEN 1 END) AS ill_defined_recall,
+    count(CASE WHEN tp + fp + fn = 0 OR weight = 0 THEN 1 END) AS ill_defined_fbeta,
+    count(CASE WHEN tp + fp + fn = 0 OR weight = 0 THEN 1 END) AS ill_defined_jaccard
 FROM rankmetrics_set_per_sample
 GROUP BY grp;

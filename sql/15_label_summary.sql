@@ -5,7 +5,11 @@
 --               a NULL roc_auc (a one-class label) makes roc_auc_macro NULL (scikit-learn: NaN)
 --   *_weighted  the mean weighted by the labels' support; where the labels left have none, the
 --               plain mean (set scores) or 0 (curves); a label without support weighs 0
--- NULL where nothing is left to average.
+-- NULL where nothing is left to average. The ill_defined_* columns count the labels where the
+-- library warns: a 0/0 precision (no predicted cells), recall (no true cells), F-beta and Jaccard
+-- (neither), given zero_division; an average precision without positives (0) and a ROC AUC of
+-- one class only (NULL). A *_micro average is ill-defined where the count equals the group's
+-- labels.
 CREATE OR REPLACE VIEW rankmetrics_label_summary AS
 SELECT
     s.grp,
@@ -44,7 +48,13 @@ SELECT
     CASE WHEN count(CASE WHEN s.support > 0 AND s.roc_auc IS NULL THEN 1 END) > 0 THEN NULL
         WHEN sum(s.support) > 0
         THEN sum(CASE WHEN s.support > 0 THEN s.roc_auc * s.support END) / sum(s.support)
-        ELSE CAST(0 AS DOUBLE) END AS roc_auc_weighted
+        ELSE CAST(0 AS DOUBLE) END AS roc_auc_weighted,
+    count(CASE WHEN s.predicted = 0 THEN 1 END) AS ill_defined_precision,
+    count(CASE WHEN s.support = 0 THEN 1 END) AS ill_defined_recall,
+    count(CASE WHEN s.support + s.predicted = 0 THEN 1 END) AS ill_defined_fbeta,
+    count(CASE WHEN s.support + s.predicted = 0 THEN 1 END) AS ill_defined_jaccard,
+    count(CASE WHEN s.support = 0 THEN 1 END) AS ill_defined_average_precision,
+    count(CASE WHEN s.roc_auc IS NULL THEN 1 END) AS ill_defined_roc_auc
 FROM rankmetrics_label_scores AS s
 JOIN rankmetrics_set_scores AS t ON s.grp = t.grp AND t.level = 'micro'
 JOIN rankmetrics_micro_curves AS m ON s.grp = m.grp

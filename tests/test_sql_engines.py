@@ -183,6 +183,31 @@ def test_the_label_summary_views_give_the_averages_over_labels(sql_engine, zero_
                        abs_tol=1e-12, check_dtypes=False)  # fmt: skip
 
 
+def test_the_summary_views_count_what_would_have_warned(sql_engine):
+    """The exported SQL cannot warn: its summary views count the labels and samples whose
+    scores are ill-defined, equal on every engine to the cases of evaluate()'s warning."""
+    table = random_cases()
+    cols = Columns.of(by="model", weight="weight")
+    scores = ("precision", "recall", "fbeta", "jaccard")
+    keys = [f"{s}_{a}" for s in scores for a in ("samples", "macro")]
+    keys += ["average_precision_macro", "roc_auc_macro"]
+    context = parameters(threshold=0.25, zero_division="warn")
+    views = ("rankmetrics_label_summary", "rankmetrics_set_summary")
+    settings = Settings(keys=tuple(parse_keys(keys)), context=context, views=views)
+    with sql_engine.open(table, cols, settings) as session:
+        labels = session._frame("SELECT * FROM rankmetrics_label_summary")
+        samples = session._frame("SELECT * FROM rankmetrics_set_summary")
+    with pytest.warns(rm.UndefinedMetricWarning) as caught:
+        rm.evaluate(table, keys, by="model", weight="weight", threshold=0.25)
+    cases = {case.key: case.count for case in caught[0].message.cases}
+    assert cases  # the random cases have ill-defined labels and samples
+    for name in (*scores, "average_precision", "roc_auc"):
+        column = f"ill_defined_{name}"
+        assert labels[column].sum() == cases.get(f"{name}_macro", 0), column
+        if name in scores:
+            assert samples[column].sum() == cases.get(f"{name}_samples", 0), column
+
+
 def test_every_engine_gives_the_polars_report(sql_engine):
     table = random_cases()
     cols = Columns.of(by="model", weight="weight")
