@@ -38,6 +38,7 @@ from polars_rankmetrics.metrics.label_averages import (
 )
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
+from polars_rankmetrics.metrics.undefined import gathered
 from polars_rankmetrics.report import LABEL_TABLES, label_table
 
 # The summary of a dense table: keys averaged over samples (intervals and tests apply), then
@@ -157,11 +158,12 @@ def html_report(
             columns=columns,
         )  # fmt: skip
     else:
-        report = _dense_report(
-            data, by=by, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed, engine=engine,
-            threshold=threshold, zero_division=zero_division, memory_limit=memory_limit,
-            temp_dir=temp_dir, progress=progress, title=title, columns=columns,
-        )  # fmt: skip
+        with gathered():  # one warning for the per-sample values and the per-label tables
+            report = _dense_report(
+                data, by=by, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed, engine=engine,
+                threshold=threshold, zero_division=zero_division, memory_limit=memory_limit,
+                temp_dir=temp_dir, progress=progress, title=title, columns=columns,
+            )  # fmt: skip
     if path is not None:
         report.save(path)
     return report

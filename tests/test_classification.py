@@ -449,3 +449,29 @@ def test_the_label_report_warns_as_sklearn_without_average(engine, table):
             warnings.simplefilter("always")
             call()
         assert (column in cases) == bool(caught), column
+
+
+def test_every_verb_warns_once_with_the_same_counts(engine):
+    """Per-sample output, intervals, a comparison and the HTML report count the ill-defined
+    samples from the per-sample rows (in buckets too), one warning per call."""
+    y_true = [[1, 0, 0], [0, 0, 0], [1, 0, 1], [0, 1, 1]]
+    y_score = [[0.9, 0.1, 0.2], [0.1, 0.2, 0.3], [0.8, 0.1, 0.4], [0.3, 0.45, 0.8]]
+    one = rm.from_dense(y_true, y_score)
+    df = pl.concat([one.with_columns(model=pl.lit(m)) for m in ("a", "b")])
+    keys = ["precision_samples", "average_precision_samples", "lrap"]
+    calls = {
+        "means": partial(engine.evaluate, df, keys, by="model"),
+        "per_sample": partial(engine.evaluate, df, keys, by="model", per_sample=True),
+        "ci": partial(engine.evaluate, df, keys, by="model", ci=0.9, n_boot=20),
+        "compare": partial(engine._call, rm.compare, df, keys, by="model", baseline="a",
+                           n_boot=20, n_resamples=20),
+    }  # fmt: skip
+    for name, call in calls.items():
+        _, cases = warned_keys(call)
+        assert {k: c.count for k, c in cases.items()} == {
+            "precision_samples": 2, "average_precision_samples": 2,
+        }, name  # fmt: skip
+    if engine.name == "polars" and not engine.bucket_rows:
+        _, cases = warned_keys(partial(rm.html_report, df, by="model", baseline="a", n_boot=20))
+        assert cases["f1_samples"].count == 2  # the per-sample values': sample 1 of each
+        assert cases["precision"].count == 2  # the per-label table's: label 1 of each

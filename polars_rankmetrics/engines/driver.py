@@ -529,6 +529,7 @@ def _evaluate_pieces(
     validation.check_weight_totals(pl.concat(summaries), cols)
     if "per_sample" in collected:
         collected["per_sample"] = per_sample.groups()
+        warn(sample_cases(pl.DataFrame(per_sample.ill_defined), keys, parameters))
     return collected, replace(parameters, binary_truth=all(binary))
 
 
@@ -541,10 +542,12 @@ class _PerSample:
 
     A key's weight column equal to an earlier key's in every bucket of its group (keys weighted
     alike: the sample weight, 1 without a weight column) is read back once and shared by both
-    names: it takes no memory of its own."""
+    names: it takes no memory of its own. The flags of ill-defined samples (``key/i``) are
+    counted as the rows come (``ill_defined``: each key's total), and not held."""
 
     def __init__(self, cols: Columns, spill_dir: Path | None, weights: Sequence[str]) -> None:
         self.cols, self.spill_dir, self.weights = cols, spill_dir, list(weights)
+        self.ill_defined: dict[str, list[float]] = {}
         self.parts: dict[tuple[Any, ...], list[pl.DataFrame | Path]] = {}
         self.same: dict[tuple[Any, ...], dict[str, str]] = {}  # per group: column -> its twin
         self.files = 0
@@ -552,6 +555,10 @@ class _PerSample:
 
     def hold(self, frame: pl.DataFrame) -> None:
         by = list(self.cols.by)
+        flags = [c for c in frame.columns if c.endswith("/i")]
+        for name, total in frame.select(pl.col(flags).sum()).row(0, named=True).items():
+            self.ill_defined.setdefault(name, []).append(total)
+        frame = frame.drop(flags)
         self.empty = frame.clear()
         for part in frame.partition_by(by, maintain_order=True) if by else [frame]:
             if not part.height:

@@ -197,11 +197,13 @@ def with_extras(
 
 
 def per_sample_result(
-    samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey] = ()
-) -> pl.LazyFrame:
+    samples: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey] = (),
+    context: Context | None = None,
+) -> pl.LazyFrame:  # fmt: skip
     """Per-sample output: the ``by`` and sample columns and the metric columns, sorted; with
     ``keys``, each key's weight in the mean beside it (``key/w``: the sample weight, times its
-    positives for a key weighted by positives; 0 where the value is null)."""
+    positives for a key weighted by positives; 0 where the value is null), and for a key whose
+    ill-defined samples ``context`` counts, whether the sample's is (``key/i``, 0 or 1)."""
     weights = [
         pl.when(pl.col(str(key)).is_not_null())
         .then(_key_weight(key))
@@ -210,11 +212,22 @@ def per_sample_result(
         .alias(weight_column(key))
         for key in keys
     ]
+    ill = [
+        _ill_defined(key, condition).cast(pl.Float64).alias(ill_defined_column(key))
+        for key in keys
+        if context is not None
+        and (condition := key.metric.ill_defined) is not None
+        and applies(condition, context)
+    ]
     return (
-        samples.with_columns(weights)
+        samples.with_columns(*weights, *ill)
         .drop(*_FACTS, N_POSITIVES, N_PREDICTED, strict=False)
         .sort(cols.sample_keys)
     )
+
+
+def _ill_defined(key: MetricKey, condition: str) -> pl.Expr:
+    return sample_condition(condition, _WEIGHT, str(key))
 
 
 def _key_weight(key: MetricKey) -> pl.Expr:
@@ -241,7 +254,7 @@ def weighted_sums(
         ]
         condition = key.metric.ill_defined
         if condition is not None and applies(condition, context):
-            ill = sample_condition(condition, _WEIGHT, str(key)).sum().cast(pl.Float64)
+            ill = _ill_defined(key, condition).sum().cast(pl.Float64)
             sums.append(ill.alias(ill_defined_column(key)))
     return samples.group_by(list(cols.by)).agg(sums) if cols.by else samples.select(sums)
 
@@ -332,7 +345,7 @@ class PolarsSession:
             ).collect()
         if "per_sample" in tables:
             frames["per_sample"] = per_sample_result(
-                samples.lazy(), self.cols, sample_keys
+                samples.lazy(), self.cols, sample_keys, context
             ).collect()
         return summary, frames
 

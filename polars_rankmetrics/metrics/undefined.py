@@ -34,7 +34,8 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -282,3 +283,26 @@ def warn(cases: Sequence[IllDefined]) -> None:
     )
     message = f"ill-defined metrics: {lines}.{hint}"
     warnings.warn(UndefinedMetricWarning(message, cases), stacklevel=_caller_level())
+
+
+@contextmanager
+def gathered() -> Iterator[None]:
+    """The :class:`UndefinedMetricWarning` of every step inside as one warning, for a verb that
+    computes in several steps (the HTML report: per-sample values, then per-label tables).
+    Other warnings pass through as they came."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    cases = []
+    for record in caught:
+        if isinstance(record.message, UndefinedMetricWarning):
+            cases += record.message.cases
+        else:
+            warnings.warn_explicit(
+                record.message,
+                record.category,
+                record.filename,
+                record.lineno,
+                source=record.source,
+            )
+    warn(cases)

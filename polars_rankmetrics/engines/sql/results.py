@@ -95,17 +95,26 @@ def sums_queries(keys: Sequence[MetricKey], context: Context) -> list[ViewQuery]
                 f"coalesce(sum(CASE WHEN {value} IS NOT NULL THEN {weight} END), 0) AS w{i}",
                 f"count(CASE WHEN {value} IS NULL AND {weight} > 0 THEN 1 END) AS x{i}",
             ]
-            condition = key.metric.ill_defined
-            if condition is not None and applies(condition, context):
-                columns.append(f"count(CASE WHEN {CONDITIONS[condition][0]} THEN 1 END) AS i{i}")
+            ill = _ill_defined(key, context)
+            if ill is not None:
+                columns.append(f"count(CASE WHEN {ill} THEN 1 END) AS i{i}")
         sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
         queries.append(ViewQuery(tuple(view_keys), sql, view))
     return queries
 
 
-def per_sample_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
+def _ill_defined(key: MetricKey, context: Context) -> str | None:
+    """The SQL test of ``key``'s ill-defined samples, where ``context`` counts them."""
+    condition = key.metric.ill_defined
+    if condition is None or not applies(condition, context):
+        return None
+    return CONDITIONS[condition][0]
+
+
+def per_sample_queries(keys: Sequence[MetricKey], context: Context) -> list[ViewQuery]:
     """Per view: each of its keys' per-sample value and its weight in the mean (0 where the
-    value is NULL)."""
+    value is NULL); for a key whose ill-defined samples ``context`` counts, whether the
+    sample's is (``i``, 0 or 1)."""
     queries = []
     for view, view_keys in _by_view(keys).items():
         group = "grp, sample, k" if view in VIEWS_WITH_K else "grp, sample"
@@ -116,6 +125,9 @@ def per_sample_queries(keys: Sequence[MetricKey]) -> list[ViewQuery]:
                 f"{value} AS v{i}",
                 f"CASE WHEN {value} IS NOT NULL THEN {weight} ELSE 0 END AS w{i}",
             ]
+            ill = _ill_defined(key, context)
+            if ill is not None:
+                columns.append(f"CASE WHEN {ill} THEN 1 ELSE 0 END AS i{i}")
         queries.append(
             ViewQuery(tuple(view_keys), f"SELECT {group}, {', '.join(columns)} FROM {view}", view)
         )
@@ -166,9 +178,8 @@ def _columns(
                 columns.append(pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)))
             if with_weights and with_undefined:
                 columns.append(pl.col(f"x{i}").cast(pl.Float64).alias(undefined_column(key)))
-                if f"i{i}" in frame.columns:
-                    ill = pl.col(f"i{i}").cast(pl.Float64).alias(ill_defined_column(key))
-                    columns.append(ill)
+            if f"i{i}" in frame.columns:
+                columns.append(pl.col(f"i{i}").cast(pl.Float64).alias(ill_defined_column(key)))
             parts.append(rows.select(*ids, *columns))
     return parts
 
@@ -195,7 +206,8 @@ def per_sample_frame(
     results: Sequence[tuple[ViewQuery, pl.DataFrame]], cols: Columns, context: Context
 ) -> pl.DataFrame:
     """Per-sample output from the :func:`per_sample_queries` results, sample column renamed:
-    each key's value and weight (``key/w``)."""
+    each key's value and weight (``key/w``), and whether its value is ill-defined (``key/i``,
+    where counted)."""
     ids = [*cols.by, "sample"]
     ungrouped = [(query, ungroup(frame, cols)) for query, frame in results]
     columns = _columns(ungrouped, ids, context, with_weights=True, with_undefined=False)

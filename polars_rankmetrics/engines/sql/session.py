@@ -217,7 +217,7 @@ class SQLSession:
         return sql_results.sums_frame(results, self.cols, context)
 
     def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
-        results = self._run(sql_results.per_sample_queries(keys))
+        results = self._run(sql_results.per_sample_queries(keys, context))
         return sql_results.per_sample_frame(results, self.cols, context)
 
     def bytes_per_row(self) -> float:
