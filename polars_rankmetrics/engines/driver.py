@@ -556,9 +556,10 @@ class _PerSample:
     def hold(self, frame: pl.DataFrame) -> None:
         by = list(self.cols.by)
         flags = [c for c in frame.columns if c.endswith("/i")]
-        for name, total in frame.select(pl.col(flags).sum()).row(0, named=True).items():
-            self.ill_defined.setdefault(name, []).append(total)
-        frame = frame.drop(flags)
+        if flags:
+            for name, total in frame.select(pl.col(flags).sum()).row(0, named=True).items():
+                self.ill_defined.setdefault(name, []).append(total)
+            frame = frame.drop(flags)
         self.empty = frame.clear()
         for part in frame.partition_by(by, maintain_order=True) if by else [frame]:
             if not part.height:

@@ -30,12 +30,12 @@ it.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -179,11 +179,11 @@ def sample_cases(
     """The ``_samples`` keys' cases from additive sums rows: their ``key/i`` counts."""
     cases = []
     for key in keys:
-        condition = key.metric.ill_defined
-        if condition is None or not applies(condition, context):
+        condition, column = key.metric.ill_defined, ill_defined_column(key)
+        if condition is None or not applies(condition, context) or column not in sums.columns:
             continue
         value = _value(condition, context)
-        count = int(sums.get_column(ill_defined_column(key)).sum())
+        count = int(sums.get_column(column).sum())
         if count:
             cases.append(IllDefined(str(key), _sample_score(key), "sample", count, None, (), value))
     return cases
@@ -262,10 +262,14 @@ def table_case(
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this package: the user's call."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The ``stacklevel`` of the first frame outside this package and the context managers it
+    runs in (:func:`gathered`): the user's call."""
+    inside = (
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        os.path.abspath(contextlib.__file__),
+    )
     frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
         frame, level = frame.f_back, level + 1  # type: ignore[assignment]
     return level
 
@@ -285,7 +289,7 @@ def warn(cases: Sequence[IllDefined]) -> None:
     warnings.warn(UndefinedMetricWarning(message, cases), stacklevel=_caller_level())
 
 
-@contextmanager
+@contextlib.contextmanager
 def gathered() -> Iterator[None]:
     """The :class:`UndefinedMetricWarning` of every step inside as one warning, for a verb that
     computes in several steps (the HTML report: per-sample values, then per-label tables).
