@@ -297,7 +297,7 @@ def gathered() -> Iterator[None]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
-    cases = []
+    cases: list[IllDefined] = []
     for record in caught:
         if isinstance(record.message, UndefinedMetricWarning):
             cases += record.message.cases
