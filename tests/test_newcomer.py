@@ -1,0 +1,124 @@
+"""A newcomer's first hour (issue 39): the README's commands and the pages it links, tried as a
+new user tries them: no traceback, no silent misalignment, docs that agree with the code."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+from sklearn import metrics as skm
+
+import polars_rankmetrics as rm
+
+ROOT = Path(__file__).parent.parent
+EXAMPLE = ROOT / "data" / "example.parquet"
+README = (ROOT / "README.md").read_text()
+
+
+def run(*args: str, **options) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics.cli", *args],
+        capture_output=True,
+        text=True,
+        **options,
+    )
+
+
+def one_line_error(done: subprocess.CompletedProcess) -> str:
+    """The one line a failed command printed (no traceback, a non-zero status)."""
+    assert done.returncode != 0, done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rankmetrics: error: "), done.stderr
+    return lines[0]
+
+
+# 2. from_dense matches DataFrames by name (and pandas frames by index).
+
+LABELS = ["dog", "cat", "owl", "bee", "ant"]
+
+
+def matrices(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y_true = rng.integers(0, 2, (12, len(LABELS)))
+    y_true[:, 0] = 1  # a positive in every sample
+    return y_true, rng.random((12, len(LABELS)))
+
+
+def lrap(long: pl.DataFrame) -> float:
+    return rm.evaluate(long, ["lrap"])["lrap"][0]
+
+
+@pytest.mark.parametrize("frame", ["pandas", "polars"])
+def test_from_dense_matches_dataframes_by_column_name(frame):
+    y_true, y_score = matrices()
+    order = [2, 0, 4, 1, 3]
+    # The test can fail: scoring the columns in the other order gives another number.
+    assert skm.label_ranking_average_precision_score(y_true, y_score[:, order]) != pytest.approx(
+        skm.label_ranking_average_precision_score(y_true, y_score)
+    )
+    true_frame = pd.DataFrame(y_true, columns=LABELS)
+    score_frame = pd.DataFrame(y_score[:, order], columns=[LABELS[i] for i in order])
+    if frame == "polars":
+        true_frame, score_frame = pl.from_pandas(true_frame), pl.from_pandas(score_frame)
+    long = rm.from_dense(true_frame, score_frame)
+    assert lrap(long) == pytest.approx(skm.label_ranking_average_precision_score(y_true, y_score))
+    assert long["label"].unique(maintain_order=True).to_list() == LABELS
+    cat = long.filter(pl.col("label") == "cat").sort("sample")
+    assert cat["score"].to_list() == pytest.approx(y_score[:, 1].tolist())
+
+
+@pytest.mark.parametrize("frame", ["pandas", "polars"])
+def test_from_dense_refuses_dataframes_naming_different_labels(frame):
+    y_true, y_score = matrices()
+    true_frame = pd.DataFrame(y_true, columns=LABELS)
+    score_frame = pd.DataFrame(y_score, columns=["hound", *LABELS[1:]])
+    if frame == "polars":
+        true_frame, score_frame = pl.from_pandas(true_frame), pl.from_pandas(score_frame)
+    with pytest.raises(ValueError, match=r"different column names.*'dog'.*'hound'"):
+        rm.from_dense(true_frame, score_frame)
+
+
+def test_from_dense_matches_pandas_frames_by_index():
+    y_true, y_score = matrices()
+    ids = [f"clip_{i:02d}" for i in range(len(y_true))]
+    true_frame = pd.DataFrame(y_true, columns=LABELS, index=ids)
+    shuffled = np.random.default_rng(1).permutation(len(ids))
+    score_frame = pd.DataFrame(y_score, columns=LABELS, index=ids).iloc[shuffled]
+    long = rm.from_dense(true_frame, score_frame)
+    assert lrap(long) == pytest.approx(skm.label_ranking_average_precision_score(y_true, y_score))
+    assert long["sample"].unique(maintain_order=True).to_list() == ids
+    per_sample = rm.evaluate(long, ["lrap"], per_sample=True).sort("sample")
+    expected = [skm.label_ranking_average_precision_score(t[None], s[None]) for t, s in
+                zip(y_true, y_score, strict=True)]  # fmt: skip
+    assert per_sample["lrap"].to_list() == pytest.approx(expected)
+
+
+def test_from_dense_refuses_pandas_frames_with_different_indexes():
+    y_true, y_score = matrices()
+    ids = [f"clip_{i:02d}" for i in range(len(y_true))]
+    true_frame = pd.DataFrame(y_true, columns=LABELS, index=ids)
+    with pytest.raises(ValueError, match=r"different index values.*'clip_00'.*y_score.index"):
+        rm.from_dense(true_frame, pd.DataFrame(y_score, columns=LABELS))
+    repeated = pd.DataFrame(y_score, columns=LABELS, index=["clip_00"] * len(ids))
+    with pytest.raises(ValueError, match=r"y_score's index repeats 'clip_00'"):
+        rm.from_dense(true_frame, repeated)
+
+
+def test_from_dense_takes_a_frames_names_next_to_a_matrix():
+    y_true, y_score = matrices()
+    ids = [f"clip_{i:02d}" for i in range(len(y_true))]
+    long = rm.from_dense(pd.DataFrame(y_true, columns=LABELS, index=ids), y_score)
+    assert long["label"].unique(maintain_order=True).to_list() == LABELS
+    assert long["sample"].unique(maintain_order=True).to_list() == ids
+    assert lrap(long) == pytest.approx(skm.label_ranking_average_precision_score(y_true, y_score))
+
+
+def test_from_dense_refuses_a_column_that_is_not_a_label():
+    y_true, y_score = matrices()
+    with_ids = pl.DataFrame(y_score, schema=LABELS).with_columns(clip=pl.lit("x"))
+    with pytest.raises(ValueError, match=r"y_score's column 'clip' is not numeric.*sample_ids="):
+        rm.from_dense(pl.DataFrame(y_true, schema=LABELS), with_ids)
