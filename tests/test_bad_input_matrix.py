@@ -79,7 +79,7 @@ CASES: dict[str, tuple[Callable[[pl.DataFrame], pl.DataFrame], str]] = {
     "repeated label": (at_bad_row("label", "a"), r"repeats label 'a' within one sample \(sample=2"),
     "ragged label sets": (drop_bad_row, r"different label sets: sample=2 has 2 labels"),
     "empty table": (lambda df: df.clear(), r"the table is empty"),
-    "non-numeric score": (text_scores, r"'score' \(score\) must be numeric, not String"),
+    "non-numeric score": (text_scores, r"column 'score' must be numeric, not String: cast it"),
     "missing column": (lambda df: df.drop("score"), r"column 'score' not found"),
 }  # fmt: skip
 

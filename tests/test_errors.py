@@ -28,7 +28,7 @@ CASES = [
         "non-numeric score",
         table(score=["x", "y", "z", "w"]),
         {},
-        r"'score' \(score\) must be numeric",
+        r"column 'score' must be numeric, not String: cast it",
     ),
     (
         "null score",

@@ -122,3 +122,61 @@ def test_from_dense_refuses_a_column_that_is_not_a_label():
     with_ids = pl.DataFrame(y_score, schema=LABELS).with_columns(clip=pl.lit("x"))
     with pytest.raises(ValueError, match=r"y_score's column 'clip' is not numeric.*sample_ids="):
         rm.from_dense(pl.DataFrame(y_true, schema=LABELS), with_ids)
+
+
+# 6. A wide table points to from_dense.
+
+
+def wide_table() -> pl.DataFrame:
+    y_true, y_score = matrices()
+    return pl.DataFrame(y_score, schema=LABELS)
+
+
+def test_a_wide_table_points_to_from_dense(tmp_path):
+    with pytest.raises(ValueError, match=r"column 'sample' not found.*rm\.from_dense"):
+        rm.evaluate(wide_table())
+    path = tmp_path / "wide.parquet"
+    wide_table().write_parquet(path)
+    assert "rm.from_dense" in one_line_error(run("evaluate", str(path)))
+
+
+def test_a_table_of_lists_points_to_from_lists():
+    lists = pl.DataFrame({"sample": ["q1"], "labels": [["a", "b"]], "scores": [[0.9, 0.1]]})
+    with pytest.raises(ValueError, match=r"column 'label' not found.*rm\.from_lists"):
+        rm.evaluate(lists)
+
+
+def test_a_very_wide_table_lists_some_of_its_columns():
+    wide = pl.DataFrame({f"tag_{i:03d}": [0.5] for i in range(500)})
+    with pytest.raises(ValueError, match=r"'tag_009', \.\.\.\] \(500 columns\)") as refused:
+        rm.evaluate(wide)
+    assert "tag_010" not in str(refused.value)
+
+
+# 9. A column of the wrong type: the message says how to cast it.
+
+
+@pytest.mark.parametrize("role", ["score", "truth", "weight", "pred"])
+@pytest.mark.parametrize("name", ["same", "other"])
+def test_a_column_of_the_wrong_type_says_how_to_cast_it(role, name):
+    column = role if name == "same" else f"my_{role}"
+    df = pl.DataFrame({
+        "sample": [1, 1, 2, 2], "label": ["a", "b", "a", "b"], "score": [0.9, 0.1, 0.4, 0.6],
+        "truth": [1, 0, 0, 1], "weight": [1.0, 1.0, 2.0, 2.0], "pred": [1, 0, 0, 1],
+    }).with_columns(pl.col(role).cast(pl.String)).rename({role: column})  # fmt: skip
+    options = {"weight": "weight", "pred": "pred", role: column}
+    with pytest.raises(ValueError) as refused:
+        rm.evaluate(df, ["lrap", "f1_samples"], **options)
+    message = str(refused.value)
+    assert f"pl.col({column!r}).cast(pl.Float64)" in message
+    assert f"{role}=" in message and f"--{role}" in message
+    assert f"({role}) ({role})" not in message and f"{role!r} ({role})" not in message
+    if name == "other":
+        assert f"column {column!r} ({role}) must be" in message
+
+
+def test_a_column_of_the_wrong_type_is_one_line_from_the_command(tmp_path):
+    path = tmp_path / "text.parquet"
+    pl.read_parquet(EXAMPLE).with_columns(pl.col("score").cast(pl.String)).write_parquet(path)
+    line = one_line_error(run("evaluate", str(path), "--by", "model"))
+    assert "column 'score' must be numeric, not String" in line and "--score" in line

@@ -48,23 +48,56 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
     missing = [name for name in cols.required if name not in schema]
     if missing:
         raise ValueError(
-            f"column {missing[0]!r} not found; the table has columns {list(schema.names())}"
+            f"column {missing[0]!r} not found; the table has columns {_listed(schema.names())}"
+            + _other_shapes(schema, cols)
         )
-    if not schema[cols.score].is_numeric():
-        raise ValueError(f"column {cols.score!r} (score) must be numeric, not {schema[cols.score]}")
-    truth_type = schema[cols.truth]
-    if not (truth_type.is_numeric() or truth_type == pl.Boolean):
-        raise ValueError(f"column {cols.truth!r} (truth) must be bool or numeric, not {truth_type}")
-    if cols.weight is not None and not schema[cols.weight].is_numeric():
-        raise ValueError(
-            f"column {cols.weight!r} (weight) must be numeric, not {schema[cols.weight]}"
+    numeric = {"score": cols.score, "weight": cols.weight}
+    bool_or_numeric = {"truth": cols.truth, "pred": cols.pred}
+    for role, name in (numeric | bool_or_numeric).items():
+        dtype = schema[name] if name is not None else None
+        if dtype is None or dtype.is_numeric() or (role in bool_or_numeric and dtype == pl.Boolean):
+            continue
+        raise_column_type(name, role, dtype)  # type: ignore[arg-type]
+
+
+def raise_column_type(name: str, role: str, dtype: object) -> None:
+    """Refuse the ``role`` column ``name`` for its type ``dtype``, saying how to cast it or name
+    another column."""
+    wanted = {"score": "numeric", "weight": "numeric", "truth": "bool or numeric",
+              "pred": "bool or 0/1"}[role]  # fmt: skip
+    named = f"column {name!r}" if name == role else f"column {name!r} ({role})"
+    raise ValueError(
+        f"{named} must be {wanted}, not {dtype}: cast it first, e.g. "
+        f"pl.col({name!r}).cast(pl.Float64), or name the {role} column with {role}= "
+        f"(--{role} on the command line)"
+    )
+
+
+_SHOWN_COLUMNS = 10
+
+
+def _listed(names: Sequence[str]) -> str:
+    """Column names for a message: the first ten of a wide table, and the count."""
+    if len(names) <= _SHOWN_COLUMNS:
+        return str(list(names))
+    shown = ", ".join(repr(name) for name in names[:_SHOWN_COLUMNS])
+    return f"[{shown}, ...] ({len(names)} columns)"
+
+
+def _other_shapes(schema: pl.Schema, cols: Columns) -> str:
+    """A hint for a table of another shape than the long one: a wide table (a column per label,
+    no label column) or one row per sample holding lists."""
+    if any(isinstance(dtype, pl.List | pl.Array) for dtype in schema.dtypes()):
+        return (
+            "; a table of one row per sample holding lists of labels and scores is converted "
+            "with rm.from_lists"
         )
-    if cols.pred is not None and not (
-        schema[cols.pred].is_numeric() or schema[cols.pred] == pl.Boolean
-    ):
-        raise ValueError(
-            f"column {cols.pred!r} (pred) must be bool or 0/1, not {schema[cols.pred]}"
+    if cols.label not in schema:
+        return (
+            "; the long table has one row per (sample, label): a wide table (one column per "
+            "label) or a matrix is converted with rm.from_dense(y_true, y_score)"
         )
+    return ""
 
 
 def check_result_names(cols: Columns, results: Sequence[str]) -> None:
