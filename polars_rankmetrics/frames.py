@@ -17,9 +17,10 @@ every piece) cannot return. For a table larger than memory, call
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar, Unpack
+from typing import Any, TypeVar, Unpack, cast
 
 import polars as pl
 
@@ -75,14 +76,41 @@ _LOG_BASE_DOC = """
         Base of the logarithm of the discount, > 1."""
 
 
-def _documented(column: str, value: str, call: str = "", extra: str = "") -> Callable[[F], F]:
+def _documented(
+    column: str, value: str, call: str = "", extra: str = "", *, sklearn: bool = True
+) -> Callable[[F], F]:
+    """Add the shared part of the docstring; refuse scikit-learn's call (:func:`_one_table`;
+    ``sklearn``: :mod:`polars_rankmetrics.sklearn` has the function)."""
+
     def add(function: F) -> F:
         function.__doc__ = (function.__doc__ or "") + _SHARED_DOC.format(
             name=function.__name__, column=column, value=value, call=call, extra=extra
         )
-        return documented(RankingColumns)(function)
+        return _one_table(documented(RankingColumns)(function), sklearn)
 
     return add
+
+
+def _one_table(function: F, sklearn: bool) -> F:
+    """``function``, refusing scikit-learn's call ``function(y_true, y_score)`` with a
+    ``TypeError`` that says which call takes matrices: the frame functions share scikit-learn's
+    names but take one long table."""
+    name = function.__name__
+    calls = f"rm.{name}(rm.from_dense(y_true, y_score))"
+    if sklearn:
+        calls = f"polars_rankmetrics.sklearn.{name}(y_true, y_score), or " + calls
+    message = (
+        f"{name}() takes one long table (one row per sample and label), not scikit-learn's "
+        f"(y_true, y_score): for matrices call {calls}"
+    )
+
+    @functools.wraps(function)
+    def call(*data: Any, **options: Any) -> Any:
+        if len(data) > 1 or "y_true" in options or "y_score" in options:
+            raise TypeError(message)
+        return function(*data, **options)
+
+    return cast(F, call)
 
 
 def _frame_metric(
@@ -166,7 +194,7 @@ def label_ranking_loss(
     )  # fmt: skip
 
 
-@_documented("lwlrap", "0.41666666666666663")
+@_documented("lwlrap", "0.41666666666666663", sklearn=False)
 def lwlrap(
     data: Frame,
     *,

@@ -124,6 +124,48 @@ def test_from_dense_refuses_a_column_that_is_not_a_label():
         rm.from_dense(pl.DataFrame(y_true, schema=LABELS), with_ids)
 
 
+# 5. The frame functions refuse scikit-learn's call, naming the one that takes it.
+
+FRAME_FUNCTIONS = [
+    "coverage_error", "dcg_score", "label_ranking_average_precision_score",
+    "label_ranking_loss", "lwlrap", "ndcg_score",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FRAME_FUNCTIONS)
+def test_a_frame_function_called_as_scikit_learn_says_where_that_call_is(name):
+    y_true, y_score = matrices()
+    for call in (
+        lambda: getattr(rm, name)(y_true, y_score),
+        lambda: getattr(rm, name)(y_true=y_true, y_score=y_score),
+    ):
+        with pytest.raises(TypeError, match="long table") as refused:
+            call()
+        message = str(refused.value)
+        assert f"rm.{name}(rm.from_dense(y_true, y_score))" in message
+        if name != "lwlrap":  # scikit-learn has no lwlrap
+            assert f"polars_rankmetrics.sklearn.{name}(y_true, y_score)" in message
+    # The calls it names work, with scikit-learn's numbers.
+    value = getattr(rm, name)(rm.from_dense(y_true, y_score)).item()
+    if name == "lwlrap":
+        expected = skm.label_ranking_average_precision_score(
+            y_true, y_score, sample_weight=y_true.sum(axis=1)
+        )
+    else:
+        expected = getattr(skm, name)(y_true, y_score)
+        from polars_rankmetrics import sklearn
+
+        assert getattr(sklearn, name)(y_true, y_score) == pytest.approx(expected)
+    assert value == pytest.approx(expected)
+
+
+def test_a_matrix_where_the_long_table_goes_points_to_from_dense():
+    y_true, _ = matrices()
+    for data in (y_true, y_true.tolist()):
+        with pytest.raises(TypeError, match=r"rm.from_dense\(y_true, y_score\)"):
+            rm.evaluate(data)
+
+
 # 6. A wide table points to from_dense.
 
 

@@ -108,6 +108,25 @@ ACCEPTED = (
 )
 
 
+# Where a user holding matrices is sent: the long table is one row per (sample, label).
+MATRICES = (
+    "a matrix (samples x labels) of truth and one of scores become the long table with "
+    "rm.from_dense(y_true, y_score), and polars_rankmetrics.sklearn takes scikit-learn's "
+    "calls, metric(y_true, y_score)"
+)
+
+
+def matrix_hint(data: object) -> str:
+    """For ``data`` that looks like a matrix (a numpy array, a scipy sparse matrix, a list of
+    rows), where matrices go; else nothing."""
+    looks_like = (
+        type(data).__module__.startswith(("numpy", "scipy"))
+        or hasattr(data, "toarray")
+        or (isinstance(data, list | tuple) and bool(data) and isinstance(data[0], list | tuple))
+    )
+    return f": {MATRICES}" if looks_like else ""
+
+
 def is_paths(data: object) -> bool:
     """Whether ``data`` is a path or a list of paths."""
     if isinstance(data, str | PathLike):
@@ -148,7 +167,9 @@ class Source:
         elif hasattr(data, "__arrow_c_stream__"):
             self.kind, self._polars = "frame", pl.DataFrame(data)
         else:
-            raise TypeError(f"data must be {ACCEPTED}, not {type(data).__name__}")
+            raise TypeError(
+                f"data must be {ACCEPTED}, not {type(data).__name__}" + matrix_hint(data)
+            )
 
     @classmethod
     def of(cls, data: object) -> Source:
