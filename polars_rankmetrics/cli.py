@@ -28,6 +28,9 @@ from polars_rankmetrics.report import label_report
 from polars_rankmetrics.report_page import html_report
 from polars_rankmetrics.tables import FORMATS, render_comparison
 
+# compare's by column when --by is not given: rm.compare's default.
+COMPARE_BY = "model"
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error (exit status 2, argparse's convention)."""
@@ -117,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--on-missing", choices=("error", "drop"), default="error")
     cmp.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
     cmp.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
-    _input_options(cmp, formats=COMPARE_FORMATS)
+    _input_options(cmp, formats=COMPARE_FORMATS, by=COMPARE_BY)
     _threshold_options(cmp)
     _resampling_options(cmp)
     report = commands.add_parser(
@@ -189,17 +192,21 @@ def _resampling_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _input_options(
-    parser: argparse.ArgumentParser, formats: Sequence[str] = ("table", "json", "csv")
+    parser: argparse.ArgumentParser,
+    formats: Sequence[str] = ("table", "json", "csv"),
+    by: str | None = None,
 ) -> None:
     """What ``evaluate``, ``compare`` and ``report`` share: the input, its columns, the engine,
-    the output."""
+    the output. ``by``: the default ``--by`` column (``compare``'s, as in Python)."""
     parser.add_argument(
         "paths", nargs="+", metavar="PATH",
         help="Parquet, CSV or NDJSON file (by extension), glob, or directory (hive partitions too)",
     )  # fmt: skip
     parser.add_argument(
-        "--by", action="append", default=[], help="group column(s), comma-separated or repeated"
-    )
+        "--by", action="append", default=[],
+        help="group column(s), comma-separated or repeated"
+        + ("" if by is None else f" (default: {by}, the column naming the model)"),
+    )  # fmt: skip
     parser.add_argument("--engine", choices=engine_names(), default="polars")
     parser.add_argument(
         "--format", choices=formats,
@@ -303,6 +310,18 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `rankmetrics sql | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as error:
+        # Bad input is reported where it is raised (_run); anything else is a bug, still told
+        # in one line: the traceback only on request.
+        if not received:
+            if os.environ.get("RANKMETRICS_TRACEBACK"):
+                raise
+            print(
+                f"rankmetrics: error: {type(error).__name__}: {_first_line(error)} (an internal "
+                "error: please report it; RANKMETRICS_TRACEBACK=1 shows where it was raised)",
+                file=sys.stderr,
+            )
+            return 1
     except BaseException:
         # An engine may turn the signal into an error of its own (DuckDB: "Query interrupted").
         if not received:
@@ -318,24 +337,45 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
+def _first_line(error: BaseException) -> str:
+    """The first line of an error's message (its type's name when it has none)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
 class Interrupted(BaseException):
     """A signal, raised like KeyboardInterrupt so that every ``finally`` runs (temporary files,
     connections) on the way out."""
 
 
+def _by(args: argparse.Namespace) -> list[str]:
+    """The --by columns; compare's default when it is not given (compare needs one)."""
+    by = _split(args.by)
+    if args.command == "compare" and not args.by:
+        return [COMPARE_BY]
+    if args.command == "compare" and not by:
+        raise ValueError("--by must name the column(s) naming the model")
+    return by
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         return _print_sql(args)
+    try:
+        by = _by(args)
+        engine_errors = get_engine(args.engine).errors
+    except ValueError as error:  # a usage error, or an engine whose package is missing
+        print(f"rankmetrics: error: {error}", file=sys.stderr)
+        return 1
     options = {
-        "by": _split(args.by) or None, "weight": args.weight, "engine": args.engine,
+        "by": by or None, "weight": args.weight, "engine": args.engine,
         "sample": args.sample, "label": args.label, "score": args.score, "truth": args.truth,
         "pred": args.pred, "threshold": args.threshold, "zero_division": args.zero_division,
         "memory_limit": args.memory_limit, "temp_dir": args.temp_dir,
         "progress": None if args.quiet or not sys.stderr.isatty() else _show_progress,
     }  # fmt: skip
     reported: tuple[type[Exception], ...] = (
-        ValueError, OSError, ImportError, pl.exceptions.PolarsError,
-        *get_engine(args.engine).errors,
+        ValueError, OSError, ImportError, pl.exceptions.PolarsError, *engine_errors,
     )  # fmt: skip
     try:
         if args.command == "report" and args.html is not None:
@@ -371,15 +411,12 @@ def _run(args: argparse.Namespace) -> int:
         if isinstance(error.__context__, Interrupted):
             raise
         _clear_progress(args)
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        print(f"rankmetrics: error: {message}", file=sys.stderr)
+        print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
         return 1
     _clear_progress(args)
-    grouped = bool(args.by) or args.command == "report" or getattr(args, "per_sample", False)
+    grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
     if args.command == "compare":
-        text = render_comparison(
-            result, _format(args), _split(args.by), args.alpha, baseline=args.baseline
-        )
+        text = render_comparison(result, _format(args), by, args.alpha, baseline=args.baseline)
     else:
         text = _render(result, _format(args), grouped)
     if args.output is None:

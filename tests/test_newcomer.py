@@ -1,6 +1,7 @@
 """A newcomer's first hour (issue 39): the README's commands and the pages it links, tried as a
 new user tries them: no traceback, no silent misalignment, docs that agree with the code."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from sklearn import metrics as skm
 
 import polars_rankmetrics as rm
+from polars_rankmetrics import cli
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "data" / "example.parquet"
@@ -34,6 +36,61 @@ def one_line_error(done: subprocess.CompletedProcess) -> str:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rankmetrics: error: "), done.stderr
     return lines[0]
+
+
+# 1. compare without --by: Python's default, and never a traceback.
+
+
+def sklearn_by_model(metric, df: pl.DataFrame) -> dict[str, float]:
+    """scikit-learn's ``metric`` of each model of a long table (dense matrices, sorted ids)."""
+    values = {}
+    for (model,), part in df.group_by("model"):
+        wide = part.sort("sample", "label")
+        n_labels = wide["label"].n_unique()
+        y_true = wide["truth"].cast(pl.Int8).to_numpy().reshape(-1, n_labels)
+        y_score = wide["score"].to_numpy().reshape(-1, n_labels)
+        values[model] = metric(y_true, y_score)
+    return values
+
+
+def test_compare_without_by_takes_the_model_column_as_python_does():
+    done = run(
+        "compare", str(EXAMPLE), "--baseline", "baseline", "--metrics", "lrap",
+        "--format", "json", "--n-resamples", "200", "--n-boot", "100",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)
+    expected = sklearn_by_model(skm.label_ranking_average_precision_score, pl.read_parquet(EXAMPLE))
+    assert row["model"] == "candidate"
+    assert row["value"] == pytest.approx(expected["candidate"])
+    assert row["baseline_value"] == pytest.approx(expected["baseline"])
+
+
+def test_compare_help_shows_the_default_by():
+    done = run("compare", "--help")
+    assert done.returncode == 0
+    assert "(default: model" in " ".join(done.stdout.split())
+
+
+def test_compare_with_an_empty_by_is_one_line():
+    line = one_line_error(run("compare", str(EXAMPLE), "--baseline", "baseline", "--by", ""))
+    assert "--by" in line
+
+
+def test_an_unexpected_error_is_one_line_without_traceback(monkeypatch, capsys):
+    def broken(*args, **options):
+        raise TypeError("'NoneType' object is not iterable")
+
+    monkeypatch.setattr(cli, "compare", broken)
+    monkeypatch.delenv("RANKMETRICS_TRACEBACK", raising=False)
+    status = cli.main(["compare", str(EXAMPLE), "--baseline", "baseline"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "TypeError: 'NoneType' object is not iterable" in err
+    monkeypatch.setenv("RANKMETRICS_TRACEBACK", "1")
+    with pytest.raises(TypeError):
+        cli.main(["compare", str(EXAMPLE), "--baseline", "baseline"])
 
 
 # 2. from_dense matches DataFrames by name (and pandas frames by index).
