@@ -25,7 +25,7 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report import label_report
-from polars_rankmetrics.report_page import html_report
+from polars_rankmetrics.report_page import html_report, require_matplotlib
 from polars_rankmetrics.tables import FORMATS, render_comparison
 
 # compare's by column when --by is not given: rm.compare's default.
@@ -364,7 +364,9 @@ def _run(args: argparse.Namespace) -> int:
     try:
         by = _by(args)
         engine_errors = get_engine(args.engine).errors
-    except ValueError as error:  # a usage error, or an engine whose package is missing
+        if args.command == "report" and args.html is not None:
+            require_matplotlib()
+    except (ValueError, ImportError) as error:  # before any work: usage, missing packages
         print(f"rankmetrics: error: {error}", file=sys.stderr)
         return 1
     options = {

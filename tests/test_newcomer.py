@@ -13,7 +13,7 @@ import pytest
 from sklearn import metrics as skm
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import cli
+from polars_rankmetrics import cli, report_page
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "data" / "example.parquet"
@@ -179,6 +179,37 @@ def test_from_dense_refuses_a_column_that_is_not_a_label():
     with_ids = pl.DataFrame(y_score, schema=LABELS).with_columns(clip=pl.lit("x"))
     with pytest.raises(ValueError, match=r"y_score's column 'clip' is not numeric.*sample_ids="):
         rm.from_dense(pl.DataFrame(y_true, schema=LABELS), with_ids)
+
+
+# 3. The HTML report needs matplotlib: said in the README, checked before any work.
+
+
+def test_html_report_checks_for_matplotlib_before_any_work(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib fails
+
+    def work(*args, **options):
+        raise AssertionError("the report started its work before checking for matplotlib")
+
+    monkeypatch.setattr(report_page.driver, "collect", work)
+    monkeypatch.setattr(report_page, "evaluate", work)
+    with pytest.raises(ImportError, match=r"matplotlib.*pip install"):
+        rm.html_report(EXAMPLE, by="model", baseline="baseline")
+
+
+def test_cli_html_report_without_matplotlib_stops_before_reading_the_data():
+    # The input does not exist: a check made before any work reports matplotlib, not the file.
+    script = (
+        "import sys; sys.modules['matplotlib'] = None; from polars_rankmetrics.cli import main; "
+        "sys.exit(main(['report', '/nonexistent/x.parquet', '--html', 'r.html']))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    line = one_line_error(done)
+    assert "matplotlib" in line and "pip install" in line
+
+
+def test_readme_says_the_report_needs_matplotlib_where_the_command_is_shown():
+    section = README.split("### The HTML report", 1)[1].split("```bash", 1)[0]
+    assert 'pip install ".[report]"' in section
 
 
 # 5. The frame functions refuse scikit-learn's call, naming the one that takes it.
