@@ -30,6 +30,9 @@ from polars_rankmetrics.tables import FORMATS, render_comparison
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
+# The relations the SQL views read, and where they are described.
+_INPUT_RELATIONS = ("rankmetrics_input", "rankmetrics_cutoffs", "rankmetrics_parameters")
+SQL_ALONE = "see docs/engines.md, SQL alone"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,16 +146,17 @@ def _parser() -> argparse.ArgumentParser:
     _input_options(report)
     _threshold_options(report, beta=False)
     _resampling_options(report)
-    sql = commands.add_parser(
-        "sql",
-        help="print the SQL views in a dialect (run them after defining rankmetrics_input and "
-        "rankmetrics_cutoffs, or let --input define them)",
+    sql_help = (
+        "print the SQL views in a dialect (run them after defining rankmetrics_input, "
+        f"rankmetrics_cutoffs and rankmetrics_parameters, or let --input define them; {SQL_ALONE})"
     )
+    sql = commands.add_parser("sql", help=sql_help, description=sql_help)
     sql.add_argument("--dialect", choices=DIALECTS, default="duckdb")
     sql.add_argument(
         "--input",
         metavar="TABLE",
-        help="also define rankmetrics_input over TABLE (schema.table) and rankmetrics_cutoffs",
+        help="also define rankmetrics_input over TABLE (schema.table), rankmetrics_cutoffs and "
+        "rankmetrics_parameters",
     )
     sql.add_argument(
         "--by", action="append", default=[], help="group column(s), comma-separated or repeated"
@@ -462,6 +466,12 @@ def _print_sql(args: argparse.Namespace) -> int:
             print(f"rankmetrics: error: {error}", file=sys.stderr)
             return 1
         statements = [*defined, *statements]
+    else:
+        # The file cannot check what it reads: it says so where a reader starts.
+        print(
+            f"-- The views read {', '.join(_INPUT_RELATIONS[:2])} and {_INPUT_RELATIONS[2]}: "
+            f"define all three first ({SQL_ALONE}).\n"
+        )
     print("\n\n".join(f"{statement};" for statement in statements))
     return 0
 

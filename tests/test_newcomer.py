@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -14,6 +15,7 @@ from sklearn import metrics as skm
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import cli, report_page
+from polars_rankmetrics.duckdb_engine import register_views
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "data" / "example.parquet"
@@ -210,6 +212,55 @@ def test_cli_html_report_without_matplotlib_stops_before_reading_the_data():
 def test_readme_says_the_report_needs_matplotlib_where_the_command_is_shown():
     section = README.split("### The HTML report", 1)[1].split("```bash", 1)[0]
     assert 'pip install ".[report]"' in section
+
+
+# 4. The SQL contract: three relations, said the same way everywhere.
+
+RELATIONS = ("rankmetrics_input", "rankmetrics_cutoffs", "rankmetrics_parameters")
+
+
+def test_the_command_and_the_docs_name_the_three_relations():
+    for args in (["--help"], ["sql", "--help"]):
+        shown = " ".join(run(*args).stdout.split())
+        assert all(name in shown for name in RELATIONS), args
+        assert "docs/engines.md" in shown
+    engines = (ROOT / "docs" / "engines.md").read_text()
+    alone = engines.split("## SQL alone", 1)[1].split("\n## ", 1)[0]
+    assert "two relations" not in alone and "three relations" in alone
+    assert all(f"`{name}(" in alone for name in RELATIONS)
+    readme = README.split("### SQL alone", 1)[1].split("\n## ", 1)[0]
+    assert all(name in readme for name in RELATIONS)
+
+
+def test_the_printed_sql_names_what_it_reads_and_a_missing_relation_is_named():
+    printed = run("sql").stdout
+    first = printed.splitlines()[0]
+    assert first.startswith("--") and all(name in first for name in RELATIONS)
+    assert "docs/engines.md" in first
+    con = duckdb.connect()
+    con.sql(
+        "CREATE VIEW rankmetrics_input AS SELECT 0 AS grp, sample, label, score, "
+        "CAST(truth AS DOUBLE) AS truth, 1.0 AS weight, CAST(score >= 0.5 AS DOUBLE) AS pred, "
+        f"1 AS predicted, NULL::DOUBLE AS propensity FROM read_parquet('{EXAMPLE}')"
+    )
+    con.sql(
+        "CREATE TABLE rankmetrics_cutoffs AS SELECT NULL::BIGINT AS k, NULL::DOUBLE AS unscored"
+    )
+    # As docs/engines.md says: the engine names the relation left out.
+    with pytest.raises(duckdb.CatalogException, match="rankmetrics_parameters"):
+        con.execute(printed)
+
+
+def test_register_views_refuses_a_source_named_like_its_views():
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE rankmetrics_input AS SELECT * FROM read_parquet('{EXAMPLE}')")
+    with pytest.raises(ValueError, match=r"'rankmetrics_input'.*docs/engines.md"):
+        register_views(con, "rankmetrics_input", by="model")
+
+
+def test_register_views_needs_a_cut_off():
+    with pytest.raises(ValueError, match=r"cutoffs= needs at least one cut-off"):
+        register_views(duckdb.connect(), EXAMPLE, by="model", cutoffs=[])
 
 
 # 5. The frame functions refuse scikit-learn's call, naming the one that takes it.

@@ -1,12 +1,14 @@
 """The DuckDB engine: the views of ``sql/`` over any source, evaluated lazily and spilling to disk.
 
 The SQL files are the single source of the SQL; this module only names the input for them. It
-creates two relations the views read:
+creates the three relations the views read (docs/engines.md, "SQL alone"):
 
-- ``rankmetrics_input(grp, sample, label, score, truth, weight)``: the user's table with its
-  columns renamed (identifiers quoted, never pasted), ``grp`` a struct of the ``by`` columns;
-- ``rankmetrics_cutoffs(k)``: the dcg/ndcg cut-offs wanted (NULL for no cut), inserted as bound
-  parameters.
+- ``rankmetrics_input(grp, sample, label, score, truth, weight, pred, predicted, propensity)``:
+  the user's table with its columns renamed (identifiers quoted, never pasted), ``grp`` a struct
+  of the ``by`` columns;
+- ``rankmetrics_cutoffs(k, unscored)``: the dcg/ndcg cut-offs wanted (NULL for no cut);
+- ``rankmetrics_parameters(beta, zero_division, n_labels)``: the threshold metrics' parameters
+  and a top-k table's label space (numbers written as checked literals).
 
 A session (:class:`DuckDBSession`) owns its connection and closes it however the run ends. The
 views are created once per connection and never redefined: a table split into buckets is
@@ -304,7 +306,8 @@ def register_views(
     Raises
     ------
     ValueError
-        For a missing column or a column of the wrong type (the row checks are views to query).
+        For a missing column or a column of the wrong type (the row checks are views to query),
+        no cut-off, or a ``source`` named like one of the views (``rankmetrics_input``, ...).
 
     Examples
     --------
@@ -318,10 +321,20 @@ def register_views(
     """
     cols = Columns.of(by=by, **columns)
     context = parameters(threshold=threshold, beta=beta, zero_division=zero_division)
+    cuts = list(cutoffs)
+    if not cuts:
+        raise ValueError("cutoffs= needs at least one cut-off: None (the whole ranking) or a K")
+    if isinstance(source, str) and source.lower() in (*_INPUT_VIEWS, *view_names()):
+        raise ValueError(
+            f"the source {source!r} has the name of a view register_views defines over it; "
+            "rename it, or, to run the views over your own rankmetrics_input, "
+            "rankmetrics_cutoffs and rankmetrics_parameters, run the statements of "
+            "`rankmetrics sql` (docs/engines.md, SQL alone)"
+        )
     expect_nan(con)
     schema = _register(con, Source.of(source), cols)
     statements = input_statements(
-        "rankmetrics_source", cols, "duckdb", list(cutoffs), temporary=True,
+        "rankmetrics_source", cols, "duckdb", cuts, temporary=True,
         bool_truth=schema[cols.truth] == pl.Boolean,
         bool_pred=cols.pred is not None and schema[cols.pred] == pl.Boolean,
         threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
