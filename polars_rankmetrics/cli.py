@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from types import FrameType
@@ -422,7 +423,10 @@ def _run(args: argparse.Namespace) -> int:
     _clear_progress(args)
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
     if args.command == "compare":
-        text = render_comparison(result, _format(args), by, args.alpha, baseline=args.baseline)
+        fmt = _format(args)
+        text = render_comparison(result, fmt, by, args.alpha, baseline=args.baseline)
+        if fmt in ("table", "markdown") and result.height:
+            text += ("\n\n" if fmt == "markdown" else "\n") + _compared(result, by)
     else:
         text = _render(result, _format(args), grouped)
     if args.output is None:
@@ -437,6 +441,26 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _compared(result: pl.DataFrame, by: Sequence[str]) -> str:
+    """The note under compare's table: how many samples wins/ties/losses count, where a metric
+    undefined for some samples leaves them out."""
+    totals = (result["wins"] + result["ties"] + result["losses"]).to_list()
+    usual = Counter(totals).most_common(1)[0][0]
+    models = result.select(by).n_unique() > 1
+    others = [
+        f"{row['metric']}{' (' + ', '.join(str(row[b]) for b in by) + ')' if models else ''}: "
+        f"{total:,}"
+        for row, total in zip(result.iter_rows(named=True), totals, strict=True)
+        if total != usual
+    ]
+    counted = f"{usual:,}" + (f" ({'; '.join(others)})" if others else "")
+    return (
+        "wins/ties/losses count the samples where the metric is defined for both models: "
+        f"{counted}. A sample without positives has no lwlrap; with --zero-division nan, a set "
+        "metric's 0/0 has no value."
+    )
 
 
 def _print_sql(args: argparse.Namespace) -> int:

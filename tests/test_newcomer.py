@@ -2,6 +2,7 @@
 new user tries them: no traceback, no silent misalignment, docs that agree with the code."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -332,6 +333,35 @@ def test_a_very_wide_table_lists_some_of_its_columns():
     with pytest.raises(ValueError, match=r"'tag_009', \.\.\.\] \(500 columns\)") as refused:
         rm.evaluate(wide)
     assert "tag_010" not in str(refused.value)
+
+
+# 7. compare says which samples wins/ties/losses count.
+
+
+def test_compare_says_how_many_samples_wins_ties_losses_count():
+    df = pl.read_parquet(EXAMPLE)
+    samples = df["sample"].n_unique()
+    # The samples with a positive for both models (both carry the same truth).
+    with_positives = (
+        df.group_by("model", "sample").agg(pl.col("truth").any())
+        .group_by("sample").agg(pl.col("truth").all())["truth"].sum()
+    )  # fmt: skip
+    assert with_positives < samples
+    done = run(
+        "compare", str(EXAMPLE), "--by", "model", "--baseline", "baseline",
+        "--metrics", "lrap,lwlrap", "--n-resamples", "200", "--n-boot", "100",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    note = done.stdout.strip().splitlines()[-1]
+    assert note.startswith("wins/ties/losses count the samples where the metric is defined")
+    assert f"{samples:,} (lwlrap: {with_positives:,})" in note
+    assert "without positives" in note
+    for row in done.stdout.splitlines()[1:3]:  # the table's wins/ties/losses add up to them
+        wins, ties, losses = map(int, re.search(r"(\d+)/(\d+)/(\d+)", row).groups())
+        expected = with_positives if " lwlrap " in row else samples
+        assert wins + ties + losses == expected
+    comparing = (ROOT / "docs" / "comparing.md").read_text()
+    assert f"{with_positives:,} for lwlrap" in comparing and f"{samples:,} for lrap" in comparing
 
 
 # 9. A column of the wrong type: the message says how to cast it.
