@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
@@ -34,6 +37,10 @@ COMPARE_BY = "model"
 # The relations the SQL views read, and where they are described.
 _INPUT_RELATIONS = ("rankmetrics_input", "rankmetrics_cutoffs", "rankmetrics_parameters")
 SQL_ALONE = "see docs/engines.md, SQL alone"
+# What starting the Spark engine costs (docs/engines.md, Spark).
+SPARK_START = (
+    "a local session in a new JVM: its start and the planning of the queries take tens of seconds"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -363,6 +370,36 @@ def _by(args: argparse.Namespace) -> list[str]:
     return by
 
 
+def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame | None:
+    """The result of the command ``args`` names (None: the HTML report, written to its
+    file)."""
+    if args.command == "report" and args.html is not None:
+        html_report(
+            args.paths, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+            truth_table=args.truth_table, n_labels=args.n_labels, k=args.k, path=args.html,
+            **options,
+        )  # fmt: skip
+        return None
+    if args.command == "report":
+        if args.baseline is not None or args.ci is not None or args.truth_table is not None:
+            raise ValueError("--baseline, --ci and --truth-table go with --html")
+        return label_report(args.paths, **options)
+    if args.command == "compare":
+        return compare(
+            args.paths, _split([args.metrics]), baseline=args.baseline, test=args.test,
+            correction=None if args.correction == "none" else args.correction,
+            n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
+            on_missing=args.on_missing, truth_table=args.truth_table, n_labels=args.n_labels,
+            beta=args.beta, **options,
+        )  # fmt: skip
+    return evaluate(
+        args.paths, _metric_list(args.metrics, args.k), beta=args.beta,
+        per_sample=args.per_sample, truth_table=args.truth_table, n_labels=args.n_labels,
+        propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+        ci_method=args.ci_method, **options,
+    )  # fmt: skip
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         return _print_sql(args)
@@ -374,53 +411,27 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as error:  # before any work: usage, missing packages
         print(f"rankmetrics: error: {error}", file=sys.stderr)
         return 1
+    reported: tuple[type[Exception], ...] = (
+        ValueError, OSError, ImportError, pl.exceptions.PolarsError, *engine_errors,
+    )  # fmt: skip
+    line = None if args.quiet or not sys.stderr.isatty() else _ProgressLine(args.engine)
     options = {
         "by": by or None, "weight": args.weight, "engine": args.engine,
         "sample": args.sample, "label": args.label, "score": args.score, "truth": args.truth,
         "pred": args.pred, "threshold": args.threshold, "zero_division": args.zero_division,
-        "memory_limit": args.memory_limit, "temp_dir": args.temp_dir,
-        "progress": None if args.quiet or not sys.stderr.isatty() else _show_progress,
+        "memory_limit": args.memory_limit, "temp_dir": args.temp_dir, "progress": line,
     }  # fmt: skip
-    reported: tuple[type[Exception], ...] = (
-        ValueError, OSError, ImportError, pl.exceptions.PolarsError, *engine_errors,
-    )  # fmt: skip
     try:
-        if args.command == "report" and args.html is not None:
-            html_report(
-                args.paths, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot,
-                seed=args.seed, truth_table=args.truth_table, n_labels=args.n_labels, k=args.k,
-                path=args.html, **options,
-            )  # fmt: skip
-            _clear_progress(args)
-            print(f"rankmetrics: wrote {args.html}", file=sys.stderr)
-            return 0
-        if args.command == "report":
-            if args.baseline is not None or args.ci is not None or args.truth_table is not None:
-                raise ValueError("--baseline, --ci and --truth-table go with --html")
-            result = label_report(args.paths, **options)
-        elif args.command == "compare":
-            result = compare(
-                args.paths, _split([args.metrics]), baseline=args.baseline, test=args.test,
-                correction=None if args.correction == "none" else args.correction,
-                n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
-                on_missing=args.on_missing, truth_table=args.truth_table,
-                n_labels=args.n_labels, beta=args.beta, **options,
-            )  # fmt: skip
-        else:
-            metrics = _metric_list(args.metrics, args.k)
-            result = evaluate(
-                args.paths, metrics, beta=args.beta, per_sample=args.per_sample,
-                truth_table=args.truth_table, n_labels=args.n_labels,
-                propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-                ci_method=args.ci_method, **options,
-            )  # fmt: skip
+        with line or contextlib.nullcontext():
+            result = _compute(args, options)
     except reported as error:
         if isinstance(error.__context__, Interrupted):
             raise
-        _clear_progress(args)
         print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
         return 1
-    _clear_progress(args)
+    if result is None:
+        print(f"rankmetrics: wrote {args.html}", file=sys.stderr)
+        return 0
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
     if args.command == "compare":
         fmt = _format(args)
@@ -500,13 +511,44 @@ def _print_sql(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_progress(done: float, total: float) -> None:
-    print(f"\rrankmetrics: {100 * done / total:3.0f}% done", end="", file=sys.stderr, flush=True)
+class _ProgressLine:
+    """The progress line on a terminal's stderr: the share done and the seconds since the start,
+    redrawn every second, since a step may run long between two reports (Spark starts a JVM,
+    then plans each query silently). A context: the line is cleared when the run ends, however
+    it ends."""
 
+    def __init__(self, engine: str) -> None:
+        self.engine, self.share, self.started = engine, 0.0, time.monotonic()
+        self._lock, self._stop = threading.RLock(), threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
 
-def _clear_progress(args: argparse.Namespace) -> None:
-    if not args.quiet and sys.stderr.isatty():
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    def __enter__(self) -> _ProgressLine:
+        if self.engine == "spark":
+            print(f"rankmetrics: starting Spark ({SPARK_START})", file=sys.stderr, flush=True)
+        self._draw()
+        self._ticker.start()
+        return self
+
+    def __call__(self, done: float, total: float) -> None:
+        self.share = done / total if total else 0.0
+        self._draw()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            self._draw()
+
+    def _draw(self) -> None:
+        with self._lock:
+            if not self._stop.is_set():
+                seconds = time.monotonic() - self.started
+                print(f"\rrankmetrics: {100 * self.share:3.0f}% done, {seconds:.0f} s\033[K",
+                      end="", file=sys.stderr, flush=True)  # fmt: skip
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._stop.set()
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        self._ticker.join()
 
 
 if __name__ == "__main__":

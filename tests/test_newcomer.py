@@ -2,9 +2,12 @@
 new user tries them: no traceback, no silent misalignment, docs that agree with the code."""
 
 import json
+import os
+import pty
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -12,6 +15,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from servers import java_missing
 from sklearn import metrics as skm
 
 import polars_rankmetrics as rm
@@ -362,6 +366,66 @@ def test_compare_says_how_many_samples_wins_ties_losses_count():
         assert wins + ties + losses == expected
     comparing = (ROOT / "docs" / "comparing.md").read_text()
     assert f"{with_positives:,} for lwlrap" in comparing and f"{samples:,} for lrap" in comparing
+
+
+# 8. Spark: the progress line from the start, and what its start costs.
+
+
+def on_a_terminal(*args: str) -> tuple[int, str, str]:
+    """Run the command with stderr on a pseudo-terminal, read as it is written (so that a long
+    run never fills the terminal's buffer); return (status, stdout, what the terminal got)."""
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "polars_rankmetrics.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    stdout = process.stdout.read()
+    return process.wait(), stdout, seen.decode(errors="replace")
+
+
+PROGRESS = re.compile(r"rankmetrics: +(\d+)% done, (\d+) s")
+
+
+def test_the_progress_line_shows_from_the_start_with_the_time():
+    status, stdout, terminal = on_a_terminal("evaluate", str(EXAMPLE), "--by", "model")
+    assert status == 0 and "candidate" in stdout
+    shown = PROGRESS.findall(terminal)
+    assert shown[0][0] == "0" and shown[-1][0] == "100", terminal
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(java_missing() is not None, reason=str(java_missing()))
+def test_spark_says_it_is_starting_and_shows_the_progress_line():
+    started = time.monotonic()
+    status, stdout, terminal = on_a_terminal(
+        "evaluate", str(EXAMPLE), "--by", "model", "--engine", "spark"
+    )
+    took = time.monotonic() - started
+    assert status == 0 and "candidate" in stdout
+    assert terminal.index("rankmetrics: starting Spark") < PROGRESS.search(terminal).start()
+    shown = PROGRESS.findall(terminal)
+    assert shown[0][0] == "0" and shown[-1][0] == "100"
+    # Redrawn every second: a line for (nearly) every second of the run.
+    assert len({seconds for _, seconds in shown}) >= took / 2
+
+
+def test_the_docs_say_what_starting_spark_costs():
+    engines = (ROOT / "docs" / "engines.md").read_text()
+    spark = engines.split("## Spark", 1)[1]
+    assert "JVM" in spark and re.search(r"\d+ to \d+ s", spark)
 
 
 # 9. A column of the wrong type: the message says how to cast it.
