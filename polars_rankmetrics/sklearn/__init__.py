@@ -33,6 +33,10 @@ module                             drop-ins
                                    ``zero_one_loss``
 :mod:`.report`                     ``multilabel_confusion_matrix``, ``classification_report``
 =================================  ==========================================================
+
+Beside them: :mod:`.inputs` (the matrices, checked, as a long table), :mod:`.arguments` (the
+arguments shared with scikit-learn, checked as it checks them) and :mod:`.undefined`
+(scikit-learn's warnings in place of the library's).
 """
 
 from polars_rankmetrics.sklearn.classification import (

@@ -13,110 +13,23 @@ scikit-learn's own warning is given (:mod:`polars_rankmetrics.sklearn.undefined`
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-import polars as pl
 
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.report import label_report
+from polars_rankmetrics.sklearn.arguments import (
+    check_average,
+    documented,
+    note_pos_label,
+    zero_division_of,
+)
 from polars_rankmetrics.sklearn.inputs import Matrices, predictions
 from polars_rankmetrics.sklearn.undefined import Call, with_sklearn_warnings
 
-Function = TypeVar("Function", bound=Callable[..., Any])
 Scores = tuple[Any, Any, Any, Any]
-
-AVERAGES = ("micro", "macro", "weighted", "samples")
-PRF = ("precision", "recall", "f-score")
-
-_PARAMETERS = {
-    "y_true": """\
-    y_true
-        The truth, (samples x labels) of 0 and 1: a numpy array, nested lists or a scipy
-        sparse matrix.""",
-    "y_pred": """\
-    y_pred
-        The predictions, of the same shape and kind.""",
-    "labels": """\
-    labels
-        The label columns to score, in this order (None: all). Column indices in
-        [0, n labels).""",
-    "pos_label": """\
-    pos_label
-        Ignored for multilabel input, as in scikit-learn, which says so in a ``UserWarning``
-        for a value other than 1 or None.""",
-    "average": """\
-    average
-        ``"micro"`` (the counts pooled over the labels), ``"macro"`` (the mean over labels),
-        ``"weighted"`` (weighted by the labels' support), ``"samples"`` (per sample, then the
-        weighted mean) or None (one value per label). ``"binary"`` (the default, as in
-        scikit-learn) is refused: it needs binary targets.""",
-    "sample_weight": """\
-    sample_weight
-        One weight per sample (None: every sample weighs 1).""",
-    "zero_division": """\
-    zero_division
-        The value of a 0/0: ``"warn"`` (0, with scikit-learn's ``UndefinedMetricWarning``),
-        0, 1 or ``numpy.nan`` (the label or sample drops out of the average).""",
-    "normalize": """\
-    normalize
-        True: the (weighted) share of samples; False: their (weighted) number.""",
-    "engine": """\
-    engine
-        The engine that computes it: ``"polars"``, ``"duckdb"`` or ``"spark"``.""",
-}
-_RAISES = """\
-    ValueError
-        For input that is not two multilabel indicator matrices of one shape (binary or
-        multiclass targets: use scikit-learn's own), a ``labels`` entry outside the columns, an
-        unknown ``average``, or a bad ``sample_weight`` or ``zero_division``."""
-
-
-def _documented(*names: str) -> Callable[[Function], Function]:
-    """Write the shared parameters ``names`` (in this order) where the docstring has the line
-    ``<parameters>``, and the shared errors where it has ``<raises>``."""
-
-    def add(function: Function) -> Function:
-        entries = "\n".join(_PARAMETERS[name] for name in names)
-        doc = (function.__doc__ or "").replace("    <parameters>", entries, 1)
-        function.__doc__ = doc.replace("    <raises>", _RAISES, 1)
-        return function
-
-    return add
-
-
-def _check_average(average: str | None) -> None:
-    if average == "binary":
-        raise ValueError(
-            "Target is multilabel-indicator but average='binary'. Please choose another average "
-            f"setting, one of {[None, *AVERAGES]!r}."
-        )
-    if average is not None and average not in AVERAGES:
-        raise ValueError(f"average has to be one of {(None, *AVERAGES)!r}")
-
-
-def _zero_division(value: object, *, nan: bool = True) -> float | str:
-    """``zero_division`` as :func:`~polars_rankmetrics.evaluate` takes it."""
-    if isinstance(value, str) and value == "warn":
-        return value
-    if isinstance(value, int | float) and (value in (0, 1) or (nan and math.isnan(value))):
-        return float(value)
-    allowed = "'warn', 0, 1 or numpy.nan" if nan else "'warn', 0 or 1"
-    raise ValueError(f"zero_division must be {allowed}, not {value!r}")
-
-
-def _note_pos_label(pos_label: object, average: str | None) -> None:
-    """scikit-learn's note that ``pos_label`` means nothing beside an ``average``."""
-    if pos_label not in (None, 1):
-        warnings.warn(
-            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' "
-            f"(got {average!r}). You may use labels=[pos_label] to specify a single positive "
-            "class.",
-            UserWarning,
-            stacklevel=3,
-        )
 
 
 def _per_label(m: Matrices, key: str, engine: str, **options: Any) -> np.ndarray:
@@ -124,12 +37,6 @@ def _per_label(m: Matrices, key: str, engine: str, **options: Any) -> np.ndarray
     table, by = m.per_label_table()
     result = evaluate(table, [key], by=by, engine=engine, **m.columns, **options)
     return result.sort(by).get_column(key).to_numpy()
-
-
-def _support(m: Matrices, report: pl.DataFrame) -> np.ndarray:
-    """The labels' support as scikit-learn counts it: whole numbers without sample weights."""
-    support = report.get_column("support").to_numpy()
-    return support if m.weights is not None else np.rint(support).astype(np.int64)
 
 
 def _set_values(
@@ -148,7 +55,7 @@ def _set_values(
             f = report.get_column("f1").to_numpy()
         else:
             f = _per_label(m, "fbeta_macro", beta=beta, **options)
-        return p, r, f, _support(m, report)
+        return p, r, f, m.whole(report.get_column("support").to_numpy())
     keys = [f"precision_{average}", f"recall_{average}", f"{f_kind}_{average}"]
     if f_kind == "fbeta":
         options["beta"] = beta
@@ -161,17 +68,17 @@ def _set_scores(
     pos_label: object, average: str | None, sample_weight: object, zero_division: object,
     warn_for: Sequence[str], engine: str,
 ) -> Scores:  # fmt: skip
-    _check_average(average)
-    zero = _zero_division(zero_division)
+    check_average(average)
+    zero = zero_division_of(zero_division)
     if isinstance(beta, bool) or not isinstance(beta, int | float) or not beta >= 0:
         raise ValueError(f"beta must be a number >= 0, not {beta!r}")
-    _note_pos_label(pos_label, average)
+    note_pos_label(pos_label, average)
     m = predictions(function, y_true, y_pred, sample_weight, labels)
     call = Call(warn_for, m.n_samples, m.n_labels)
     return with_sklearn_warnings(call, lambda: _set_values(m, beta, average, zero, engine))
 
 
-@_documented(
+@documented(
     "y_true", "y_pred", "labels", "pos_label", "average", "sample_weight", "zero_division",
     "engine",
 )  # fmt: skip
@@ -223,7 +130,7 @@ def precision_recall_fscore_support(
     )  # fmt: skip
 
 
-@_documented(
+@documented(
     "y_true", "y_pred", "labels", "pos_label", "average", "sample_weight", "zero_division",
     "engine",
 )  # fmt: skip
@@ -260,7 +167,7 @@ def precision_score(
     )[0]  # fmt: skip
 
 
-@_documented(
+@documented(
     "y_true", "y_pred", "labels", "pos_label", "average", "sample_weight", "zero_division",
     "engine",
 )  # fmt: skip
@@ -297,7 +204,7 @@ def recall_score(
     )[1]  # fmt: skip
 
 
-@_documented(
+@documented(
     "y_true", "y_pred", "labels", "pos_label", "average", "sample_weight", "zero_division",
     "engine",
 )  # fmt: skip
@@ -337,7 +244,7 @@ def fbeta_score(
     )[2]  # fmt: skip
 
 
-@_documented(
+@documented(
     "y_true", "y_pred", "labels", "pos_label", "average", "sample_weight", "zero_division",
     "engine",
 )  # fmt: skip
@@ -374,7 +281,7 @@ def f1_score(
     )[2]  # fmt: skip
 
 
-@_documented(
+@documented(
     "y_true", "y_pred", "labels", "pos_label", "average", "sample_weight", "zero_division",
     "engine",
 )  # fmt: skip
@@ -406,9 +313,9 @@ def jaccard_score(
     >>> jaccard_score([[1, 0, 1], [0, 1, 1]], [[1, 1, 0], [0, 1, 1]], average="samples")
     0.6666666666666666
     """
-    _check_average(average)
-    zero = _zero_division(zero_division, nan=False)
-    _note_pos_label(pos_label, average)
+    check_average(average)
+    zero = zero_division_of(zero_division, nan=False)
+    note_pos_label(pos_label, average)
     m = predictions("jaccard_score", y_true, y_pred, sample_weight, labels)
 
     def compute() -> Any:
@@ -433,7 +340,7 @@ def _quiet(compute: Callable[[], float], m: Matrices) -> float:
     return with_sklearn_warnings(Call((), m.n_samples, m.n_labels), compute)
 
 
-@_documented("y_true", "y_pred", "normalize", "sample_weight", "engine")
+@documented("y_true", "y_pred", "normalize", "sample_weight", "engine")
 def accuracy_score(
     y_true: object, y_pred: object, *, normalize: bool = True, sample_weight: object = None,
     engine: str = "polars",
@@ -464,7 +371,7 @@ def accuracy_score(
     return _quiet(lambda: _subset_accuracy(m, normalize, engine), m)
 
 
-@_documented("y_true", "y_pred", "normalize", "sample_weight", "engine")
+@documented("y_true", "y_pred", "normalize", "sample_weight", "engine")
 def zero_one_loss(
     y_true: object, y_pred: object, *, normalize: bool = True, sample_weight: object = None,
     engine: str = "polars",
@@ -501,7 +408,7 @@ def zero_one_loss(
     return _quiet(compute, m)
 
 
-@_documented("y_true", "y_pred", "sample_weight", "engine")
+@documented("y_true", "y_pred", "sample_weight", "engine")
 def hamming_loss(
     y_true: object, y_pred: object, *, sample_weight: object = None, engine: str = "polars"
 ) -> float:

@@ -108,6 +108,11 @@ class Matrices:
         """The samples' summed weight (their number without weights)."""
         return float(self.n_samples if self.weights is None else self.weights.sum())
 
+    def whole(self, counts: np.ndarray) -> np.ndarray:
+        """Weighted ``counts`` as scikit-learn gives them: whole numbers without sample
+        weights."""
+        return counts if self.weights is not None else np.rint(counts).astype(np.int64)
+
     def weighted(self, matrix: np.ndarray) -> np.ndarray:
         """``matrix`` (samples x labels) with each row times its sample's weight."""
         return matrix if self.weights is None else matrix * self.weights[:, None]

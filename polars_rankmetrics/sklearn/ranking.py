@@ -17,7 +17,7 @@ import numpy as np
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.convert import dense_array, from_dense
 from polars_rankmetrics.report import label_report
-from polars_rankmetrics.sklearn.inputs import WEIGHT, Matrices, refused, sample_weights, scores
+from polars_rankmetrics.sklearn.inputs import WEIGHT, Matrices, sample_weights, scores
 from polars_rankmetrics.sklearn.undefined import (
     NO_NEGATIVE,
     NO_POSITIVE,
@@ -355,5 +355,8 @@ def roc_auc_score(
     0.75
     """
     if max_fpr is not None and max_fpr != 1:
-        raise refused("roc_auc_score", "max_fpr (the partial AUC) is not computed here")
+        raise ValueError(
+            f"roc_auc_score computes the whole ROC curve's area: max_fpr must be None or 1, not "
+            f"{max_fpr!r} (scikit-learn's own roc_auc_score computes the partial AUC)"
+        )
     return _curve("roc_auc_score", "roc_auc", y_true, y_score, average, sample_weight, engine)

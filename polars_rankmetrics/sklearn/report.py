@@ -11,13 +11,7 @@ import polars as pl
 
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.report import label_report
-from polars_rankmetrics.sklearn.classification import (
-    AVERAGES,
-    PRF,
-    _documented,
-    _support,
-    _zero_division,
-)
+from polars_rankmetrics.sklearn.arguments import AVERAGES, PRF, documented, zero_division_of
 from polars_rankmetrics.sklearn.inputs import Matrices, predictions
 from polars_rankmetrics.sklearn.undefined import Call, with_sklearn_warnings
 
@@ -41,7 +35,7 @@ def _counts(m: Matrices, samplewise: bool, engine: str) -> list[np.ndarray]:
     return [sums.get_column(c).to_numpy() for c in _COUNTS]
 
 
-@_documented("y_true", "y_pred", "sample_weight", "labels", "engine")
+@documented("y_true", "y_pred", "sample_weight", "labels", "engine")
 def multilabel_confusion_matrix(
     y_true: object, y_pred: object, *, sample_weight: object = None, labels: Any = None,
     samplewise: bool = False, engine: str = "polars",
@@ -102,10 +96,10 @@ def _report_values(
     keys = [f"{score}_{average}" for average in AVERAGES for score in ("precision", "recall", "f1")]
     row = evaluate(m.table, keys, **options, **m.columns).row(0, named=True)
     averages = {a: [row[f"{s}_{a}"] for s in ("precision", "recall", "f1")] for a in AVERAGES}
-    return [*per_label, _support(m, report)], averages
+    return [*per_label, m.whole(report.get_column("support").to_numpy())], averages
 
 
-@_documented("y_true", "y_pred", "labels", "sample_weight", "zero_division", "engine")
+@documented("y_true", "y_pred", "labels", "sample_weight", "zero_division", "engine")
 def classification_report(
     y_true: object, y_pred: object, *, labels: Any = None, target_names: Any = None,
     sample_weight: object = None, digits: int = 2, output_dict: bool = False,
@@ -151,7 +145,7 @@ def classification_report(
      samples avg       0.75      0.75      0.75         4
     <BLANKLINE>
     """
-    zero = _zero_division(zero_division)
+    zero = zero_division_of(zero_division)
     m = predictions("classification_report", y_true, y_pred, sample_weight, labels)
     names = list(range(m.n_labels)) if labels is None else list(np.asarray(labels))
     if target_names is not None and len(names) != len(target_names):

@@ -113,9 +113,9 @@ def _sklearn_warning() -> type[Warning]:
     return SklearnWarning  # type: ignore[no-any-return]
 
 
-def _caller_level() -> int:
-    """The ``stacklevel`` (for a warning issued here) of the first frame outside this package:
-    the drop-in's caller."""
+def caller_level() -> int:
+    """The ``stacklevel`` that attributes a warning issued by the caller of this function to the
+    first frame outside the package: the drop-in's caller."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     frame, level = sys._getframe(1), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
@@ -144,5 +144,5 @@ def with_sklearn_warnings(call: Call, compute: Callable[[], T]) -> T:
         return result
     warn_ours(unknown)  # a score scikit-learn has no words for: the library's own
     for category, text in dict.fromkeys(m for case in kept for m in call.messages(case)):
-        warnings.warn(text, category, stacklevel=_caller_level())
+        warnings.warn(text, category, stacklevel=caller_level())
     return result
