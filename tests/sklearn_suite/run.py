@@ -42,6 +42,7 @@ def run(engine: str, selection: Path | None, workdir: Path) -> dict[str, Any]:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
         "PYTHONPATH": os.pathsep.join(paths),
+        "PYTHONDONTWRITEBYTECODE": "1",  # nothing written into the installed scikit-learn
         "RANKMETRICS_SKLEARN_ENGINE": engine,
         "RANKMETRICS_SKLEARN_RECORD": str(record),
     }
