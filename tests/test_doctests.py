@@ -12,6 +12,9 @@ from polars_rankmetrics.engines import topk
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
+from polars_rankmetrics.sklearn import classification as sklearn_classification
+from polars_rankmetrics.sklearn import ranking as sklearn_ranking
+from polars_rankmetrics.sklearn import report as sklearn_report
 
 # The package's evaluate attribute is the function: the module is found by its name.
 evaluate = importlib.import_module("polars_rankmetrics.evaluate")
@@ -31,6 +34,9 @@ evaluate = importlib.import_module("polars_rankmetrics.evaluate")
         report,
         report_page,
         sklearn,
+        sklearn_classification,
+        sklearn_ranking,
+        sklearn_report,
         spark_engine,
         topk,
     ],

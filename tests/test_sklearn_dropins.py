@@ -1,6 +1,5 @@
 """polars_rankmetrics.sklearn: scikit-learn's calls, scikit-learn's numbers and warnings."""
 
-import doctest
 import math
 import sys
 import warnings
@@ -17,7 +16,7 @@ from strategies import matrices
 
 from polars_rankmetrics import UndefinedMetricWarning
 from polars_rankmetrics import sklearn as ours
-from polars_rankmetrics.sklearn import classification, inputs, ranking, report, undefined
+from polars_rankmetrics.sklearn import undefined
 
 BINARY = ["coverage_error", "label_ranking_average_precision_score", "label_ranking_loss"]
 SET_SCORES = [
@@ -255,11 +254,3 @@ def test_messages_follow_sklearn_s_rules():
     assert not undefined.Call(("f-score",), 3, 3).warns(case)
     curve = undefined.IllDefined("roc_auc_weighted", "roc_auc", "label", 1, 3, (0,), math.nan)
     assert not undefined.Call(undefined.CURVES, 3, 3, quiet_curves=True).warns(curve)
-
-
-@pytest.mark.parametrize("module", [ours, classification, inputs, ranking, report, undefined],
-                         ids=lambda m: m.__name__)  # fmt: skip
-def test_docstring_examples(module):
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0
-    assert result.attempted > 0 or module in (inputs, undefined)
