@@ -331,8 +331,8 @@ def check_rows(
     lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False
 ) -> RowFacts:
     """Nulls, NaNs and out-of-range values, in one pass over the table; with ``ordered``, also
-    whether the rows are strictly ordered by sample and label (:class:`RowFacts`), which costs
-    a fifth of the distinct count it spares but holds the key columns in memory (the streaming
+    whether the rows are strictly ordered by sample and label (:class:`RowFacts`), which is
+    cheaper than the distinct count it spares but holds the key columns in memory (the streaming
     engine does not compare a row with the one before it): for a table evaluated in one piece."""
     schema = lf.collect_schema()
     conditions = _row_conditions(schema, cols)

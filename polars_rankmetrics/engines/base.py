@@ -160,12 +160,6 @@ _EXTRAS = {"spark": "polars-rankmetrics[spark]"}
 _LOADED: dict[str, Engine] = {}
 
 
-def register_engine(name: str, module: str) -> None:
-    """Make ``engine=name`` load ``module``, whose ``ENGINE`` attribute is the engine."""
-    _ENGINES[name] = module
-    _LOADED.pop(name, None)
-
-
 def engine_names() -> tuple[str, ...]:
     return tuple(_ENGINES)
 

@@ -536,9 +536,8 @@ def _evaluate_pieces(
 class _PerSample:
     """The per-sample rows of a run, held a ``by`` group at a time: each bucket's rows of each
     group as they come, in a Parquet file under ``spill_dir`` for a run in buckets (the rows of
-    the buckets done are not held while the next is evaluated: at 2M samples they would take a
-    third of a 1GB budget) or else in memory; at the end each group's rows in one frame, sorted
-    by sample (the canonical order resampling reads).
+    the buckets done are not held while the next is evaluated) or else in memory; at the end
+    each group's rows in one frame, sorted by sample (the canonical order resampling reads).
 
     A key's weight column equal to an earlier key's in every bucket of its group (keys weighted
     alike: the sample weight, 1 without a weight column) is read back once and shared by both

@@ -406,8 +406,8 @@ _ONE_GROUP = {
 }  # fmt: skip
 _PERFECT_HASH_BITS = 18
 # The positive ranks by pairs (rankmetrics_positive_ranks_by_pairs) where a table has at most
-# this many pairs per row that the windows would rank (a pair costs DuckDB about a third of a
-# row ranked by the windows, benchmarks/floors.py); counted on a reservoir of _ESTIMATE_SAMPLES
+# this many pairs per row that the windows would rank (a pair costs DuckDB less than a row
+# ranked by the windows: benchmarks/floors.py); counted on a reservoir of _ESTIMATE_SAMPLES
 # samples. The choice changes no value, only the time.
 _PAIRS_PER_RANKED_ROW = 3
 _ESTIMATE_SAMPLES = 500
@@ -519,8 +519,8 @@ class DuckDBSession(SQLSession):
         """The positive ranks by pairs where a reservoir of samples has at most
         :data:`_PAIRS_PER_RANKED_ROW` pairs per row the windows would rank, else by the windows
         (see ``rankmetrics_positive_ranks_by_pairs`` in ``sql/``); by the windows outright where
-        the sample counts' bounds (:data:`_BOUNDS`) exceed the ratio (a 5M-row table with 80%
-        positives: 2.0M pairs in its reservoir of 500 samples, against 50k rows ranked)."""
+        the sample counts' bounds (:data:`_BOUNDS`) exceed the ratio (many positives: their
+        pairs alone outnumber the rows)."""
         bounds = self._frame(_BOUNDS).row(0, named=True)
         if (bounds["least_pairs"] or 0) > _PAIRS_PER_RANKED_ROW * (bounds["most_ranked"] or 0):
             return
@@ -629,7 +629,7 @@ class DuckDBEngine:
     scans_rank_order = False
     # Calibrated with benchmarks/report.py: at the usual share, DuckDB's windows (the label
     # precisions), beside what the buckets' per-sample frames leave in the allocators, take a
-    # 200M-row HTML report past a 1GB budget.
+    # large HTML report past its budget.
     per_sample_share = 0.5
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:

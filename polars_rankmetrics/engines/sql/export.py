@@ -151,8 +151,8 @@ def view_statements(
 @functools.cache
 def _view_statements(dialect: str, temporary: bool) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each view of ``sql/`` in order: its name and its statements in ``dialect``. Transpiled
-    once per process; DuckDB's are the files' own (parsing them costs a fresh process a fifth
-    of a second)."""
+    once per process; DuckDB's are the files' own, run as written (DuckDB never imports
+    sqlglot)."""
     _target(dialect)
     return tuple(
         (name, tuple(_as_written(text, temporary=temporary)) if dialect == "duckdb"
