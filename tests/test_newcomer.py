@@ -455,3 +455,16 @@ def test_a_column_of_the_wrong_type_is_one_line_from_the_command(tmp_path):
     pl.read_parquet(EXAMPLE).with_columns(pl.col("score").cast(pl.String)).write_parquet(path)
     line = one_line_error(run("evaluate", str(path), "--by", "model"))
     assert "column 'score' must be numeric, not String" in line and "--score" in line
+
+
+# 10. The README says what the suite needs and how long it takes.
+
+
+def test_the_readme_says_what_the_tests_need_and_how_long_they_take():
+    first_block, after = README.split("```bash\n", 1)[1].split("```\n", 1)
+    assert first_block.strip().splitlines()[1] == 'pip install ".[test]" && pytest'
+    said = " ".join(after.split("\n## ", 1)[0].split())
+    for needed in ("Java", "PostgreSQL", "Chromium"):
+        assert needed in said
+    assert "skip" in said and "CI" in said
+    assert re.search(r"\d+ minutes", said)
