@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.driver import pieces
 from polars_rankmetrics.engines.duckdb import register_views
 from polars_rankmetrics.engines.memory import engine_limit
 from polars_rankmetrics.engines.sql.export import sql_directory, sql_files
@@ -224,14 +224,14 @@ def test_cli_prints_the_sql_views_in_order():
 def counted_buckets(rows: int):
     """Buckets of ``rows`` rows under conftest's BUDGET; yields the list of bucket counts used."""
     used = []
-    real = driver.bucket_count
+    real = pieces.bucket_count
 
     def counting(*args, **options):
         used.append(real(*args, **options))
         return used[-1]
 
     with rows_per_bucket(rows), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(driver, "bucket_count", counting)
+        patch.setattr(pieces, "bucket_count", counting)
         yield used
 
 

@@ -34,19 +34,20 @@ def test_a_parquet_source_too_large_for_memory_is_evaluated_in_buckets(monkeypat
     from polars.testing import assert_frame_equal
 
     import polars_rankmetrics as rm
-    from polars_rankmetrics.engines import driver, memory
+    from polars_rankmetrics.engines import memory
+    from polars_rankmetrics.engines.driver import pieces
 
     example = Path(__file__).parent.parent / "data" / "example.parquet"
     in_memory = rm.evaluate(example, by="model")
     used = []
-    real = driver.bucket_count
+    real = pieces.bucket_count
 
     def counting(*args, **options):
         used.append(real(*args, **options))
         return used[-1]
 
     monkeypatch.setattr(memory, "available_memory", lambda: 50_000_000)  # 50 MB left
-    monkeypatch.setattr(driver, "bucket_count", counting)
+    monkeypatch.setattr(pieces, "bucket_count", counting)
     assert_frame_equal(rm.evaluate(example, by="model"), in_memory, check_exact=False)
     assert used and used[0] > 1
     # a frame the caller already holds in memory is evaluated in one piece

@@ -1,0 +1,88 @@
+"""What a run evaluates: the table as given, or a top-k table's predictions joined with its
+truth table (:mod:`polars_rankmetrics.engines.topk`), propensities joined in where a metric
+reads them; and, for a top-k table, how its buckets are checked and split."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics.engines import topk
+from polars_rankmetrics.engines.base import Engine
+from polars_rankmetrics.engines.memory import polars_bytes_per_row
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import Source
+from polars_rankmetrics.metrics.registry import MetricKey
+
+
+@dataclass(frozen=True)
+class TopK:
+    """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth
+    table (None: the data is a dense table; a :class:`Source` once :func:`run` has it) and the
+    size of the label space; and, for the propensity-scored metrics on either shape, the
+    propensity table."""
+
+    truth_table: Any = None
+    n_labels: int | None = None
+    propensities: Any = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The table to evaluate (a top-k table's predictions joined with its truth table, and
+    propensities joined in where asked for) and its columns; for a top-k table, the per-bucket
+    sample check, a bound on its rows (the two tables' rows: counting the joined rows would run
+    the join) and how it splits into buckets (each table apart, joined per bucket), and the
+    bytes a row of a bucket needs at least (a top-k bucket is joined in memory by Polars,
+    whatever the engine)."""
+
+    data: Source
+    cols: Columns
+    check: Callable[..., None] | None = None
+    rows: int | None = None
+    split: Callable[[int, Path], list[Any]] | None = None
+    bytes_per_row: float = 0.0
+
+
+def prepare(
+    engine: Engine, data: Source, cols: Columns, keys: Sequence[MetricKey], inputs: TopK
+) -> Prepared:
+    """What :func:`collect` evaluates: see :class:`Prepared`."""
+    if inputs.truth_table is None and inputs.n_labels is not None:
+        raise ValueError("n_labels is the label space of a top-k table: give truth_table= too")
+    ps_keys = [key for key in keys if key.metric.needs_propensities]
+    if ps_keys and inputs.propensities is None:
+        raise ValueError(
+            f"{ps_keys[0]} needs label propensities: give propensities= (a table of label and "
+            "propensity, for example from label_propensities())"
+        )
+    if inputs.truth_table is None and not ps_keys:
+        return Prepared(data, cols)
+    if inputs.truth_table is None:
+        return Prepared(
+            Source(topk.with_propensities(data.lazy(), inputs.propensities, cols)), cols
+        )
+    topk.check_request(keys, inputs.n_labels)
+    predictions, truth_table = (
+        Source.of(table).lazy().rename(dict(cols.aliases), strict=False)
+        for table in (data, inputs.truth_table)
+    )
+    cols = replace(cols.opened(), top_k=True)
+    propensities = inputs.propensities if ps_keys else None
+    joined = topk.joined(predictions, truth_table, cols, propensities)
+    return Prepared(
+        Source(joined),
+        cols,
+        check=partial(
+            topk.check_samples, cols=cols, n_labels=inputs.n_labels,
+            repeated_label=partial(topk.repeated_in, predictions, truth_table, cols),
+        ),
+        rows=sum(t.select(pl.len()).collect().item() for t in (predictions, truth_table)),
+        split=partial(topk.split, predictions, truth_table, cols, propensities),
+        bytes_per_row=polars_bytes_per_row(joined.collect_schema(), cols),
+    )  # fmt: skip
