@@ -344,11 +344,12 @@ def test_under_a_budget_the_positive_ranks_are_held_where_they_fit(monkeypatch, 
     with the same values either way."""
     from polars_rankmetrics.engines import duckdb as duckdb_engine
     from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import tuning
     from polars_rankmetrics.inputs.columns import Columns
     from polars_rankmetrics.metrics.parameters import parameters
     from polars_rankmetrics.metrics.registry import parse_keys
 
-    monkeypatch.setattr(duckdb_engine, "_POSITIVE_RANK_BYTES", row_bytes)
+    monkeypatch.setattr(tuning, "_POSITIVE_RANK_BYTES", row_bytes)
     table = pl.read_parquet(EXAMPLE).filter(model="baseline")
     keys = tuple(parse_keys(["lrap", "ndcg"]))
     context = parameters()
@@ -474,7 +475,8 @@ def test_duckdb_sample_counts_are_the_views_counts(labels, weighted, by):
     count; the weight a constant without a weight column; grouped by the sample alone without
     by) against the view of sql/: the same rows, repeated and missing labels and varying
     weights included."""
-    from polars_rankmetrics.engines.duckdb import connect, register_views, sample_counts
+    from polars_rankmetrics.engines.duckdb import connect, register_views
+    from polars_rankmetrics.engines.duckdb.variants import sample_counts
 
     rng = np.random.default_rng(3)
     n = 3000
@@ -535,9 +537,9 @@ def test_duckdb_ranks_the_positives_by_pairs_where_they_rank_high():
 def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(monkeypatch, pairs_per_row):
     """Ranked by the windows or by pairs, DuckDB gives the Polars engine's numbers: a dense
     table with two models and a top-k table with unscored true labels, per sample."""
-    from polars_rankmetrics.engines import duckdb as duckdb_engine
+    from polars_rankmetrics.engines.duckdb import tuning
 
-    monkeypatch.setattr(duckdb_engine, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
+    monkeypatch.setattr(tuning, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
     rng = np.random.default_rng(11)
     dense = rm.from_dense(rng.random((60, 7)) < 0.4, rng.random((60, 7)).round(1))
     models = pl.concat([dense.with_columns(m=pl.lit(m)) for m in ("x", "y")])

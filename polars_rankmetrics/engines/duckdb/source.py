@@ -1,0 +1,116 @@
+"""``rankmetrics_source``: the user's table as a DuckDB view, whatever its kind (a DuckDB
+relation, files, a pyarrow dataset, a frame), its ``by`` columns renamed as the evaluation names
+them inside. Names are quoted, paths quoted as string literals, frames registered on the
+connection (temporary, like every view here)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import duckdb
+import polars as pl
+
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines.duckdb.csv_dialect import (
+    check_fields,
+    numbers_read_as_text,
+    read_csv,
+)
+from polars_rankmetrics.engines.sql.export import quote_identifier, quote_literal
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import Files, Source, is_url
+
+
+def _is_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    found = con.execute(
+        "SELECT count(*) FROM (SELECT table_name AS name FROM duckdb_tables() "
+        "UNION ALL SELECT view_name FROM duckdb_views()) WHERE name = ?",
+        [name],
+    ).fetchall()
+    return bool(found[0][0] > 0)
+
+
+def _literal_glob(path: str) -> str:
+    """A file path (already expanded) as a DuckDB glob matching only itself: ``[``, ``*`` and
+    ``?`` in a real file name bracketed."""
+    return "".join(f"[{c}]" if c in "[*?" else c for c in path)
+
+
+def _source_query(
+    con: duckdb.DuckDBPyConnection, source: Source, tables: bool
+) -> tuple[str, Files | None]:
+    """A SELECT over ``source``, and the files it reads if it reads files. A string is the name
+    of a table or view of ``con`` if it has one (``tables``: a new connection has none), else a
+    path."""
+    if source.kind == "duckdb":
+        return source.data.sql_query(), None  # type: ignore[attr-defined]
+    if source.kind == "dataset":
+        con.register("rankmetrics_frame", source.data)  # scanned, not loaded
+        return "SELECT * FROM rankmetrics_frame", None
+    if source.kind != "paths":
+        con.register("rankmetrics_frame", source.in_memory().to_arrow())
+        return "SELECT * FROM rankmetrics_frame", None
+    if isinstance(source.data, str) and tables and _is_table(con, source.data):
+        return f"SELECT * FROM {quote_identifier(source.data)}", None
+    files = source.files
+    paths = ", ".join(
+        quote_literal(path if is_url(path) else _literal_glob(path)) for path in files.paths
+    )
+    if files.format == "csv":
+        return read_csv(paths), files
+    if files.format == "ndjson":
+        return f"SELECT * FROM read_json([{paths}], format = 'newline_delimited')", files
+    hive = "true" if files.hive else "false"
+    return f"SELECT * FROM read_parquet([{paths}], hive_partitioning = {hive})", files
+
+
+def register_source(
+    con: duckdb.DuckDBPyConnection, source: Source, cols: Columns, *, tables: bool = True
+) -> pl.Schema:
+    """``rankmetrics_source`` over ``source``, its ``by`` columns renamed as ``cols`` names them
+    inside (:meth:`.Columns.inside`); its schema, checked. ``tables``: see :func:`_source_query`.
+
+    A relation is read where it is when its SQL stands alone (over files, say); one over
+    objects of another connection (its tables, registered frames) is read into memory through
+    Arrow."""
+    try:
+        query, files = _source_query(con, source, tables)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
+    except duckdb.CatalogException:
+        if source.kind != "duckdb":
+            raise
+        query, files = _source_query(con, Source(source.polars()), tables)
+        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
+    except duckdb.Error as error:
+        if "httpfs" not in str(error):  # DuckDB names the extension only for a URL
+            raise
+        raise ValueError(
+            f"DuckDB cannot read the URL(s) {source.data!r} without its httpfs extension, which it "
+            "could not install here (no network?): INSTALL httpfs once where the network allows, "
+            "or use engine='polars'"
+        ) from None
+    if files is not None and files.format == "csv":
+        schema = source_schema(con)
+        check_fields(schema, files)
+        query = numbers_read_as_text(con, query, schema, cols.in_source())
+        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
+    validation.check_schema(source_schema(con), cols.in_source(), partial(count_rows, con))
+    if cols.aliases:
+        renames = ", ".join(
+            f"{quote_identifier(a)} AS {quote_identifier(b)}" for a, b in cols.aliases
+        )
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS "
+            f"SELECT * RENAME ({renames}) FROM ({query})"
+        )
+    return source_schema(con)
+
+
+def count_rows(con: duckdb.DuckDBPyConnection) -> int:
+    """The rows of ``rankmetrics_source``."""
+    return int(con.execute("SELECT count(*) FROM rankmetrics_source").fetchall()[0][0])
+
+
+def source_schema(con: duckdb.DuckDBPyConnection) -> pl.Schema:
+    """The columns of ``rankmetrics_source`` and their Polars types."""
+    return pl.DataFrame(con.sql("SELECT * FROM rankmetrics_source LIMIT 0")).schema

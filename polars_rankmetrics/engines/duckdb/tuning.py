@@ -1,0 +1,104 @@
+"""How DuckDB runs the views of ``sql/`` at its best, for the same values: the connection's
+settings, which views a session holds in temporary tables (computed once rather than at every
+reference), and the plan of the positive ranks, chosen per table.
+
+None of these choices changes a value, only the time and the memory a run takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from polars_rankmetrics.engines.sql import results as sql_results
+from polars_rankmetrics.engines.sql.export import views_read, words
+
+# Group keys whose values span at most 2^PERFECT_HASH_BITS are aggregated in a perfect hash
+# table (an array indexed by the key; each thread's holds every value of the span), others by
+# hashing; see the one-group variants of :mod:`.variants`, which group by the sample alone.
+PERFECT_HASH_BITS = 18
+
+# The positive ranks by pairs (rankmetrics_positive_ranks_by_pairs) where a table has at most
+# this many pairs per row that the windows would rank (a pair costs DuckDB less than a row
+# ranked by the windows: benchmarks/floors.py); counted on a reservoir of _ESTIMATE_SAMPLES
+# samples.
+_PAIRS_PER_RANKED_ROW = 3
+_ESTIMATE_SAMPLES = 500
+# The fewest pairs (each positive paired with the positives scoring at least as high) and the
+# most rows ranked (every row), from the held sample counts: beyond the ratio, the windows
+# without counting the pairs (which, with many positives ranking low, cost the count itself).
+_BOUNDS = """
+SELECT
+    sum(n_positives * (n_positives + 1) / 2) AS least_pairs, sum(n_rows) AS most_ranked
+FROM rankmetrics_sample_counts
+"""
+# The pairs the positive ranks by pairs would count and the rows the windows would rank, over a
+# reservoir of _ESTIMATE_SAMPLES samples (repeatable: the same choice for the same table).
+_ESTIMATE = f"""
+WITH chosen AS (
+    SELECT grp, sample, lowest_positive
+    FROM rankmetrics_sample_counts USING SAMPLE reservoir({_ESTIMATE_SAMPLES} ROWS) REPEATABLE (7)
+), chosen_rows AS MATERIALIZED (
+    SELECT i.grp, i.sample, i.score, i.truth, c.lowest_positive
+    FROM rankmetrics_input AS i JOIN chosen AS c ON i.grp = c.grp AND i.sample = c.sample
+)
+SELECT
+    (SELECT count(*) FROM chosen_rows AS p JOIN chosen_rows AS c
+        ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score WHERE p.truth > 0)
+        AS pairs,
+    (SELECT count(*) FROM chosen_rows WHERE score >= lowest_positive) AS ranked
+"""
+# Bytes a row of the positive ranks takes in DuckDB's buffers: its ten 8-byte columns.
+_POSITIVE_RANK_BYTES = 80
+
+Query = Callable[[str], pl.DataFrame]
+
+
+def ranks_by_pairs(query: Query) -> bool:
+    """Whether to rank the positives by pairs (see ``rankmetrics_positive_ranks_by_pairs`` in
+    ``sql/``): where a reservoir of samples has at most :data:`_PAIRS_PER_RANKED_ROW` pairs per
+    row the windows would rank, and never where the sample counts' bounds (:data:`_BOUNDS`)
+    exceed the ratio (many positives: their pairs alone outnumber the rows). ``query`` runs a
+    query on the session, whose sample counts are held."""
+    bounds = query(_BOUNDS).row(0, named=True)
+    if (bounds["least_pairs"] or 0) > _PAIRS_PER_RANKED_ROW * (bounds["most_ranked"] or 0):
+        return False
+    found = query(_ESTIMATE).row(0, named=True)
+    return bool((found["pairs"] or 0) <= _PAIRS_PER_RANKED_ROW * (found["ranked"] or 0))
+
+
+def positives_fit(query: Query, limit: int | None) -> bool:
+    """Whether the positive ranks are held: without a memory budget (``limit``: DuckDB's share
+    of it, in bytes), and under one where their rows (the held sample counts' positives,
+    :data:`_POSITIVE_RANK_BYTES` each) take at most half of it, the rest left to the windows
+    that rank them. Beyond, a held table would spill, which costs more than computing the ranks
+    once per view."""
+    if limit is None:
+        return True
+    found = query("SELECT sum(n_positives) AS n FROM rankmetrics_sample_counts_once")
+    return int(found["n"][0] or 0) * _POSITIVE_RANK_BYTES <= limit / 2
+
+
+def shared_views(
+    views: set[str], statements: Sequence[str], sample_counts: Sequence[str]
+) -> dict[str, str]:
+    """The views that the views a run reads (``views``, defined by ``statements``) would each
+    recompute, DuckDB inlining a view at every reference, and the columns to hold of each
+    (``sample_counts``: the columns of the sample counts' view): the discounts (a row per
+    position, read by many joins of the gain and retrieval views), the sample counts (a row per
+    sample, read by the sample checks, twice by the positive ranks and by the views that read
+    them; only their columns that some statement names: hamming loss needs none of the ranking
+    counts), and, when two or more of the views read them, the positive ranks (the positive rows
+    alone; under a memory budget only where they fit, :func:`positives_fit`)."""
+    read = views_read(views)
+    shared = {view: "*" for view in ("rankmetrics_discounts",) if view in read}
+    if "rankmetrics_sample_counts" in read:
+        named = words(s for s in statements if "VIEW rankmetrics_sample_counts AS" not in s)
+        ranked = len([view for view in views if sql_results.ranks_positives(view)]) > 1
+        named |= {"n_positives"} if ranked else set()  # what positives_fit reads
+        columns = [c for c in sample_counts if c in named and c not in ("grp", "sample")]
+        shared["rankmetrics_sample_counts"] = ", ".join(["grp", "sample", *columns])
+        if ranked:  # the positive ranks read the sample counts
+            shared["rankmetrics_positive_ranks"] = "*"
+    return shared
