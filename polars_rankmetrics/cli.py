@@ -10,8 +10,9 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from types import FrameType
 from typing import Any, NoReturn
@@ -19,18 +20,20 @@ from typing import Any, NoReturn
 import polars as pl
 
 import polars_rankmetrics
-from polars_rankmetrics.decisions import CI_METHODS, TESTS, compare
+from polars_rankmetrics.compare import compare
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import engine_names, get_engine
 from polars_rankmetrics.engines.sql.export import DIALECTS, input_statements, view_statements
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inference.corrections import CORRECTIONS
+from polars_rankmetrics.inference.intervals import CI_METHODS
+from polars_rankmetrics.inference.paired import TESTS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
-from polars_rankmetrics.report import label_report
-from polars_rankmetrics.report_page import html_report, require_matplotlib
-from polars_rankmetrics.tables import FORMATS, render_comparison
+from polars_rankmetrics.report.comparison import FORMATS, Comparison
+from polars_rankmetrics.report.labels import label_report
+from polars_rankmetrics.report.page import html_report, require_matplotlib
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
@@ -251,16 +254,19 @@ def _threshold_options(parser: argparse.ArgumentParser, *, beta: bool = True) ->
     if beta:
         parser.add_argument("--beta", type=float, default=1.0, help="F-beta's beta (default 1)")
     parser.add_argument(
-        "--zero-division", default="0", type=_zero_division,
-        help="value of a 0/0 precision, recall, F or Jaccard: 0, 1 or nan (default 0)",
+        "--zero-division", default="warn", type=_zero_division,
+        help="value of a 0/0 precision, recall, F or Jaccard: warn (0, and a warning where one "
+        "happens), 0, 1 or nan (default warn)",
     )  # fmt: skip
 
 
-def _zero_division(text: str) -> float:
+def _zero_division(text: str) -> float | str:
+    if text.strip().lower() == "warn":
+        return "warn"
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not 0, 1 or nan: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not warn, 0, 1 or nan: {text!r}") from None
 
 
 def _split(values: list[str]) -> list[str]:
@@ -317,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with interrupts.watching():
+        with interrupts.watching(), _warnings_as_lines():
             status = _run(_parser().parse_args(argv))
     except BrokenPipeError:  # e.g. `rankmetrics sql | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -349,7 +355,20 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-def _first_line(error: BaseException) -> str:
+@contextlib.contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Each warning as one line of stderr, ``rankmetrics: warning: ...``: a metric's
+    :class:`~polars_rankmetrics.UndefinedMetricWarning` comes once per run."""
+
+    def show(message: Warning | str, *args: object, **kwargs: object) -> None:
+        print(f"rankmetrics: warning: {_first_line(message)}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
+def _first_line(error: BaseException | str) -> str:
     """The first line of an error's message (its type's name when it has none)."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
@@ -435,7 +454,7 @@ def _run(args: argparse.Namespace) -> int:
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
     if args.command == "compare":
         fmt = _format(args)
-        text = render_comparison(result, fmt, by, args.alpha, baseline=args.baseline)
+        text = Comparison(result, by, args.alpha, baseline=args.baseline).render(fmt)
         if fmt in ("table", "markdown") and result.height:
             text += ("\n\n" if fmt == "markdown" else "\n") + _compared(result, by)
     else:

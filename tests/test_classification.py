@@ -475,3 +475,25 @@ def test_every_verb_warns_once_with_the_same_counts(engine):
         _, cases = warned_keys(partial(rm.html_report, df, by="model", baseline="a", n_boot=20))
         assert cases["f1_samples"].count == 2  # the per-sample values': sample 1 of each
         assert cases["precision"].count == 2  # the per-label table's: label 1 of each
+
+
+def test_the_command_prints_the_warning_once_on_one_line_of_stderr(tmp_path):
+    import subprocess
+    import sys
+
+    df = rm.from_dense([[1, 0, 0], [0, 0, 0]], [[0.9, 0.1, 0.2], [0.1, 0.2, 0.3]])
+    df.write_parquet(tmp_path / "t.parquet")
+    for engine in ("polars", "duckdb"):
+        done = subprocess.run(
+            [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate",
+             str(tmp_path / "t.parquet"), "--metrics", "precision_macro,recall_samples,lrap",
+             "--engine", engine, "--memory-limit", "1GB"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        lines = [line for line in done.stderr.splitlines() if "warning" in line]
+        assert len(lines) == 1, done.stderr
+        assert lines[0].startswith("rankmetrics: warning: ill-defined metrics: ")
+        assert "precision_macro on 2 of 3 labels (1, 2) with no predicted samples" in lines[0]
+        assert "recall_samples on 1 sample with no true labels" in lines[0]
+        assert "Traceback" not in done.stderr
