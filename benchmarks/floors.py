@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import record  # noqa: E402
 from make_data import write  # noqa: E402
 
-from polars_rankmetrics import validation  # noqa: E402
+from polars_rankmetrics.checks import validation  # noqa: E402
 from polars_rankmetrics.inputs.columns import Columns  # noqa: E402
 from polars_rankmetrics.metrics.registry import parse_keys  # noqa: E402
 

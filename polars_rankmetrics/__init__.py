@@ -6,7 +6,7 @@ The long table has one row per (sample, label): the model's score and the truth.
 """
 
 from polars_rankmetrics import expressions
-from polars_rankmetrics.decisions import compare
+from polars_rankmetrics.compare import compare
 from polars_rankmetrics.engines.topk import label_propensities
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.frames import (
@@ -21,14 +21,12 @@ from polars_rankmetrics.inputs.convert import from_dense, from_lists
 from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
-from polars_rankmetrics.per_class import lwlrap_per_class
-from polars_rankmetrics.report import label_report
-from polars_rankmetrics.report_page import Report, html_report
+from polars_rankmetrics.report import Report, html_report, label_report, lwlrap_per_class
 
 
 def __getattr__(name: str) -> str:
-    """``__version__``, read from the installed package's metadata when first asked for
-    (importing :mod:`importlib.metadata` costs a tenth of the package's import)."""
+    """``__version__``, read from the installed package's metadata when first asked for:
+    :mod:`importlib.metadata` is imported only by those who ask."""
     if name != "__version__":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib.metadata import PackageNotFoundError, version

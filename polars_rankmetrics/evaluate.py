@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from os import PathLike
 from typing import Any, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.decisions import (
-    check_intervals,
-    intervals,
-    per_sample_keys,
-    sample_groups,
-    supported_keys,
-)
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.engines.base import Progress, get_engine
-from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
+from polars_rankmetrics.inference.intervals import check_intervals, intervals
+from polars_rankmetrics.inference.samples import per_sample_keys, sample_groups, supported_keys
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
+from polars_rankmetrics.options import Options, Run, documented
 
 
-@documented(ColumnNames)
+@documented(Options)
 def evaluate(
     data: Any,
     metrics: str | Sequence[str] | None = None,
@@ -33,19 +26,15 @@ def evaluate(
     propensities: Any = None,
     by: str | Sequence[str] | None = None,
     per_sample: bool = False,
-    engine: str = "polars",
     log_base: float = 2,
     threshold: float = 0.5,
     beta: float = 1.0,
     zero_division: float | str = "warn",
-    memory_limit: str | None = None,
-    temp_dir: str | PathLike[str] | None = None,
-    progress: Progress | None = None,
     ci: float | None = None,
     n_boot: int = 1000,
     seed: int | None = 0,
     ci_method: str = "percentile",
-    **columns: Unpack[ColumnNames],
+    **options: Unpack[Options],
 ) -> pl.DataFrame:
     """Compute several metrics over a long table in one pass.
 
@@ -82,9 +71,6 @@ def evaluate(
     per_sample
         Return one row per sample (with the ``by`` and sample columns) instead of the means.
         lwlrap's per-sample value is the sample's mean precision (null without positives).
-    engine
-        A registered engine: ``"polars"``, ``"duckdb"`` or ``"spark"``; all return the same
-        frame.
     log_base
         Base of dcg's logarithmic discount, > 1 (ndcg does not depend on it).
     threshold
@@ -102,22 +88,6 @@ def evaluate(
         silences the warning. ROC AUC of a one-class label or sample and average precision of
         one without positives warn whatever ``zero_division`` is, as in scikit-learn (see
         :mod:`polars_rankmetrics.metrics.undefined`).
-    memory_limit
-        A memory budget for the whole process, such as ``"1GB"``, for tables larger than memory,
-        on every engine: a table whose rows need more than the engine's share of it (an
-        estimate per row from the column types) is split once into hash buckets of whole
-        samples, evaluated one at a time; DuckDB also keeps its buffers within its share and
-        spills beyond it. A budget too small for one sample's rows, or that would need more
-        than 1,024 buckets, is refused. Without it, a source not yet in memory (a path, a
-        LazyFrame) that is too large for the memory available is evaluated in buckets anyway,
-        within three quarters of the available memory.
-    temp_dir
-        Where the run's spill and bucket files go (in a directory of its own, removed
-        afterwards); default: the system's temporary directory.
-    progress
-        Called as ``progress(done, total)`` after the whole-table checks and after each bucket
-        (``total`` = buckets + 1), and in between from the engine's own estimate where it has
-        one (DuckDB).
     ci
         A confidence level, such as 0.95: beside each key, ``<key>_lo`` and ``<key>_hi``, a
         bootstrap interval of the mean: ``n_boot`` resamples of the samples (never rows), drawn
@@ -128,7 +98,7 @@ def evaluate(
         ``_micro`` average (a ratio of sums over samples, resampled as such); the ``_macro``
         and ``_weighted`` averages and the curves' ``_micro`` are refused. Not with
         ``per_sample``.
-    **columns
+    **options
 
     Warns
     -----
@@ -174,14 +144,11 @@ def evaluate(
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
-    cols = Columns.of(by=by, **columns)
+    run, cols = Run.of(options, by=by)
     inputs = driver.TopK(truth_table, n_labels, propensities)
     if ci is None:
-        return driver.run(
-            get_engine(engine), data, cols, keys, inputs=inputs, per_sample=per_sample,
-            parameters=context,
-            memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-        )  # fmt: skip
+        return run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
+                            per_sample=per_sample)  # fmt: skip
     check_intervals(ci, n_boot, ci_method)
     if per_sample:
         raise ValueError("ci= gives intervals of the means: not with per_sample=True")
@@ -189,10 +156,9 @@ def evaluate(
     columns_read = per_sample_keys(keys)
     validation.check_result_names(cols, [str(k) for k in keys])
     with driver.inside_names(cols) as inner:
-        collected, _ = driver.collect(
-            get_engine(engine), data, inner, columns_read, ["per_sample"], parameters=context,
-            inputs=inputs, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-        )  # fmt: skip
+        collected, _ = run.collect(
+            data, inner, columns_read, ["per_sample"], parameters=context, inputs=inputs
+        )
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, columns_read)
         result = intervals(groups, by_types, inner, keys, level=ci, n_boot=n_boot, seed=seed,
                            method=ci_method, context=context)  # fmt: skip

@@ -20,6 +20,16 @@ from polars_rankmetrics.inference.corrections import adjusted
 EXAMPLE = "data/example.parquet"
 
 
+def stacked(first, second):
+    """The paired table of two models' values and weights (samples x keys each), as
+    ``resampling.paired_table`` builds it from the per-sample columns."""
+    pairs = (first, second)
+    return resampling.paired_table(
+        first[0].shape[0], first[0].shape[1],
+        lambda model, key: (pairs[model][0][:, key], pairs[model][1][:, key]),
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def example() -> pl.DataFrame:
     return pl.read_parquet(EXAMPLE)
@@ -79,7 +89,7 @@ def test_random_sign_flips_never_give_zero_and_agree_with_exact():
     mine, base = per_sample(df, "lrap")
     ones = np.ones_like(mine)
     pairs = (mine[:, None], ones[:, None]), (base[:, None], ones[:, None])
-    table = resampling.stacked(*pairs)
+    table = stacked(*pairs)
     exact = resampling.sign_flip_p_values(table, 2**14, resampling.generator(0))[0]
     sampled = rm.compare(df, ["lrap"], by="model", n_resamples=5000)["p_value"][0]
     assert sampled >= 1 / 5001
@@ -89,7 +99,7 @@ def test_random_sign_flips_never_give_zero_and_agree_with_exact():
 def test_the_weighted_permutation_statistic_reduces_to_the_mean_difference():
     rng = np.random.default_rng(1)
     v1, v0, w = rng.random(9), rng.random(9), rng.random(9) + 0.5
-    table = resampling.stacked((v1[:, None], w[:, None]), (v0[:, None], w[:, None]))
+    table = stacked((v1[:, None], w[:, None]), (v0[:, None], w[:, None]))
     got = resampling.sign_flip_p_values(table, 2**9, rng)[0]
     d = w * (v1 - v0) / w.sum()
     flips = np.array(list(itertools.product((1, -1), repeat=9)))
@@ -109,7 +119,7 @@ def test_the_permutation_test_swaps_weights_that_differ_between_the_models():
     w1, w0 = np.ones((n, 3)), np.ones((n, 3))
     v1[[1, 4], 0] = np.nan  # undefined for the first model only
     w1[:, 1], w0[:, 1] = rng.integers(1, 4, n), rng.integers(1, 4, n)
-    table = resampling.stacked((v1, w1), (v0, w0))
+    table = stacked((v1, w1), (v0, w0))
     # 2 x 3 weighted values; the weight column of ones is held once for the three keys reading it
     assert table.table.shape[1] == 6 + 4
 

@@ -5,34 +5,36 @@ import importlib
 
 import pytest
 
-from polars_rankmetrics import decisions, frames, per_class, report, report_page, sklearn
+from polars_rankmetrics import frames, sklearn
 from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
+from polars_rankmetrics.report import labels, page, per_class
 from polars_rankmetrics.sklearn import classification as sklearn_classification
 from polars_rankmetrics.sklearn import ranking as sklearn_ranking
 from polars_rankmetrics.sklearn import report as sklearn_report
 
-# The package's evaluate attribute is the function: the module is found by its name.
+# The package's evaluate and compare attributes are the functions: the modules are found by name.
 evaluate = importlib.import_module("polars_rankmetrics.evaluate")
+compare = importlib.import_module("polars_rankmetrics.compare")
 
 
 @pytest.mark.parametrize(
     "module",
     [
+        compare,
         convert,
-        decisions,
         duckdb_engine,
         evaluate,
         expressions,
         frames,
+        labels,
+        page,
         per_class,
         ranks,
-        report,
-        report_page,
         sklearn,
         sklearn_classification,
         sklearn_ranking,

@@ -17,7 +17,7 @@ from conftest import ENGINES
 from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.report_page import SAMPLE_KEYS
+from polars_rankmetrics.report.page import SAMPLE_KEYS
 
 EXAMPLE = "data/example.parquet"
 # The example page's screenshot, linked from docs/report.md and the README.

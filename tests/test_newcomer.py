@@ -19,8 +19,9 @@ from servers import java_missing
 from sklearn import metrics as skm
 
 import polars_rankmetrics as rm
-from polars_rankmetrics import cli, report_page
+from polars_rankmetrics import cli
 from polars_rankmetrics.duckdb_engine import register_views
+from polars_rankmetrics.report import page as report_page
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "data" / "example.parquet"
@@ -198,7 +199,7 @@ def test_html_report_checks_for_matplotlib_before_any_work(monkeypatch):
         raise AssertionError("the report started its work before checking for matplotlib")
 
     monkeypatch.setattr(report_page.driver, "collect", work)
-    monkeypatch.setattr(report_page, "evaluate", work)
+    monkeypatch.setattr(report_page.driver, "run", work)
     with pytest.raises(ImportError, match=r"matplotlib.*pip install"):
         rm.html_report(EXAMPLE, by="model", baseline="baseline")
 

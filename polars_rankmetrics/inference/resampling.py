@@ -141,9 +141,6 @@ def jackknife_means(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(left > 0, (total - weighted) / left, np.nan)
 
 
-Pair = tuple[np.ndarray, np.ndarray]  # (values, weights), samples x keys, NaN values weigh 0
-
-
 @dataclass(frozen=True)
 class Paired:
     """The table the paired functions read, a row per shared sample: the first model's
@@ -206,15 +203,6 @@ def paired_table(
     for c, weight in enumerate(weights):
         table[:, 2 * k + c] = weight
     return Paired(table, columns)
-
-
-def stacked(first: Pair, second: Pair) -> Paired:
-    """The :class:`Paired` table of two models' values and weights (samples x keys each)."""
-    pairs = (first, second)
-    return paired_table(
-        first[0].shape[0], first[0].shape[1],
-        lambda model, key: (pairs[model][0][:, key], pairs[model][1][:, key]),
-    )  # fmt: skip
 
 
 def bootstrap_deltas(paired: Paired, replicates: int, rng: np.random.Generator) -> np.ndarray:

@@ -25,7 +25,9 @@ of the (weighted) mean, as scikit-learn's ``zero_division=np.nan`` does. These a
 from __future__ import annotations
 
 import math
+from typing import TypeVar
 
+import numpy as np
 import polars as pl
 
 
@@ -45,21 +47,36 @@ def _counts(truth: str, is_predicted: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Exp
     return tp, fp, fn
 
 
+Counts = TypeVar("Counts", pl.Expr, np.ndarray)
+
+
+def set_ratio(
+    kind: str, tp: Counts, fp: Counts, fn: Counts, *, beta: float = 1.0
+) -> tuple[Counts, Counts]:
+    """The numerator and the denominator of ``precision``, ``recall``, ``f1``, ``fbeta`` or
+    ``jaccard`` from the counts of true positives, false positives and false negatives, as
+    Polars expressions or numpy arrays alike: the one definition of these formulas, which the
+    expressions (:func:`set_score`) and the resampled ``_micro`` averages both read. ``f1`` is
+    ``fbeta`` with beta 1, whatever ``beta`` is."""
+    b2 = 1.0 if kind == "f1" else beta * beta
+    if kind == "precision":
+        return tp, tp + fp
+    if kind == "recall":
+        return tp, tp + fn
+    if kind in ("f1", "fbeta"):
+        return (1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp
+    if kind == "jaccard":
+        return tp, tp + fp + fn
+    raise KeyError(kind)
+
+
 def set_score(
     kind: str, tp: pl.Expr, fp: pl.Expr, fn: pl.Expr, *, beta: float = 1.0,
     zero_division: float = 0.0,
 ) -> pl.Expr:  # fmt: skip
-    """``precision``, ``recall``, ``f1``, ``fbeta`` or ``jaccard`` from the counts of true
-    positives, false positives and false negatives (of a sample, a label, or pooled); a 0/0 is
-    ``zero_division`` (null for NaN). ``f1`` is ``fbeta`` with beta 1, whatever ``beta`` is."""
-    b2 = 1.0 if kind == "f1" else beta * beta
-    numerator, denominator = {
-        "precision": (tp, tp + fp),
-        "recall": (tp, tp + fn),
-        "f1": ((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp),
-        "fbeta": ((1 + b2) * tp, (1 + b2) * tp + b2 * fn + fp),
-        "jaccard": (tp, tp + fp + fn),
-    }[kind]
+    """:func:`set_ratio` of the counts (of a sample, a label, or pooled); a 0/0 is
+    ``zero_division`` (null for NaN)."""
+    numerator, denominator = set_ratio(kind, tp, fp, fn, beta=beta)
     fallback = pl.lit(None, pl.Float64) if math.isnan(zero_division) else pl.lit(zero_division)
     return pl.when(denominator > 0).then(numerator / denominator).otherwise(fallback)
 

@@ -45,7 +45,6 @@ from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 LABEL = "label"
 SET_COUNTS = ("tp", "fp", "fn")
-SCORE_COUNTS = ("pos", "neg")
 _NAN = float("nan")
 
 

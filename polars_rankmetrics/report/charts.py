@@ -1,9 +1,10 @@
 """The report's charts, drawn by matplotlib as inline SVG: vector graphics that need no script
 and no network to show, print sharply and stay small.
 
-Each function takes plain tables (one row per point, model or label) and returns one ``<svg>``
-element as text. Curves are drawn from the exact per-score points, thinned for drawing only
-(:func:`thinned`); the numbers printed beside them are the exact ones.
+Each function draws the numbers :mod:`.chart_data` computed (plain arrays: one row per point,
+model or label) and returns one ``<svg>`` element as text. Curves are drawn from the exact
+per-score points, thinned for drawing only (:func:`thinned`); the numbers printed beside them
+are the exact ones.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
-"""A comparison (:func:`~polars_rankmetrics.compare`) as people read it: a terminal table with
-the significant rows marked, JSON, CSV, a Markdown table, or a LaTeX table as papers print
-them (one row per model, one column per metric, the best value of each metric in bold, a dagger
-where a model differs significantly from the baseline)."""
+"""A comparison (:func:`~polars_rankmetrics.compare`'s table) as people read it:
+:class:`Comparison` renders itself as a terminal table with the significant rows marked, JSON,
+CSV, a Markdown table, or a LaTeX table as papers print them (one row per model, one column per
+metric, the best value of each metric in bold, a dagger where a model differs significantly
+from the baseline)."""
 
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -33,19 +35,44 @@ def _model(row: dict[str, object], by: Sequence[str]) -> str:
     return ", ".join(str(row[b]) for b in by)
 
 
-def render_comparison(
-    result: pl.DataFrame, fmt: str, by: Sequence[str], alpha: float, baseline: str = "baseline"
-) -> str:
-    """``result`` of :func:`~polars_rankmetrics.compare` in ``fmt`` (:data:`FORMATS`); a row
-    is significant where its adjusted p-value is below ``alpha``; ``baseline`` names the
+@dataclass(frozen=True)
+class Comparison:
+    """:func:`~polars_rankmetrics.compare`'s ``result``, rendered: a row is significant where
+    its adjusted p-value is below ``alpha``; ``by`` names the model columns, ``baseline`` the
     baseline's row of the LaTeX table."""
-    if fmt == "json":
-        rows = json.loads(result.fill_nan(None).write_json())
+
+    result: pl.DataFrame
+    by: Sequence[str]
+    alpha: float = 0.05
+    baseline: str = "baseline"
+
+    def render(self, fmt: str) -> str:
+        """The comparison in ``fmt``, one of :data:`FORMATS`."""
+        return {
+            "table": self.to_table, "json": self.to_json, "csv": self.to_csv,
+            "markdown": self.to_markdown, "latex": self.to_latex,
+        }[fmt]()  # fmt: skip
+
+    def to_json(self) -> str:
+        """The rows as a JSON list of objects (NaN as null)."""
+        rows = json.loads(self.result.fill_nan(None).write_json())
         return json.dumps(rows, indent=2, allow_nan=False)
-    if fmt == "csv":
-        return result.write_csv().rstrip("\n")
-    if fmt == "latex":
-        return _latex(result, by, alpha, baseline)
+
+    def to_csv(self) -> str:
+        return self.result.write_csv().rstrip("\n")
+
+    def to_latex(self) -> str:
+        return _latex(self.result, self.by, self.alpha, self.baseline)
+
+    def to_table(self) -> str:
+        """A terminal table, aligned, the significant rows starred."""
+        return _text(self.result, self.by, self.alpha, markdown=False)
+
+    def to_markdown(self) -> str:
+        return _text(self.result, self.by, self.alpha, markdown=True)
+
+
+def _text(result: pl.DataFrame, by: Sequence[str], alpha: float, *, markdown: bool) -> str:
     rows = result.to_dicts()
     head = [
         "model" if len(by) == 1 else ", ".join(by), "metric", "value", "baseline", "delta",
@@ -67,7 +94,7 @@ def render_comparison(
         for r in rows
     ]
     note = f"* adjusted p < {alpha:g}"
-    if fmt == "markdown":
+    if markdown:
         table = ["| " + " | ".join(head[:-1]) + " |", "|" + "---|" * (len(head) - 1)]
         for line in lines:
             cells = line[:-1]

@@ -4,19 +4,18 @@ the long table."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from os import PathLike
 from typing import Any, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.engines.base import Engine, Progress, get_engine
-from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
+from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_curves, label_scores
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.undefined import table_case, warn
+from polars_rankmetrics.options import Options, Run, documented
 
 REPORT_COLUMNS = (
     "support", "predicted", "precision", "recall", "f1", "average_precision", "roc_auc",
@@ -28,27 +27,23 @@ _KEYS = [MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap")]
 LABEL_TABLES = ["labels", "curves", "precisions"]
 
 
-@documented(ColumnNames)
+@documented(Options)
 def label_report(
     data: Any,
     *,
     by: str | Sequence[str] | None = None,
-    engine: str = "polars",
     threshold: float = 0.5,
     zero_division: float | str = "warn",
-    memory_limit: str | None = None,
-    temp_dir: str | PathLike[str] | None = None,
-    progress: Progress | None = None,
-    **columns: Unpack[ColumnNames],
+    **options: Unpack[Options],
 ) -> pl.DataFrame:
     """One row per label (per ``by`` group): how well each label is predicted and ranked.
 
     Parameters
     ----------
-    data, by, engine, threshold, zero_division, memory_limit, temp_dir, progress
+    data, by, threshold, zero_division
         As for :func:`~polars_rankmetrics.evaluate`; the table is checked the same way (binary
         truth).
-    **columns
+    **options
 
     Returns
     -------
@@ -84,23 +79,16 @@ def label_report(
     │ 1     ┆ 2.0     ┆ 1.0       ┆ 1.0    ┆ 1.0     │
     └───────┴─────────┴───────────┴────────┴─────────┘
     """
-    cols = Columns.of(by=by, **columns)
+    run, cols = Run.of(options, by=by)
     context = parameters(threshold=threshold, zero_division=zero_division)
-    return build(
-        get_engine(engine), data, cols, context, memory_limit=memory_limit, temp_dir=temp_dir,
-        progress=progress,
-    )  # fmt: skip
+    return build(run, data, cols, context)
 
 
-def build(
-    engine: Engine, data: Any, cols: Columns, context: Context, **options: Any
-) -> pl.DataFrame:
-    """:func:`label_report` on ``engine``; ``options`` go to :func:`.driver.collect`."""
+def build(run: Run, data: Any, cols: Columns, context: Context) -> pl.DataFrame:
+    """:func:`label_report` in ``run``."""
     validation.check_result_names(cols, REPORT_COLUMNS)
     with driver.inside_names(cols) as inner:
-        collected, context = driver.collect(
-            engine, data, inner, _KEYS, LABEL_TABLES, parameters=context, **options
-        )
+        collected, context = run.collect(data, inner, _KEYS, LABEL_TABLES, parameters=context)
     return inner.restored(label_table(collected, inner, context))
 
 
@@ -144,23 +132,3 @@ def with_lwlrap(
         pl.when(support > 0).then(pl.col("precision_sum") / support).alias("lwlrap"),
         (support / support.sum().over(group)).alias("lwlrap_weight"),
     )
-
-
-def per_class_lwlrap(engine: Engine, data: Any, cols: Columns, **options: Any) -> pl.DataFrame:
-    """:func:`~polars_rankmetrics.lwlrap_per_class` on ``engine``: the label counts (for the
-    support) and the label precisions of :func:`.driver.collect`; ``options`` go to it."""
-    validation.check_result_names(cols, ["lwlrap", "weight"])
-    with driver.inside_names(cols) as inner:
-        collected, _ = driver.collect(
-            engine, data, inner, [MetricKey("lwlrap")], ["labels", "precisions"],
-            parameters=Context(), **options,
-        )  # fmt: skip
-    group = list(inner.by) or [validation.GROUP]
-    keys = [*group, LABEL]
-    counts = label_scores(combine(collected["labels"], keys), [], zero_division=0.0)
-    table = with_lwlrap(counts, combine(collected["precisions"], keys), keys, group)
-    table = table.select(
-        *inner.by, pl.col(LABEL).alias(inner.label), "lwlrap",
-        pl.col("lwlrap_weight").alias("weight"),
-    )  # fmt: skip
-    return inner.restored(table.sort([*inner.by, inner.label]))

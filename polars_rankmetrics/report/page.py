@@ -5,8 +5,9 @@ intervals, ``ci=``) and the paired comparison with a baseline (``baseline=``); t
 precision-recall and ROC curves; the per-label curves of the worst and the best labels; the
 per-label table, sorted by any column with a click; the per-label differences from the baseline;
 the distribution of the scores of positive and negative cells; and, for a top-k table, precision@K
-and recall@K at every K. Charts are inline SVG (:mod:`polars_rankmetrics.charts`), the table's
-sorting a few lines of inline script: the page requests nothing from any network.
+and recall@K at every K. Each chart's numbers are computed first (:mod:`.chart_data`), then
+drawn as inline SVG (:mod:`.charts`); the table's sorting is a few lines of inline script: the
+page requests nothing from any network.
 """
 
 from __future__ import annotations
@@ -19,16 +20,14 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Unpack
 
-import numpy as np
 import polars as pl
 
-from polars_rankmetrics import charts
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.decisions import Groups, frame_means, intervals, paired, sample_groups
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.engines.base import Progress, get_engine
-from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
+from polars_rankmetrics.inference.intervals import intervals
+from polars_rankmetrics.inference.paired import baseline_key, paired
+from polars_rankmetrics.inference.samples import Groups, frame_means, sample_groups
+from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import (
     LABEL,
     combine,
@@ -39,7 +38,9 @@ from polars_rankmetrics.metrics.label_averages import (
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
 from polars_rankmetrics.metrics.undefined import gathered
-from polars_rankmetrics.report import LABEL_TABLES, label_table
+from polars_rankmetrics.options import Options, Run, documented
+from polars_rankmetrics.report import chart_data, charts
+from polars_rankmetrics.report.labels import LABEL_TABLES, label_table
 
 # The summary of a dense table: keys averaged over samples (intervals and tests apply), then
 # keys averaged over labels.
@@ -76,7 +77,7 @@ class Report:
         Path(path).write_text(self.html, encoding="utf-8")
 
 
-@documented(ColumnNames)
+@documented(Options)
 def html_report(
     data: Any,
     *,
@@ -88,15 +89,11 @@ def html_report(
     truth_table: Any = None,
     n_labels: int | None = None,
     k: int = 10,
-    engine: str = "polars",
     threshold: float = 0.5,
     zero_division: float | str = "warn",
-    memory_limit: str | None = None,
-    temp_dir: str | PathLike[str] | None = None,
-    progress: Progress | None = None,
     path: str | PathLike[str] | None = None,
     title: str = "Evaluation report",
-    **columns: Unpack[ColumnNames],
+    **options: Unpack[Options],
 ) -> Report:
     """Evaluate ``data`` and lay the result out as one self-contained HTML page.
 
@@ -120,15 +117,15 @@ def html_report(
         retrieval metrics, and the page precision@K and recall@K for K = 1 .. ``k``.
     k
         The deepest cut-off drawn for a top-k table.
-    engine, threshold, zero_division, memory_limit, temp_dir, progress
-        As for :func:`~polars_rankmetrics.evaluate`: a dense table is read once, in buckets
-        under a memory budget. The page's size grows with the labels and the models, not the
-        rows; the memory of the exact curves with the labels times the distinct scores.
+    threshold, zero_division
+        As for :func:`~polars_rankmetrics.evaluate`. The table is read once, in buckets under a
+        memory budget. The page's size grows with the labels and the models, not the rows; the
+        memory of the exact curves with the labels times the distinct scores.
     path
         Also write the page there.
     title
         The page's title.
-    **columns
+    **options
 
     Returns
     -------
@@ -151,18 +148,16 @@ def html_report(
     True
     """
     require_matplotlib()
+    run, cols = Run.of(options, by=by)
     if truth_table is not None:
         report = _top_k_report(
-            data, by=by, truth_table=truth_table, n_labels=n_labels, k=k, engine=engine,
-            memory_limit=memory_limit, temp_dir=temp_dir, progress=progress, title=title,
-            columns=columns,
-        )  # fmt: skip
+            run, data, cols, truth_table=truth_table, n_labels=n_labels, k=k, title=title
+        )
     else:
         with gathered():  # one warning for the per-sample values and the per-label tables
             report = _dense_report(
-                data, by=by, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed, engine=engine,
-                threshold=threshold, zero_division=zero_division, memory_limit=memory_limit,
-                temp_dir=temp_dir, progress=progress, title=title, columns=columns,
+                run, data, cols, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed,
+                threshold=threshold, zero_division=zero_division, title=title,
             )  # fmt: skip
     if path is not None:
         report.save(path)
@@ -183,23 +178,22 @@ def require_matplotlib() -> None:
 
 
 def _dense_report(
-    data: Any, *, by: str | Sequence[str] | None, baseline: Any, ci: float | None, n_boot: int,
-    seed: int | None, engine: str, threshold: float, zero_division: float | str,
-    memory_limit: str | None, temp_dir: str | PathLike[str] | None, progress: Progress | None,
-    title: str, columns: ColumnNames,
+    run: Run, data: Any, cols: Columns, *, baseline: Any, ci: float | None, n_boot: int,
+    seed: int | None, threshold: float, zero_division: float | str, title: str,
 ) -> Report:  # fmt: skip
-    cols = Columns.of(by=by, **columns)
     if baseline is not None and not cols.by:
         raise ValueError("baseline= is a value of by=: give by= too")
     context = parameters(threshold=threshold, zero_division=zero_division)
     sample_keys, label_keys = parse_keys(list(SAMPLE_KEYS)), parse_keys(list(LABEL_KEYS))
     validation.check_result_names(cols, [*map(str, sample_keys), *map(str, label_keys)])
     with driver.inside_names(cols) as inner:
-        collected, context = driver.collect(
-            get_engine(engine), data, inner, [*sample_keys, *label_keys],
-            ["per_sample", *LABEL_TABLES], parameters=context, memory_limit=memory_limit,
-            temp_dir=temp_dir, progress=progress,
-        )  # fmt: skip
+        collected, context = run.collect(
+            data,
+            inner,
+            [*sample_keys, *label_keys],
+            ["per_sample", *LABEL_TABLES],
+            parameters=context,
+        )
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, sample_keys)
         group = list(inner.by) or [validation.GROUP]
         summary = _summary(groups, by_types, inner, sample_keys, ci=ci, n_boot=n_boot,
@@ -266,32 +260,26 @@ def _model_names(summary: pl.DataFrame, cols: Columns) -> list[str]:
 
 
 def _top_k_report(
-    data: Any, *, by: str | Sequence[str] | None, truth_table: Any, n_labels: int | None, k: int,
-    engine: str, memory_limit: str | None, temp_dir: str | PathLike[str] | None,
-    progress: Progress | None, title: str, columns: ColumnNames,
+    run: Run, data: Any, cols: Columns, *, truth_table: Any, n_labels: int | None, k: int,
+    title: str,
 ) -> Report:  # fmt: skip
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive integer, not {k!r}")
-    keys = [f"{name}@{cut}" for cut in range(1, k + 1) for name in ("precision", "recall")]
-    keys += ["mrr", "map", f"ndcg@{k}"] if n_labels is not None else ["mrr", "map"]
-    summary = evaluate(
-        data, keys, by=by, truth_table=truth_table, n_labels=n_labels, engine=engine,
-        memory_limit=memory_limit, temp_dir=temp_dir, progress=progress, **columns,
+    names_of_keys = [f"{name}@{cut}" for cut in range(1, k + 1) for name in ("precision", "recall")]
+    names_of_keys += ["mrr", "map", f"ndcg@{k}"] if n_labels is not None else ["mrr", "map"]
+    summary = run.evaluate(
+        data, cols, parse_keys(names_of_keys), parameters=parameters(),
+        inputs=driver.TopK(truth_table, n_labels),
     )  # fmt: skip
-    cols = Columns.of(by=by, **columns)
     names = _model_names(summary, cols)
     page = _Page(title, names, cols)
     shown = ["mrr", "map", *([f"ndcg@{k}"] if n_labels is not None else []), f"precision@{k}",
              f"recall@{k}"]  # fmt: skip
     page.summary(summary, parse_keys(shown), [], None)
-    cuts = np.arange(1, k + 1)
     lines = [
-        (
-            name, cuts, np.array([row[f"precision@{c}"] for c in cuts]),
-            np.array([row[f"recall@{c}"] for c in cuts]),
-        )
+        (name, *chart_data.at_k(row, k))
         for name, row in zip(names, summary.iter_rows(named=True), strict=True)
-    ]  # fmt: skip
+    ]
     page.section("Retrieval at each cut-off", charts.at_k(lines, title="precision@K and recall@K"))
     return Report(summary, None, None, page.render())
 
@@ -422,7 +410,7 @@ class _Page:
             points = _where(micro, by, values)
             if points.height == 0:
                 continue
-            curve = _Curve(points)
+            curve = chart_data.Curve.of(points)
             row = _where(exact, by, values).row(0, named=True)
             pr.append((name, *curve.pr, f"AP {_number(row['average_precision'])}"))
             roc.append((name, *curve.roc, f"AUC {_number(row['roc_auc'])}"))
@@ -450,7 +438,7 @@ class _Page:
                 points = _where(per_label, [*by, LABEL], (*values, value))
                 if points.height == 0:
                     continue
-                curve = _Curve(points)
+                curve = chart_data.Curve.of(points)
                 row = _where(labels, [*by, label], (*values, value)).row(0, named=True)
                 lines_pr.append((name, *curve.pr, f"AP {_number(row['average_precision'])}"))
                 lines_roc.append((name, *curve.roc, f"AUC {_number(row['roc_auc'])}"))
@@ -466,17 +454,19 @@ class _Page:
         )
         if baseline is None or len(models) < 2:
             return
-        key = tuple(baseline) if isinstance(baseline, tuple | list) else (baseline,)
+        key = baseline_key(baseline)
         base = _where(labels, by, key).select(label, pl.col("average_precision").alias("base"))
         bars = []
         for name, values in models:
             if values == key:
                 continue
             mine = _where(labels, by, values).join(base, on=label, how="inner")
-            deltas = (mine["average_precision"] - mine["base"]).fill_nan(0.0).to_numpy()
+            names_of_labels, deltas = chart_data.differences(
+                mine[label], mine["average_precision"], mine["base"]
+            )
             bars.append(charts.differences(
-                [str(v) for v in mine[label].to_list()], deltas,
-                title=f"{name} minus the baseline", xlabel="difference of average precision",
+                names_of_labels, deltas, title=f"{name} minus the baseline",
+                xlabel="difference of average precision",
             ))  # fmt: skip
         self.section("Per-label differences from the baseline", "".join(bars))
 
@@ -491,16 +481,12 @@ class _Page:
         finite = counts.filter(pl.col("score").is_finite())
         if finite.height == 0:
             return
-        low, high = float(finite["score"].min()), float(finite["score"].max())  # type: ignore[arg-type]
-        edges = np.linspace(low, high if high > low else low + 1.0, BINS + 1)
+        edges = chart_data.bin_edges(finite["score"], BINS)
         by = list(self.cols.by)
-        histograms = []
-        for name, values in zip(self.names, _values(counts, by), strict=True):
-            part = _where(finite, by, values)
-            scores = part["score"].to_numpy()
-            positives, _ = np.histogram(scores, bins=edges, weights=part["pos"].to_numpy())
-            negatives, _ = np.histogram(scores, bins=edges, weights=part["neg"].to_numpy())
-            histograms.append((name, edges, positives, negatives))
+        histograms = [
+            (name, *chart_data.score_histograms(_where(finite, by, values), edges))
+            for name, values in zip(self.names, _values(counts, by), strict=True)
+        ]
         self.section(
             "Scores of positive and negative cells",
             charts.distributions(histograms, title="score distributions"),
@@ -532,19 +518,3 @@ def _where(frame: pl.DataFrame, columns: Sequence[str], values: Sequence[Any]) -
     for column, value in zip(columns, values, strict=True):
         condition &= pl.col(column).eq_missing(pl.lit(value, dtype=frame.schema[column]))
     return frame.filter(condition)
-
-
-class _Curve:
-    """The precision-recall and ROC points of one cumulative table (:func:`cumulative`)."""
-
-    def __init__(self, points: pl.DataFrame) -> None:
-        tp, fp = points["tp"].to_numpy(), points["fp"].to_numpy()
-        p, n = tp[-1], fp[-1]
-        precision = np.divide(tp, tp + fp, out=np.ones_like(tp), where=tp + fp > 0)
-        recall = tp / p if p > 0 else np.zeros_like(tp)
-        fpr = fp / n if n > 0 else np.zeros_like(fp)
-        # The curves start at the origin of recall (precision as at the first threshold) and of
-        # the ROC.
-        self.pr = (np.r_[0.0, recall], np.r_[precision[0], precision])
-        self.roc = (np.r_[0.0, fpr], np.r_[0.0, recall])
-        self.prevalence = float(p / (p + n)) if p + n > 0 else 0.0

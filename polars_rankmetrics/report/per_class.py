@@ -3,27 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from os import PathLike
-from typing import TypeVar, Unpack
+from typing import Any, TypeVar, Unpack
 
 import polars as pl
 
-from polars_rankmetrics.engines.base import get_engine
-from polars_rankmetrics.inputs.columns import Columns, RankingColumns, documented
-from polars_rankmetrics.report import per_class_lwlrap
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_scores
+from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.options import RankingOptions, Run, documented
+from polars_rankmetrics.report.labels import with_lwlrap
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
 
-@documented(RankingColumns)
+@documented(RankingOptions)
 def lwlrap_per_class(
     data: Frame,
     *,
     by: str | Sequence[str] | None = None,
-    engine: str = "polars",
-    memory_limit: str | None = None,
-    temp_dir: str | PathLike[str] | None = None,
-    **columns: Unpack[RankingColumns],
+    **options: Unpack[RankingOptions],
 ) -> Frame:
     """lwlrap of each label, with the label's share of the positives.
 
@@ -39,9 +39,7 @@ def lwlrap_per_class(
         The long table, as for :func:`~polars_rankmetrics.evaluate`.
     by
         Column(s) splitting the table into independent evaluations: one set of rows each.
-    engine, memory_limit, temp_dir
-        As for :func:`~polars_rankmetrics.evaluate`: any engine, in buckets under a budget.
-    **columns
+    **options
 
     Returns
     -------
@@ -74,8 +72,25 @@ def lwlrap_per_class(
     │ 2     ┆ 0.666667 ┆ 0.333333 │
     └───────┴──────────┴──────────┘
     """
-    cols = Columns.of(by=by, accepted=RankingColumns, **columns)
-    table = per_class_lwlrap(
-        get_engine(engine), data, cols, memory_limit=memory_limit, temp_dir=temp_dir
-    )
+    run, cols = Run.of(options, by=by, accepted=RankingOptions)
+    table = per_class_lwlrap(run, data, cols)
     return table.lazy() if isinstance(data, pl.LazyFrame) else table
+
+
+def per_class_lwlrap(run: Run, data: Any, cols: Columns) -> pl.DataFrame:
+    """:func:`lwlrap_per_class` in ``run``: from the label counts (for the support) and the
+    label precisions of :func:`.driver.collect`."""
+    validation.check_result_names(cols, ["lwlrap", "weight"])
+    with driver.inside_names(cols) as inner:
+        collected, _ = run.collect(
+            data, inner, [MetricKey("lwlrap")], ["labels", "precisions"], parameters=Context()
+        )
+    group = list(inner.by) or [validation.GROUP]
+    keys = [*group, LABEL]
+    counts = label_scores(combine(collected["labels"], keys), [], zero_division=0.0)
+    table = with_lwlrap(counts, combine(collected["precisions"], keys), keys, group)
+    table = table.select(
+        *inner.by, pl.col(LABEL).alias(inner.label), "lwlrap",
+        pl.col("lwlrap_weight").alias("weight"),
+    )  # fmt: skip
+    return inner.restored(table.sort([*inner.by, inner.label]))

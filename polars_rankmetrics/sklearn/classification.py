@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.report import label_report
+from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.sklearn.arguments import (
     check_average,
     documented,

@@ -16,7 +16,7 @@ import numpy as np
 
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.convert import dense_array, from_dense
-from polars_rankmetrics.report import label_report
+from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.sklearn.inputs import WEIGHT, Matrices, sample_weights, scores
 from polars_rankmetrics.sklearn.undefined import (
     NO_NEGATIVE,

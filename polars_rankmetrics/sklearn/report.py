@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 
 from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.report import label_report
+from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.sklearn.arguments import AVERAGES, PRF, documented, zero_division_of
 from polars_rankmetrics.sklearn.inputs import Matrices, predictions
 from polars_rankmetrics.sklearn.undefined import Call, with_sklearn_warnings

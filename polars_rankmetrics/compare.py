@@ -1,0 +1,160 @@
+"""``compare``: every model against a baseline, metric by metric, on the samples they share.
+
+The engines compute each model's per-sample values in one pass over the data (on any engine, in
+buckets under a memory budget); the paired tests and intervals
+(:mod:`polars_rankmetrics.inference`) never read the input again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Unpack
+
+import polars as pl
+
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.inference.corrections import CORRECTIONS
+from polars_rankmetrics.inference.intervals import check_count, check_intervals
+from polars_rankmetrics.inference.paired import TESTS, paired
+from polars_rankmetrics.inference.samples import sample_groups, supported_keys
+from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.registry import parse_keys
+from polars_rankmetrics.options import Options, Run, documented
+
+
+@documented(Options)
+def compare(
+    data: Any,
+    metrics: str | Sequence[str] | None = None,
+    *,
+    by: str | Sequence[str] = "model",
+    baseline: Any = "baseline",
+    test: str = "permutation",
+    correction: str | None = "holm",
+    n_resamples: int = 10_000,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int | None = 0,
+    on_missing: str = "error",
+    truth_table: Any = None,
+    n_labels: int | None = None,
+    propensities: Any = None,
+    log_base: float = 2,
+    threshold: float = 0.5,
+    beta: float = 1.0,
+    zero_division: float | str = "warn",
+    **options: Unpack[Options],
+) -> pl.DataFrame:
+    """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
+    they share.
+
+    Parameters
+    ----------
+    data
+        The long table of every model (as for :func:`~polars_rankmetrics.evaluate`), or a top-k
+        table with ``truth_table``.
+    metrics
+        Metric keys averaged over samples (the ranking and retrieval keys, the ``_samples``
+        averages, ``hamming_loss``, ``subset_accuracy``, ``zero_one_loss``). Default: the six
+        ranking metrics.
+    by
+        The column(s) naming the model; one result row per other model and metric.
+    baseline
+        The baseline's value of ``by`` (a tuple for several columns).
+    test
+        ``"permutation"``: Fisher's paired randomization test, two-sided: each sample's two
+        values swapped with probability 1/2, ``n_resamples`` times, p = (hits + 1) /
+        (n_resamples + 1); exact (every sign pattern) where 2^n <= ``n_resamples``.
+        ``"bootstrap"``: the paired bootstrap's two-sided p, the ``n_resamples`` replicates of
+        the delta centred on the observed one. ``"t"``: ``scipy.stats.ttest_rel`` on the
+        per-sample values. ``"wilcoxon"``: ``scipy.stats.wilcoxon`` on their differences
+        (scipy's defaults), rounded to 12 decimals as for ``wins``. The t and Wilcoxon tests
+        are unweighted: a weight column is refused with them. Samples whose value is undefined
+        for either model take no part in the tests.
+    correction
+        Over all (model, metric) rows: ``"holm"``, ``"bonferroni"``, ``"fdr_bh"``
+        (Benjamini-Hochberg) or None.
+    n_resamples
+        Resamples of the permutation and bootstrap tests. A sample weight weighs the
+        per-sample values in the means and in the resampling.
+    n_boot, ci
+        Replicates and level of the paired bootstrap interval of the delta.
+    seed
+        Seed of every draw: the same seed gives the same numbers on every engine, whole or in
+        buckets, for any row order.
+    on_missing
+        ``"error"``: samples present for one model and not the other are refused, naming one
+        and the counts; ``"drop"``: the models are compared on the samples they share.
+    truth_table, n_labels, propensities, log_base, threshold, beta, zero_division
+        As for :func:`~polars_rankmetrics.evaluate`.
+    **options
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (model, metric), models and metrics in order: the ``by`` column(s),
+        ``metric``, ``value``, ``baseline_value``, ``delta`` (value minus baseline value, for a
+        lower-is-better metric too), ``delta_lo``, ``delta_hi``, ``p_value``, ``p_adjusted``,
+        ``wins``, ``ties``, ``losses`` (samples where the model is better, equal or worse by the
+        metric's direction, the differences rounded to 12 decimals so that float noise splits
+        no tie; a sample whose value is undefined for either model counts in none).
+
+    Raises
+    ------
+    ValueError
+        For bad input (as :func:`~polars_rankmetrics.evaluate`), a key not averaged over
+        samples, an unknown test or correction, a baseline that is not a value of ``by``, or
+        samples missing from one model (``on_missing="error"``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as rm
+    >>> df = pl.concat([
+    ...     rm.from_dense([[1, 0], [0, 1], [1, 1]], [[0.9, 0.2], [0.3, 0.7], [0.4, 0.8]])
+    ...     .with_columns(model=pl.lit("baseline")),
+    ...     rm.from_dense([[1, 0], [0, 1], [1, 1]], [[0.9, 0.2], [0.8, 0.7], [0.4, 0.8]])
+    ...     .with_columns(model=pl.lit("candidate")),
+    ... ])
+    >>> rm.compare(df, ["lrap"], by="model").select("model", "delta", "wins", "losses").row(0)
+    ('candidate', -0.16666666666666663, 0, 1)
+    """
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    if correction is not None and correction not in CORRECTIONS:
+        raise ValueError(
+            f"correction must be one of {', '.join(CORRECTIONS)} or None, not {correction!r}"
+        )
+    if on_missing not in ("error", "drop"):
+        raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
+    if test in ("t", "wilcoxon") and options.get("weight") is not None:
+        raise ValueError(
+            f"test={test!r} compares unweighted per-sample values: with weight= use "
+            "test='permutation' or test='bootstrap'"
+        )
+    check_intervals(ci, n_boot, "percentile")
+    n_resamples = check_count(n_resamples, "n_resamples")
+    keys = parse_keys(metrics)
+    supported_keys(keys)
+    by_columns = [by] if isinstance(by, str) else list(by)
+    if not by_columns:
+        raise ValueError("compare needs by=, the column(s) naming the model")
+    run, cols = Run.of(options, by=by_columns)
+    context = parameters(
+        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+    )
+    validation.check_result_names(cols, [str(k) for k in keys])
+    with driver.inside_names(cols) as inner:
+        collected, _ = run.collect(
+            data, inner, keys, ["per_sample"], parameters=context,
+            inputs=driver.TopK(truth_table, n_labels, propensities),
+        )  # fmt: skip
+        # Each model's rows as the driver hands them over: one copy of millions of samples.
+        groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
+        result = paired(
+            dict(groups), by_types, inner, keys, baseline=baseline, test=test,
+            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+            on_missing=on_missing,
+        )  # fmt: skip
+    return inner.restored(result)

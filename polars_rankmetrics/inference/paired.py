@@ -1,0 +1,192 @@
+"""Paired comparisons of models on the samples they share: per model and key, the difference
+of the means from the baseline's, its paired bootstrap interval, a p-value, the wins, ties and
+losses, and the p-values corrected over every (model, key) row.
+
+The tests, by name (:data:`TESTS`): ``permutation`` (Fisher's paired randomization test) and
+``bootstrap`` (the paired bootstrap's p-value) resample the weighted per-sample values
+(:mod:`.resampling`, every key at once); ``t`` and ``wilcoxon`` are scipy's, on one key's
+unweighted per-sample values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_rankmetrics.inference import resampling
+from polars_rankmetrics.inference.corrections import adjusted
+from polars_rankmetrics.inference.samples import means, values, weights
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import MetricKey
+
+TESTS = ("permutation", "bootstrap", "t", "wilcoxon")
+COMPARE_COLUMNS = (
+    "metric", "value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value",
+    "p_adjusted", "wins", "ties", "losses",
+)  # fmt: skip
+# Differences are rounded to this many decimals before they are judged: the engines sum in
+# parallel, and float noise must not split a tie, or make an equal pair a win (the Wilcoxon
+# test drops zeros).
+_DECIMALS = 12
+
+
+def baseline_key(baseline: Any) -> tuple[Any, ...]:
+    """The baseline's values of the ``by`` columns: ``baseline`` as given for several columns
+    (a tuple or list), a one-value tuple for one."""
+    return tuple(baseline) if isinstance(baseline, tuple | list) else (baseline,)
+
+
+def describe(value: tuple[Any, ...], by: Sequence[str]) -> str:
+    """A model's values of the ``by`` columns as an error message names them."""
+    return ", ".join(f"{b}={v!r}" for b, v in zip(by, value, strict=True))
+
+
+def aligned(
+    model: pl.DataFrame, base: pl.DataFrame, cols: Columns, names: tuple[str, str], drop: bool
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of the samples both tables hold, in the same (sorted) order; without ``drop``
+    a sample of one table only is refused, naming one and the counts. Tables of the same
+    samples in the same order (the usual case) are returned as they are."""
+    s = cols.sample
+    if model[s].equals(base[s]) and model[s].is_sorted():
+        return model, base
+    only_model = model.join(base.select(s), on=s, how="anti", nulls_equal=True)
+    only_base = base.join(model.select(s), on=s, how="anti", nulls_equal=True)
+    if not drop and (only_model.height or only_base.height):
+        example = (only_model if only_model.height else only_base).sort(s)[s][0]
+        where = names[0] if only_model.height else names[1]
+        raise ValueError(
+            f"{names[0]} and the baseline {names[1]} do not hold the same samples: "
+            f"{only_model.height} of {model.height} samples of {names[0]} are not in the "
+            f"baseline, {only_base.height} of {base.height} samples of the baseline are not in "
+            f"{names[0]} (e.g. {s}={example!r}, of {where}); pass on_missing='drop' to compare "
+            "them on the samples they share"
+        )
+    shared = model.join(base.select(s), on=s, how="semi", nulls_equal=True).sort(s)
+    return shared, base.join(shared.select(s), on=s, how="semi", nulls_equal=True).sort(s)
+
+
+def stacked(
+    mine: pl.DataFrame, base: pl.DataFrame, keys: Sequence[MetricKey]
+) -> tuple[resampling.Paired, np.ndarray]:
+    """The :class:`~.resampling.Paired` table of two models' rows (the same samples in the
+    same order), read a column at a time (no other copy of either table), and per model and
+    key whether a value is undefined."""
+    frames = (mine, base)
+
+    def column(model: int, key: int) -> tuple[np.ndarray, np.ndarray]:
+        frame = frames[model]
+        return values(frame, keys[key]), weights(frame, keys[key])
+
+    undefined = np.array([[np.isnan(values(f, key)).any() for key in keys] for f in frames])
+    return resampling.paired_table(mine.height, len(keys), column), undefined
+
+
+def _resampled_p_values(
+    test: str, table: resampling.Paired, deltas: np.ndarray, n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:  # fmt: skip
+    """Every key's p-value of the ``permutation`` or ``bootstrap`` test, from one table."""
+    if test == "permutation":
+        return resampling.sign_flip_p_values(table, n_resamples, rng)
+    null = resampling.bootstrap_deltas(table, n_resamples, rng)
+    return resampling.bootstrap_p_values(null, deltas)
+
+
+def _scipy_p_value(test: str, mine: np.ndarray, base: np.ndarray, d: np.ndarray) -> float:
+    """One key's p-value of scipy's ``t`` (paired) or ``wilcoxon`` test, from the per-sample
+    values both models define and their rounded differences ``d``."""
+    # Imported where it is used: scipy is a large import that the other tests never need.
+    from scipy import stats  # type: ignore[import-untyped]
+
+    if test == "t":
+        t = stats.ttest_rel(mine, base) if len(mine) > 1 else None
+        return math.nan if t is None else float(t.pvalue)
+    return float(stats.wilcoxon(d).pvalue) if np.any(d != 0) else 1.0
+
+
+def paired(
+    groups: dict[tuple[Any, ...], pl.DataFrame],
+    by_types: dict[str, Any],
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    baseline: Any,
+    test: str,
+    correction: str | None,
+    n_resamples: int,
+    n_boot: int,
+    level: float,
+    seed: int | None,
+    on_missing: str,
+) -> pl.DataFrame:
+    """:func:`~polars_rankmetrics.compare` from the per-sample rows of each model (``groups``,
+    by their ``by`` values, each sorted by sample) with the keys' weights (``key/w``)."""
+    by = list(cols.by)
+    base_key = baseline_key(baseline)
+    if base_key not in groups:
+        found = ", ".join(describe(k, by) for k in groups) or "none"
+        raise ValueError(
+            f"the baseline {describe(base_key, by)} is not a value of the by column(s) "
+            f"(found: {found})"
+        )
+    rows: list[dict[str, Any]] = []
+    base_seed = resampling.entropy(seed)
+    for m, (model_key, model) in enumerate(groups.items()):
+        if model_key == base_key:
+            continue
+        names = (describe(model_key, by), describe(base_key, by))
+        mine, base = aligned(model, groups[base_key], cols, names, on_missing == "drop")
+        table, undefined = stacked(mine, base, keys)
+        sums = table.table.sum(axis=0)
+        model_values = means(table.model_sums(sums, 0), undefined[0], keys)
+        base_values = means(table.model_sums(sums, 1), undefined[1], keys)
+        deltas = model_values - base_values
+        replicates = resampling.bootstrap_deltas(
+            table, n_boot, resampling.generator(base_seed, m, 0)
+        )
+        replicates[:, np.isnan(deltas)] = math.nan
+        lo, hi = resampling.percentile_interval(replicates, level)
+        if test in ("permutation", "bootstrap"):
+            rng = resampling.generator(base_seed, m, 1)
+            p_values = _resampled_p_values(test, table, deltas, n_resamples, rng)
+        del table
+        for j, key in enumerate(keys):
+            v1, v0 = values(mine, key), values(base, key)
+            both = ~(np.isnan(v1) | np.isnan(v0))
+            d = np.round(v1[both] - v0[both], _DECIMALS)
+            better = d if key.metric.better == "higher" else -d
+            if test in ("t", "wilcoxon"):
+                p = _scipy_p_value(test, v1[both], v0[both], d)
+            else:
+                p = float(p_values[j])
+            rows.append(
+                dict(zip(by, model_key, strict=True))
+                | {
+                    "metric": str(key),
+                    "value": float(model_values[j]),
+                    "baseline_value": float(base_values[j]),
+                    "delta": float(deltas[j]),
+                    "delta_lo": float(lo[j]),
+                    "delta_hi": float(hi[j]),
+                    "p_value": p,
+                    "wins": int(np.sum(better > 0)),
+                    "ties": int(np.sum(better == 0)),
+                    "losses": int(np.sum(better < 0)),
+                }  # fmt: skip
+            )
+    p_adjusted = adjusted(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
+    for row, q in zip(rows, p_adjusted, strict=True):
+        row["p_adjusted"] = float(q)
+    schema: dict[str, Any] = dict(by_types)
+    schema |= {"metric": pl.String} | dict.fromkeys(
+        ("value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"),
+        pl.Float64,
+    )
+    schema |= dict.fromkeys(("wins", "ties", "losses"), pl.Int64)
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.select(*by, *COMPARE_COLUMNS)
