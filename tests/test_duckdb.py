@@ -1,5 +1,6 @@
 """The DuckDB engine and the SQL views: parity with Polars, quoting, SQL alone, spilling."""
 
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -490,13 +491,69 @@ def test_duckdb_sample_counts_are_the_views_counts(labels, weighted, by):
     register_views(con, table, weight="w" if weighted else None, by=by)
     query = "SELECT * FROM rankmetrics_sample_counts ORDER BY grp, sample"
     expected = pl.DataFrame(con.sql(query))
-    view = sample_counts(span, weighted, grouped=by is not None)
-    assert ("max(weight)" in view) == weighted
-    assert ("GROUP BY grp, sample" in view) == (by is not None)
+    view = sample_counts(con, span, weighted, grouped=by is not None)
+    written = " ".join(view.replace('"', "").split())  # DuckDB quotes the keyword sample
+    assert ("max(weight)" in written) == weighted
+    assert ("GROUP BY grp, sample" in written) == (by is not None)
     con.execute(view)
     assert_frame_equal(pl.DataFrame(con.sql(query)), expected, check_dtypes=False)
     assert expected["varying_weight"].sum() == (0 if not weighted else expected.height)
     con.close()
+
+
+def _layouts(query: str) -> list[str]:
+    """``query`` laid out anew by sqlglot: indented with its comments kept, on one line, with
+    leading commas and keywords in lower case."""
+    import sqlglot
+
+    tree = sqlglot.parse_one(query, read="duckdb")
+    layouts = [
+        tree.sql(dialect="duckdb", pretty=True),
+        tree.sql(dialect="duckdb", comments=False),
+        tree.sql(dialect="duckdb", pretty=True, leading_comma=True, normalize_functions="lower",
+                 comments=False).replace("SELECT", "select").replace("GROUP BY", "group by"),
+    ]  # fmt: skip
+    assert all(layout != query for layout in layouts)
+    return layouts
+
+
+@pytest.mark.parametrize(
+    ("span", "weighted", "grouped"),
+    [((0, 99), False, False), ((0, 500), True, False), ((0, 5000), False, True),
+     (None, False, True)],
+)  # fmt: skip
+def test_duckdb_variants_come_from_any_layout_of_the_views(span, weighted, grouped):
+    """DuckDB's variants are made from the views' syntax trees, not their text: the views of
+    sql/ laid out anew (whitespace, comments, case) give the same variants."""
+    from polars_rankmetrics.engines.duckdb import connect
+    from polars_rankmetrics.engines.duckdb.variants import (
+        ONE_GROUP_VIEWS,
+        SAMPLE_COUNTS,
+        grouped_by_sample,
+        sample_counts,
+    )
+    from polars_rankmetrics.engines.sql.export import view_query
+
+    con = connect()
+    made = sample_counts(con, span, weighted, grouped)
+    for layout in _layouts(view_query(SAMPLE_COUNTS)):
+        assert sample_counts(con, span, weighted, grouped, query=layout) == made
+    for view in ONE_GROUP_VIEWS:
+        made = grouped_by_sample(con, view)
+        assert "0 AS grp" in made and re.search(r'GROUP BY (\w+\.)?"sample"\)', made)
+        for layout in _layouts(view_query(view)):
+            assert grouped_by_sample(con, view, query=layout) == made
+    con.close()
+
+
+def test_a_view_without_what_a_variant_replaces_is_refused_by_name():
+    from polars_rankmetrics.engines.duckdb import connect
+    from polars_rankmetrics.engines.duckdb.variants import SAMPLE_COUNTS, sample_counts
+    from polars_rankmetrics.engines.sql.export import view_query
+
+    query = view_query(SAMPLE_COUNTS).replace("AS varying_weight", "AS constant_weight")
+    with pytest.raises(ValueError, match="rankmetrics_sample_counts .* no column 'varying_weight'"):
+        sample_counts(connect(), None, False, True, query=query)
 
 
 def _ranks_view(table: pl.DataFrame) -> str:

@@ -39,16 +39,17 @@ from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb.session import DuckDBSession
 from polars_rankmetrics.engines.duckdb.source import register_source
 from polars_rankmetrics.engines.duckdb.tuning import PERFECT_HASH_BITS, shared_views
-from polars_rankmetrics.engines.duckdb.variants import one_group
+from polars_rankmetrics.engines.duckdb.variants import SAMPLE_COUNTS, one_group
 from polars_rankmetrics.engines.interrupts import stopping
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, engine_share
 from polars_rankmetrics.engines.sql.export import (
     input_statements,
+    named_view_statements,
     view_names,
     view_statements,
     views_read,
 )
-from polars_rankmetrics.engines.sql.session import session_views, setup_statements
+from polars_rankmetrics.engines.sql.session import defined_views, input_views
 from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.parameters import parameters
@@ -287,18 +288,22 @@ class DuckDBEngine:
                     con.execute("SET enable_progress_bar = true")
                     con.execute("SET enable_progress_bar_print = false")
                 schema = register_source(con, Source.of(data), cols, tables=False)
-                views = session_views(settings.keys, settings.tables) | set(settings.views)
+                views = defined_views(settings)
                 ranks = "rankmetrics_positive_ranks" in views_read(views)
                 if ranks:  # the other plan of the positive ranks, for the session's choice
                     pairs = "rankmetrics_positive_ranks_by_pairs"
                     settings = replace(settings, views=(*settings.views, pairs))
-                statements = setup_statements(cols, "duckdb", settings, schema)
-                if not cols.by:
-                    statements = [one_group(statement) for statement in statements]
-                for statement in statements:
+                defined = defined_views(settings)
+                variants = {} if cols.by else one_group(con, views_read(defined))
+                inputs = input_views(cols, "duckdb", settings, schema)
+                named = named_view_statements(
+                    "duckdb", temporary=True, views=defined, variants=variants
+                )
+                for statement in [*inputs, *(statement for _, statement in named)]:
                     con.execute(statement)
-                counts = _columns(con, "rankmetrics_sample_counts")
-                shared = shared_views(views, statements, counts)
+                counts = _columns(con, SAMPLE_COUNTS)
+                others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
+                shared = shared_views(views, others, counts)
                 yield DuckDBSession(
                     con, cols, schema, shared, settings.memory_limit, ranks, share=share
                 )

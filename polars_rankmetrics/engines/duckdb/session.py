@@ -83,7 +83,7 @@ class DuckDBSession(SQLSession):
             return
         self._counts_defined = True
         weighted, grouped = self.cols.weight is not None, bool(self.cols.by)
-        self.con.execute(sample_counts(self.label_range(), weighted, grouped))
+        self.con.execute(sample_counts(self.con, self.label_range(), weighted, grouped))
 
     def _source_type(self, column: str) -> str:
         found = self.con.execute(

@@ -83,9 +83,10 @@ def positives_fit(query: Query, limit: int | None) -> bool:
 def shared_views(
     views: set[str], statements: Sequence[str], sample_counts: Sequence[str]
 ) -> dict[str, str]:
-    """The views that the views a run reads (``views``, defined by ``statements``) would each
-    recompute, DuckDB inlining a view at every reference, and the columns to hold of each
-    (``sample_counts``: the columns of the sample counts' view): the discounts (a row per
+    """The views that the views a run reads (``views``; ``statements``: the statements of the
+    session but the sample counts' own) would each recompute, DuckDB inlining a view at every
+    reference, and the columns to hold of each (``sample_counts``: the columns of the sample
+    counts' view): the discounts (a row per
     position, read by many joins of the gain and retrieval views), the sample counts (a row per
     sample, read by the sample checks, twice by the positive ranks and by the views that read
     them; only their columns that some statement names: hamming loss needs none of the ranking
@@ -94,7 +95,7 @@ def shared_views(
     read = views_read(views)
     shared = {view: "*" for view in ("rankmetrics_discounts",) if view in read}
     if "rankmetrics_sample_counts" in read:
-        named = words(s for s in statements if "VIEW rankmetrics_sample_counts AS" not in s)
+        named = words(statements)
         ranked = len([view for view in views if sql_results.ranks_positives(view)]) > 1
         named |= {"n_positives"} if ranked else set()  # what positives_fit reads
         columns = [c for c in sample_counts if c in named and c not in ("grp", "sample")]

@@ -9,68 +9,192 @@ at its best.
 - Without a weight column every row's weight is 1: the sample counts' weight columns are
   constants rather than two aggregates DuckDB does not fold.
 - Without ``by`` every ``grp`` is 0: the two aggregations over every row, the sample counts and
-  the rows coverage error joins back to them, group (and join) by the sample alone, which DuckDB
-  aggregates in a perfect hash table where the ids span at most 2^PERFECT_HASH_BITS values
-  (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing (0, sample). The threshold stays
-  below the span at which (0, sample), two keys, would get a perfect table too, whose size
-  outgrows what it spares.
+  the rows coverage error joins back to them (:data:`ONE_GROUP_VIEWS`), group (and join) by the
+  sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
+  2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
+  (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
+  perfect table too, whose size outgrows what it spares.
+
+Each variant is made from the view as ``sql/`` writes it, by DuckDB's own parser: the view's
+query is parsed to its syntax tree (``json_serialize_sql``), the nodes the variant changes are
+found by what they are (a column of the aggregation by its alias, a ``grp`` key, a join on
+``grp``) and replaced, and the tree is written back as SQL (``json_deserialize_sql``). The
+layout of ``sql/`` (whitespace, comments, the case of keywords) does not matter, and the parser
+is in the process already: a variant costs no import. A view that no longer has a node a variant
+replaces is refused by name, when the variant is made.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping, Set
+from typing import Any
 
-from polars_rankmetrics.engines.sql.export import view_statements
+import duckdb
 
+from polars_rankmetrics.engines.sql.export import view_query
+
+SAMPLE_COUNTS = "rankmetrics_sample_counts"
+ONE_GROUP_VIEWS = (SAMPLE_COUNTS, "rankmetrics_coverage_per_sample")
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
-_DISTINCT_LABELS = "count(DISTINCT label) AS distinct_labels"
-_UNWEIGHTED = {
-    "max(weight) AS weight": "CAST(1 AS DOUBLE) AS weight",
-    "CASE WHEN min(weight) < max(weight) THEN 1 ELSE 0 END AS varying_weight":
-        "0 AS varying_weight",
-}  # fmt: skip
-_ONE_GROUP = {
-    "rankmetrics_sample_counts": {
-        "        grp, sample,\n": "        0 AS grp, sample,\n",
-        "GROUP BY grp, sample": "GROUP BY sample",
-    },
-    "rankmetrics_coverage_per_sample": {
-        "        i.grp, i.sample,\n": "        0 AS grp, i.sample,\n",
-        "ON i.grp = s.grp AND i.sample = s.sample": "ON i.sample = s.sample",
-        "GROUP BY i.grp, i.sample": "GROUP BY i.sample",
-    },
-}  # fmt: skip
+_GROUP = "grp"
+
+Node = dict[str, Any]
+# The variants made in this process, by view, query and change: each is parsed once.
+_MADE: dict[tuple[str, str, tuple[tuple[str, str], ...], bool], str] = {}
 
 
-def sample_counts(span: tuple[int, int] | None, weighted: bool, grouped: bool) -> str:
-    """``rankmetrics_sample_counts`` of ``sql/`` as DuckDB computes it, the same counts: the
-    distinct labels as set bits where the labels are integers spanning at most 1024 values
-    (``span``: the lowest and highest), the weight the constant 1 without a weight column (not
-    ``weighted``), grouped by the sample alone without ``by`` (not ``grouped``)."""
-    [view] = [s for s in view_statements("duckdb", temporary=True) if _DISTINCT_LABELS in s]
+def sample_counts(
+    con: duckdb.DuckDBPyConnection, span: tuple[int, int] | None, weighted: bool,
+    grouped: bool, *, query: str | None = None,
+) -> str:  # fmt: skip
+    """The statement defining ``rankmetrics_sample_counts`` as DuckDB computes it, the same
+    counts: the distinct labels as set bits where the labels are integers spanning at most
+    :data:`_BITSTRING_MAX_LABELS` values (``span``: the lowest and highest), the weight the
+    constant 1 without a weight column (not ``weighted``), grouped by the sample alone without
+    ``by`` (not ``grouped``). ``query``: the view's query (default: as ``sql/`` writes it);
+    ``con`` parses it."""
+    columns = {}
     if span is not None and span[1] - span[0] < _BITSTRING_MAX_LABELS:
         lowest, highest = int(span[0]), int(span[1])
         if highest - lowest < _HUGEINT_BITS:
             bit = f"CAST(1 AS HUGEINT) << CAST(label - {lowest} AS HUGEINT)"
-            bits = f"bit_count(bit_or({bit})) AS distinct_labels"
+            columns["distinct_labels"] = f"bit_count(bit_or({bit}))"
         else:
-            bits = f"bit_count(bitstring_agg(label, {lowest}, {highest})) AS distinct_labels"
-        view = view.replace(_DISTINCT_LABELS, bits)
-    view = _rewritten(view, {} if weighted else _UNWEIGHTED)
-    return view if grouped else one_group(view)
+            columns["distinct_labels"] = f"bit_count(bitstring_agg(label, {lowest}, {highest}))"
+    if not weighted:
+        columns |= {"weight": "CAST(1 AS DOUBLE)", "varying_weight": "0"}
+    return _variant(con, SAMPLE_COUNTS, query, columns, one_group=not grouped)
 
 
-def one_group(statement: str) -> str:
-    """``statement``, where it creates a view of :data:`_ONE_GROUP`, for a table without ``by``:
-    grouped by the sample alone."""
-    view = re.search(r"VIEW (\w+) AS", statement)
-    return _rewritten(statement, _ONE_GROUP.get(view[1], {}) if view else {})
+def one_group(con: duckdb.DuckDBPyConnection, views: Set[str]) -> dict[str, str]:
+    """For a table without ``by``: the statements defining those of ``views`` that have a
+    one-group variant (:data:`ONE_GROUP_VIEWS`), grouped by the sample alone; but the sample
+    counts, which no query reads before the session defines them (:func:`sample_counts`: their
+    variant reads the label range)."""
+    return {
+        name: grouped_by_sample(con, name)
+        for name in ONE_GROUP_VIEWS
+        if name in views and name != SAMPLE_COUNTS
+    }
 
 
-def _rewritten(statement: str, rewrites: Mapping[str, str]) -> str:
-    for text, replacement in rewrites.items():
-        assert statement.count(text) == 1, text  # the view of sql/ says it so, once
-        statement = statement.replace(text, replacement)
-    return statement
+def grouped_by_sample(
+    con: duckdb.DuckDBPyConnection, name: str, *, query: str | None = None
+) -> str:
+    """The statement defining the view ``name`` grouped by the sample alone, its ``grp`` the
+    constant 0 (a table without ``by``); ``query``: the view's query (default: as ``sql/``
+    writes it)."""
+    return _variant(con, name, query, {}, one_group=True)
+
+
+def _variant(
+    con: duckdb.DuckDBPyConnection, name: str, query: str | None, columns: Mapping[str, str],
+    *, one_group: bool,
+) -> str:  # fmt: skip
+    """``CREATE OR REPLACE TEMP VIEW name AS`` the view's query with each column of
+    ``columns`` (alias -> expression) computed as given in the aggregations (the SELECTs with a
+    GROUP BY), and with ``one_group`` those grouped by the sample alone."""
+    query = view_query(name) if query is None else query
+    if not columns and not one_group:
+        return f"CREATE OR REPLACE TEMP VIEW {name} AS {query}"
+    key = (name, query, tuple(sorted(columns.items())), one_group)
+    if key not in _MADE:
+        new = {**columns, **({_GROUP: "0"} if one_group else {})}
+        select = ", ".join(f"{expression} AS {alias}" for alias, expression in new.items())
+        tree, expressions = _parsed(con, query, f"SELECT {select}")
+        replacements = {item["alias"]: item for item in expressions["node"]["select_list"]}
+        aggregations = [node for node in _nodes(tree) if _is_aggregation(node)]
+        if columns:
+            _replace_columns(name, aggregations, {c: replacements[c] for c in columns})
+        if one_group:
+            for node in aggregations:
+                _group_by_sample(node, replacements[_GROUP])
+        _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {name} AS {_written(con, tree)}"
+    return _MADE[key]
+
+
+def _parsed(con: duckdb.DuckDBPyConnection, *queries: str) -> list[Node]:
+    """The syntax tree of each of ``queries`` (a SELECT each), as DuckDB's parser serialises
+    it: parsed in one call."""
+    found = con.execute("SELECT json_serialize_sql(?)", ["\n;\n".join(queries)]).fetchall()
+    parsed = json.loads(found[0][0])
+    if parsed["error"]:
+        raise ValueError(f"DuckDB cannot parse a view of the SQL files: {parsed['error_message']}")
+    statements: list[Node] = parsed["statements"]
+    return statements
+
+
+def _written(con: duckdb.DuckDBPyConnection, statement: Node) -> str:
+    """The SQL of a statement's syntax tree (:func:`_parsed`)."""
+    tree = json.dumps({"error": False, "statements": [statement]})
+    return str(con.execute("SELECT json_deserialize_sql(?)", [tree]).fetchall()[0][0])
+
+
+def _nodes(tree: Any) -> Iterator[Node]:
+    """Every node of ``tree``, depth first."""
+    if isinstance(tree, dict):
+        yield tree
+        for value in tree.values():
+            yield from _nodes(value)
+    elif isinstance(tree, list):
+        for value in tree:
+            yield from _nodes(value)
+
+
+def _is_aggregation(node: Node) -> bool:
+    return node.get("type") == "SELECT_NODE" and bool(node.get("group_expressions"))
+
+
+def _column(node: Node) -> str | None:
+    """The column a column reference names (``i.grp``: ``grp``); None for another node."""
+    return node["column_names"][-1] if node.get("class") == "COLUMN_REF" else None
+
+
+def _replace_columns(name: str, aggregations: list[Node], new: Mapping[str, Node]) -> None:
+    """Each column of ``new`` (alias -> expression) computed as given where an aggregation of
+    the view ``name`` selects it."""
+    found = set()
+    for node in aggregations:
+        for i, item in enumerate(node["select_list"]):
+            if item["alias"] in new:
+                node["select_list"][i] = new[item["alias"]]
+                found.add(item["alias"])
+    missing = sorted(set(new) - found)
+    if missing:
+        raise ValueError(f"{name} of the SQL files aggregates no column {missing[0]!r}")
+
+
+def _group_by_sample(node: Node, zero: Node) -> None:
+    """The aggregation ``node`` grouped without its ``grp`` key, which it selects as the
+    constant 0, and joined without the equality of two ``grp`` columns."""
+    keys = node["group_expressions"]
+    kept = [i for i, key in enumerate(keys) if _column(key) != _GROUP]
+    if len(kept) == len(keys):
+        return
+    position = {old: new for new, old in enumerate(kept)}
+    node["group_expressions"] = [keys[i] for i in kept]
+    node["group_sets"] = [[position[i] for i in s if i in position] for s in node["group_sets"]]
+    selected = node["select_list"]
+    node["select_list"] = [zero if _column(item) == _GROUP else item for item in selected]
+    joined = node["from_table"]
+    if joined.get("type") == "JOIN" and joined.get("condition") is not None:
+        joined["condition"] = _without_group_equality(joined["condition"])
+
+
+def _without_group_equality(condition: Node) -> Node:
+    """``condition`` (a join's) without its conjuncts equating two ``grp`` columns."""
+    if condition.get("type") != "CONJUNCTION_AND":
+        return condition
+    kept = [
+        child
+        for child in condition["children"]
+        if not (
+            child.get("type") == "COMPARE_EQUAL"
+            and _column(child["left"]) == _GROUP
+            and _column(child["right"]) == _GROUP
+        )
+    ]
+    narrowed: Node = kept[0] if len(kept) == 1 else condition | {"children": kept}
+    return narrowed

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -124,28 +124,61 @@ def _statements(sql: str, dialect: str, *, temporary: bool = False) -> list[str]
     return out
 
 
+# The head of a view's statement in sql/, in any layout: CREATE OR REPLACE VIEW <name> AS.
+_CREATE_VIEW = re.compile(r"\bCREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)\s+AS\b", re.IGNORECASE)
+
+
 def _as_written(sql: str, *, temporary: bool) -> list[str]:
     """The statements of a file of ``sql/`` as they are written (DuckDB SQL already), each
     ending at a line's closing ``;``; views ``TEMP`` if ``temporary``."""
     create = "CREATE OR REPLACE TEMP VIEW" if temporary else "CREATE OR REPLACE VIEW"
     statements = (s.strip() for s in re.split(r";[ \t]*$", sql, flags=re.MULTILINE))
-    return [s.replace("CREATE OR REPLACE VIEW", create) for s in statements if "CREATE" in s]
+    return [
+        _CREATE_VIEW.sub(lambda head: f"{create} {head[1]} AS", s, count=1)
+        for s in statements
+        if _CREATE_VIEW.search(s)
+    ]
 
 
 def view_statements(
-    dialect: str = "duckdb", *, temporary: bool = False, views: Collection[str] | None = None
-) -> tuple[str, ...]:
+    dialect: str = "duckdb", *, temporary: bool = False, views: Collection[str] | None = None,
+    variants: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:  # fmt: skip
     """The statements of ``sql/``, in order, in ``dialect``; ``temporary`` views where the
     dialect has them (always on Spark). With ``views``, only those views' and the views they
     read (:func:`views_read`): an engine binds every view it creates, so a run defines only
-    what its queries read."""
-    wanted = None if views is None else views_read(views)
+    what its queries read. ``variants``: per view, the statement an engine defines it with
+    instead (its own way to compute the same rows)."""
     return tuple(
         statement
+        for _, statement in named_view_statements(
+            dialect, temporary=temporary, views=views, variants=variants
+        )
+    )
+
+
+def named_view_statements(
+    dialect: str = "duckdb", *, temporary: bool = False, views: Collection[str] | None = None,
+    variants: Mapping[str, str] | None = None,
+) -> tuple[tuple[str, str], ...]:  # fmt: skip
+    """:func:`view_statements`, each with the name of the view it defines."""
+    wanted = None if views is None else views_read(views)
+    variants = variants or {}
+    return tuple(
+        (name, statement)
         for name, statements in _view_statements(dialect, temporary)
         if wanted is None or name in wanted
-        for statement in statements
+        for statement in ((variants[name],) if name in variants else statements)
     )
+
+
+def view_query(name: str) -> str:
+    """The query of the view ``name`` of ``sql/`` as written (DuckDB SQL): its statement after
+    ``CREATE OR REPLACE VIEW name AS``, for an engine's variant of it."""
+    text = dict(_written_views())[name]
+    head = _CREATE_VIEW.search(text)
+    assert head is not None  # _written_views holds statements that create a view
+    return text[head.end() :].strip()
 
 
 @functools.cache
@@ -165,9 +198,10 @@ def _view_statements(dialect: str, temporary: bool) -> tuple[tuple[str, tuple[st
 def _written_views() -> tuple[tuple[str, str], ...]:
     """Each view of ``sql/`` in order: its name and its statement as written."""
     return tuple(
-        (re.findall(r"CREATE OR REPLACE VIEW (\w+)", text)[0], text)
+        (head[1], text)
         for path in sql_files()
         for text in _as_written(path.read_text(), temporary=False)
+        if (head := _CREATE_VIEW.search(text)) is not None
     )
 
 

@@ -29,18 +29,29 @@ def setup_statements(
     cols: Columns, dialect: str, settings: Settings, schema: pl.Schema
 ) -> list[str]:
     """The temporary views over ``rankmetrics_source`` (of ``schema``) that an evaluation with
-    ``settings`` (its keys, their parameters, its tables) reads: the input and cut-off views,
-    then the views of ``sql/`` its queries read (:func:`session_views`)."""
+    ``settings`` (its keys, their parameters, its tables) reads: the input and cut-off views
+    (:func:`input_views`), then the views of ``sql/`` its queries read (:func:`defined_views`)."""
+    views = view_statements(dialect, temporary=True, views=defined_views(settings))
+    return [*input_views(cols, dialect, settings, schema), *views]
+
+
+def input_views(cols: Columns, dialect: str, settings: Settings, schema: pl.Schema) -> list[str]:
+    """The input, cut-off and parameter views over ``rankmetrics_source`` (of ``schema``) for
+    the keys and parameters of ``settings``."""
     context = settings.context
-    statements = input_statements(
+    return input_statements(
         "rankmetrics_source", cols, dialect, sql_results.cutoffs(settings.keys), temporary=True,
         bool_truth=schema[cols.truth] == pl.Boolean,
         bool_pred=cols.pred is not None and schema[cols.pred] == pl.Boolean,
         threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
         n_labels=context.n_labels, propensity=PROPENSITY if PROPENSITY in schema else None,
     )  # fmt: skip
-    views = session_views(settings.keys, settings.tables) | set(settings.views)
-    return [*statements, *view_statements(dialect, temporary=True, views=views)]
+
+
+def defined_views(settings: Settings) -> set[str]:
+    """The views of ``sql/`` a session with ``settings`` queries: :func:`session_views` and the
+    views the caller asked for (``settings.views``)."""
+    return session_views(settings.keys, settings.tables) | set(settings.views)
 
 
 # The views a session's queries read besides the metrics' own: the checks, and per table.
