@@ -137,7 +137,7 @@ def compare(
     n_resamples = check_count(n_resamples, "n_resamples")
     keys = parse_keys(metrics)
     supported_keys(keys)
-    by_columns = [by] if isinstance(by, str) else list(by)
+    by_columns = [by] if isinstance(by, str) else list(by or ())
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
     run, cols = Run.of(options, by=by_columns)

@@ -469,3 +469,10 @@ def test_the_readme_says_what_the_tests_need_and_how_long_they_take():
         assert needed in said
     assert "skip" in said and "CI" in said
     assert re.search(r"\d+ minutes", said)
+
+
+def test_python_compare_without_by_says_it_needs_by():
+    import polars_rankmetrics as rm
+
+    with pytest.raises(ValueError, match="compare needs by="):
+        rm.compare(str(EXAMPLE), ["lrap"], by=None)
