@@ -1,9 +1,9 @@
 """Test-only engines that run the exported SQL on PostgreSQL, DataFusion and SQLite.
 
 The library's driver and its shared SQL session run them exactly as they run DuckDB and Spark:
-the table is loaded as ``rankmetrics_source``, the statements of ``rankmetrics sql --dialect``
-define the views, and every check and metric is a query over them. So the same test body checks
-numbers and error messages on every engine.
+the table is loaded as ``rankmetrics_source``, the session defines the views with the statements
+of ``rankmetrics sql --dialect``, and every check and metric is a query over them. So the same
+test body checks numbers and error messages on every engine.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import polars as pl
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.memory import ENGINE_SHARE
 from polars_rankmetrics.engines.polars import lazy_inside
-from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
+from polars_rankmetrics.engines.sql.session import SQLSession
 from polars_rankmetrics.inputs.columns import Columns
 
 _SQL_TYPES = {
-    "postgres": {pl.Float64: "DOUBLE PRECISION", pl.Int64: "BIGINT", pl.String: "TEXT",
-                 pl.Boolean: "BOOLEAN", pl.Float32: "REAL"},
-    "sqlite": {pl.Float64: "REAL", pl.Int64: "INTEGER", pl.String: "TEXT", pl.Boolean: "INTEGER",
-               pl.Float32: "REAL"},
+    "postgres": {pl.Float64: "DOUBLE PRECISION", pl.Int64: "BIGINT", pl.Int32: "INTEGER",
+                 pl.String: "TEXT", pl.Boolean: "BOOLEAN", pl.Float32: "REAL"},
+    "sqlite": {pl.Float64: "REAL", pl.Int64: "INTEGER", pl.Int32: "INTEGER", pl.String: "TEXT",
+               pl.Boolean: "INTEGER", pl.Float32: "REAL"},
 }  # fmt: skip
 
 
@@ -38,17 +38,22 @@ def _rows(columns: list[str], rows: list[tuple]) -> pl.DataFrame:
 class DBAPISession(SQLSession):
     """A session over a DB-API connection (PostgreSQL through psycopg, SQLite)."""
 
-    def __init__(self, con: Any, dialect: str, cols: Columns, schema: pl.Schema) -> None:
-        super().__init__(cols, schema)
+    def __init__(
+        self, con: Any, dialect: str, cols: Columns, schema: pl.Schema, settings: Settings
+    ) -> None:
+        super().__init__(cols, schema, settings)
         self.con, self.dialect = con, dialect
 
     def _parameter(self, name: str) -> str:
         return f"%({name})s" if self.dialect == "postgres" else f":{name}"
 
-    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+    def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         cursor = self.con.cursor()
         cursor.execute(sql, dict(parameters or {}))
         return _rows([d[0] for d in cursor.description], cursor.fetchall())
+
+    def _execute(self, statement: str) -> None:
+        self.con.execute(statement)
 
     def _source_type(self, column: str) -> str:
         raise NotImplementedError("the test tables have float scores")
@@ -60,13 +65,16 @@ class DBAPISession(SQLSession):
 class DataFusionSession(SQLSession):
     dialect = "datafusion"
 
-    def __init__(self, ctx: Any, cols: Columns, schema: pl.Schema) -> None:
-        super().__init__(cols, schema)
+    def __init__(self, ctx: Any, cols: Columns, schema: pl.Schema, settings: Settings) -> None:
+        super().__init__(cols, schema, settings)
         self.ctx = ctx
 
-    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+    def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         result = self.ctx.sql(sql, param_values=dict(parameters) if parameters else None)
         return pl.from_arrow(result.to_arrow_table())
+
+    def _execute(self, statement: str) -> None:
+        self.ctx.sql(statement).collect()
 
     def _source_type(self, column: str) -> str:
         raise NotImplementedError("the test tables have float scores")
@@ -92,15 +100,12 @@ class SQLTestEngine:
     @contextmanager
     def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SQLSession]:
         frame = lazy_inside(data, cols).collect()
-        statements = setup_statements(cols, self.name, settings, frame.schema)
         if self.name == "datafusion":
             import datafusion
 
             ctx = datafusion.SessionContext()
             ctx.register_record_batches("rankmetrics_source", [frame.to_arrow().to_batches()])
-            for statement in statements:
-                ctx.sql(statement).collect()
-            yield DataFusionSession(ctx, cols, frame.schema)
+            yield DataFusionSession(ctx, cols, frame.schema, settings)
             return
         if self.name == "sqlite":
             con = sqlite3.connect(":memory:")
@@ -119,8 +124,6 @@ class SQLTestEngine:
             con.cursor().executemany(
                 f"INSERT INTO rankmetrics_source VALUES ({marks})", frame.rows()
             )
-            for statement in statements:
-                con.execute(statement)
-            yield DBAPISession(con, self.name, cols, frame.schema)
+            yield DBAPISession(con, self.name, cols, frame.schema, settings)
         finally:
             con.close()

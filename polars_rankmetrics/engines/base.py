@@ -16,12 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import polars as pl
 
 from polars_rankmetrics.checks.validation import RowFacts
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 # The tables a run collects per piece, of the keys reduced over samples (``sums``: per group and
@@ -137,10 +138,16 @@ class Engine(Protocol):
     scans_rank_order: bool
     per_sample_share: float
 
-    def open(self, data: Any, cols: Columns, settings: Settings) -> AbstractContextManager[Session]:
-        """A session over ``data``: a :class:`~polars_rankmetrics.inputs.sources.Source` (the
-        driver classifies each input once), or anything it accepts; closing the session
-        releases everything it holds."""
+    def open(
+        self, data: Source, cols: Columns, settings: Settings
+    ) -> AbstractContextManager[Session]:
+        """A session over ``data``, a :class:`~polars_rankmetrics.inputs.sources.Source` (the
+        driver classifies each input once and hands it on; ``Source.of`` keeps it as it is,
+        and classifies anything else a caller of the engine itself passes), those of its ``by``
+        columns it has renamed as ``cols`` names them inside. The session's ``schema`` is then
+        checked once, by the caller (:func:`~polars_rankmetrics.checks.validation.check_schema`),
+        before any other query: an engine defines what reads the columns (views) on its first
+        query. Closing the session releases everything it holds."""
         ...
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:

@@ -385,7 +385,7 @@ class PolarsEngine:
     scans_rank_order = True
 
     @contextmanager
-    def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:
+    def open(self, data: Source, cols: Columns, settings: Settings) -> Iterator[PolarsSession]:
         yield PolarsSession(lazy_inside(data, cols), cols)
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
@@ -393,16 +393,12 @@ class PolarsEngine:
 
 
 def lazy_inside(data: Source | Any, cols: Columns) -> pl.LazyFrame:
-    """``data`` as a LazyFrame, its ``by`` columns renamed as ``cols`` names them inside
-    (:meth:`.Columns.inside`); its schema checked first, so that an error names the user's
-    columns."""
+    """``data`` (a :class:`Source`, or anything it accepts) as a LazyFrame, those of its ``by``
+    columns it has renamed as ``cols`` names them inside (:meth:`.Columns.inside`); its schema
+    is the caller's to check (:func:`~polars_rankmetrics.checks.validation.check_schema`: a
+    missing column is refused under the user's name)."""
     lf = Source.of(data).lazy()
-    if not cols.aliases:
-        return lf
-    validation.check_schema(
-        lf.collect_schema(), cols.in_source(), PolarsSession(lf, cols).count_rows
-    )
-    return lf.rename(dict(cols.aliases))
+    return lf.rename(dict(cols.aliases), strict=False) if cols.aliases else lf
 
 
 ENGINE = PolarsEngine()

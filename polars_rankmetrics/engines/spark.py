@@ -14,17 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.memory import ENGINE_SHARE
 from polars_rankmetrics.engines.sql.export import view_names
-from polars_rankmetrics.engines.sql.session import SQLSession, setup_statements
+from polars_rankmetrics.engines.sql.session import SQLSession
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.registry import MetricKey
@@ -98,13 +96,18 @@ class SparkSQLSession(SQLSession):
 
     dialect = "spark"
 
-    def __init__(self, source: DataFrame, cols: Columns, schema: pl.Schema) -> None:
-        super().__init__(cols, schema)
+    def __init__(
+        self, source: DataFrame, cols: Columns, schema: pl.Schema, settings: Settings
+    ) -> None:
+        super().__init__(cols, schema, settings)
         self.spark, self.source = source.sparkSession, source
 
-    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+    def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         table = self.spark.sql(sql, args=dict(parameters) if parameters else None).toArrow()
         return pl.from_arrow(table)  # type: ignore[return-value]
+
+    def _execute(self, statement: str) -> None:
+        self.spark.sql(statement)
 
     def _parameter(self, name: str) -> str:
         return f":{name}"
@@ -129,19 +132,15 @@ class SparkEngine:
         return False
 
     @contextmanager
-    def open(self, data: Any, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:
+    def open(self, data: Source, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:
         source = _source(Source.of(data))
         spark = source.sparkSession
-        schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
-        validation.check_schema(schema, cols.in_source(), source.count)
-        if cols.aliases:
+        if cols.aliases:  # those of the by columns the source has (see check_schema)
             source = source.withColumnsRenamed(dict(cols.aliases))
-            schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
+        schema = pl.from_arrow(source.limit(0).toArrow()).schema  # type: ignore[union-attr]
         source.createOrReplaceTempView("rankmetrics_source")
         try:
-            for statement in setup_statements(cols, "spark", settings, schema):
-                spark.sql(statement)
-            yield SparkSQLSession(source, cols, schema)
+            yield SparkSQLSession(source, cols, schema, settings)
         finally:
             for view in (*reversed(view_names()), *_INPUT_VIEWS):
                 spark.catalog.dropTempView(view)

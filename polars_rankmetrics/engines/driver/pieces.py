@@ -64,8 +64,9 @@ def split(
     engine: Engine, whole: Session, prepared: Prepared, cols: Columns, keys: Sequence[MetricKey],
     settings: Settings, progress: Progress | None,
 ) -> Split:  # fmt: skip
-    """Steps 1 and 2: the whole-table checks, and the buckets the budget needs (by the rows
-    and, once the label sets are known, the largest sample), written once."""
+    """Steps 1 and 2: the source's columns (checked here, once, for every engine: an engine
+    opens a source without judging it), the whole-table checks, and the buckets the budget needs
+    (by the rows and, once the label sets are known, the largest sample), written once."""
     assert settings.spill_dir is not None  # a managed directory
     validation.check_schema(whole.schema(), cols, whole.count_rows)
     bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)

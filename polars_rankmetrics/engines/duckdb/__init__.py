@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Unpack
@@ -35,21 +34,14 @@ from typing import Any, Unpack
 import duckdb
 import polars as pl
 
+from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb.session import DuckDBSession
-from polars_rankmetrics.engines.duckdb.source import register_source
-from polars_rankmetrics.engines.duckdb.tuning import PERFECT_HASH_BITS, shared_views
-from polars_rankmetrics.engines.duckdb.variants import SAMPLE_COUNTS, one_group
+from polars_rankmetrics.engines.duckdb.source import count_rows, register_source
+from polars_rankmetrics.engines.duckdb.tuning import PERFECT_HASH_BITS
 from polars_rankmetrics.engines.interrupts import stopping
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, engine_share
-from polars_rankmetrics.engines.sql.export import (
-    input_statements,
-    named_view_statements,
-    view_names,
-    view_statements,
-    views_read,
-)
-from polars_rankmetrics.engines.sql.session import defined_views, input_views
+from polars_rankmetrics.engines.sql.export import input_statements, view_names, view_statements
 from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.parameters import parameters
@@ -210,6 +202,7 @@ def register_views(
         )
     expect_nan(con)
     schema = register_source(con, Source.of(source), cols)
+    validation.check_schema(schema, cols, partial(count_rows, con))
     statements = input_statements(
         "rankmetrics_source", cols, "duckdb", cuts, temporary=True,
         bool_truth=schema[cols.truth] == pl.Boolean,
@@ -249,11 +242,6 @@ def unregister_views(con: duckdb.DuckDBPyConnection) -> None:
     con.unregister("rankmetrics_frame")
 
 
-def _columns(con: duckdb.DuckDBPyConnection, view: str) -> list[str]:
-    """The columns of ``view``."""
-    return [row[0] for row in con.execute(f"SELECT column_name FROM (DESCRIBE {view})").fetchall()]
-
-
 def _interrupt(con: duckdb.DuckDBPyConnection) -> None:
     """Stop ``con``'s running query (from the signal watcher's thread, :mod:`polars_rankmetrics.
     interrupts`); nothing if none runs or the session has just closed it."""
@@ -288,25 +276,7 @@ class DuckDBEngine:
                     con.execute("SET enable_progress_bar = true")
                     con.execute("SET enable_progress_bar_print = false")
                 schema = register_source(con, Source.of(data), cols, tables=False)
-                views = defined_views(settings)
-                ranks = "rankmetrics_positive_ranks" in views_read(views)
-                if ranks:  # the other plan of the positive ranks, for the session's choice
-                    pairs = "rankmetrics_positive_ranks_by_pairs"
-                    settings = replace(settings, views=(*settings.views, pairs))
-                defined = defined_views(settings)
-                variants = {} if cols.by else one_group(con, views_read(defined))
-                inputs = input_views(cols, "duckdb", settings, schema)
-                named = named_view_statements(
-                    "duckdb", temporary=True, views=defined, variants=variants
-                )
-                for statement in [*inputs, *(statement for _, statement in named)]:
-                    con.execute(statement)
-                counts = _columns(con, SAMPLE_COUNTS)
-                others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
-                shared = shared_views(views, others, counts)
-                yield DuckDBSession(
-                    con, cols, schema, shared, settings.memory_limit, ranks, share=share
-                )
+                yield DuckDBSession(con, cols, schema, settings, share=share)
         finally:
             con.close()
 

@@ -1,22 +1,32 @@
 """A DuckDB session: the queries of the SQL sessions on a connection of its own, with the views
-a run reads more than once held in temporary tables and DuckDB's variants of the sample counts
+a run reads more than once held in temporary tables and DuckDB's variants of views of ``sql/``
 (:mod:`.tuning`, :mod:`.variants`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
-from polars_rankmetrics.engines.duckdb.variants import sample_counts
+from polars_rankmetrics.engines.duckdb.tuning import shared_views
+from polars_rankmetrics.engines.duckdb.variants import SAMPLE_COUNTS, one_group, sample_counts
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
-from polars_rankmetrics.engines.sql.export import quote_identifier, quote_literal
-from polars_rankmetrics.engines.sql.session import SQLSession
+from polars_rankmetrics.engines.sql.export import (
+    named_view_statements,
+    quote_identifier,
+    quote_literal,
+    views_read,
+)
+from polars_rankmetrics.engines.sql.session import SQLSession, defined_views, input_views
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
+
+_BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"  # the other plan of the positive ranks
 
 
 class DuckDBSession(SQLSession):
@@ -30,17 +40,41 @@ class DuckDBSession(SQLSession):
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema,
-        shared: Mapping[str, str] | None = None, memory_limit: str | None = None,
-        ranks: bool = False, share: float = ENGINE_SHARE,
+        settings: Settings, share: float = ENGINE_SHARE,
     ) -> None:  # fmt: skip
-        """``shared``: :func:`~.tuning.shared_views`; ``ranks``: whether the run reads the
-        positive ranks (:func:`~.tuning.ranks_by_pairs`)."""
-        super().__init__(cols, schema)
-        self.con, self._shared, self._ranks = con, dict(shared or {}), ranks
-        self.share = share  # the part of the budget DuckDB's limit is
-        limit = None if memory_limit is None else engine_limit(memory_limit, share)
-        self._limit = None if limit is None else parse_size(limit)
+        """A session over ``rankmetrics_source`` (of ``schema``) on ``con``, whose views it
+        defines for an evaluation with ``settings``; ``share``: the part of the memory budget
+        DuckDB's own limit is."""
+        super().__init__(cols, schema, settings)
+        self.con, self.share = con, share
+        budget = settings.memory_limit
+        self._limit = None if budget is None else parse_size(engine_limit(budget, share))
+        self._shared: dict[str, str] = {}  # the views held once (tuning.shared_views)
+        self._ranks = False  # whether the run reads the positive ranks
         self._counts_defined = False
+
+    def _define(self, settings: Settings) -> None:
+        """The views of :meth:`SQLSession._define`, some as DuckDB's variants (without ``by``:
+        :func:`~.variants.one_group`), and the plan of the positive ranks left open where the
+        run reads them (both plans defined, for :func:`~.tuning.ranks_by_pairs` to choose);
+        the views to hold once (:func:`~.tuning.shared_views`)."""
+        views = defined_views(settings)
+        self._ranks = "rankmetrics_positive_ranks" in views_read(views)
+        if self._ranks:
+            settings = replace(settings, views=(*settings.views, _BY_PAIRS))
+        defined = defined_views(settings)
+        variants = {} if self.cols.by else one_group(self.con, views_read(defined))
+        inputs = input_views(self.cols, "duckdb", settings, self._schema)
+        named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)
+        for statement in [*inputs, *(statement for _, statement in named)]:
+            self._execute(statement)
+        others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
+        self._shared = shared_views(views, others, self._columns(SAMPLE_COUNTS))
+
+    def _columns(self, view: str) -> list[str]:
+        """The columns of ``view``."""
+        found = self.con.execute(f"SELECT column_name FROM (DESCRIBE {view})").fetchall()
+        return [row[0] for row in found]
 
     def piece(
         self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context,
@@ -58,18 +92,20 @@ class DuckDBSession(SQLSession):
                 continue
             self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT {columns} FROM {view}")
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
-            if view == "rankmetrics_sample_counts" and self._ranks:
-                if tuning.ranks_by_pairs(self._frame):
-                    self.con.execute(
-                        "CREATE OR REPLACE TEMP VIEW rankmetrics_positive_ranks AS "
-                        "SELECT * FROM rankmetrics_positive_ranks_by_pairs"
-                    )
+            if view == SAMPLE_COUNTS and self._ranks and tuning.ranks_by_pairs(self._frame):
+                self.con.execute(
+                    "CREATE OR REPLACE TEMP VIEW rankmetrics_positive_ranks AS "
+                    f"SELECT * FROM {_BY_PAIRS}"
+                )
         self._shared = {}
         return super().piece(tables, keys, context, check)
 
-    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+    def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         # Through the relation's Arrow stream: .pl() would import pyarrow.
         return pl.DataFrame(self.con.sql(sql, params=dict(parameters) if parameters else None))
+
+    def _execute(self, statement: str) -> None:
+        self.con.execute(statement)
 
     def sample_summary(self) -> pl.DataFrame:
         """:meth:`SQLSession.sample_summary` over DuckDB's sample counts."""
@@ -81,6 +117,7 @@ class DuckDBSession(SQLSession):
         the label range from Parquet's statistics at no cost)."""
         if self._counts_defined:
             return
+        self._views()
         self._counts_defined = True
         weighted, grouped = self.cols.weight is not None, bool(self.cols.by)
         self.con.execute(sample_counts(self.con, self.label_range(), weighted, grouped))

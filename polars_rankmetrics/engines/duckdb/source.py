@@ -5,12 +5,9 @@ connection (temporary, like every view here)."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import duckdb
 import polars as pl
 
-from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.duckdb.csv_dialect import (
     check_fields,
     numbers_read_as_text,
@@ -67,8 +64,10 @@ def _source_query(
 def register_source(
     con: duckdb.DuckDBPyConnection, source: Source, cols: Columns, *, tables: bool = True
 ) -> pl.Schema:
-    """``rankmetrics_source`` over ``source``, its ``by`` columns renamed as ``cols`` names them
-    inside (:meth:`.Columns.inside`); its schema, checked. ``tables``: see :func:`_source_query`.
+    """``rankmetrics_source`` over ``source``, those of its ``by`` columns it has renamed as
+    ``cols`` names them inside (:meth:`.Columns.inside`); its schema, which the caller checks
+    (:func:`~polars_rankmetrics.checks.validation.check_schema`: a missing column is refused
+    under the user's name). ``tables``: see :func:`_source_query`.
 
     A relation is read where it is when its SQL stands alone (over files, say); one over
     objects of another connection (its tables, registered frames) is read into memory through
@@ -94,15 +93,15 @@ def register_source(
         check_fields(schema, files)
         query = numbers_read_as_text(con, query, schema, cols.in_source())
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
-    validation.check_schema(source_schema(con), cols.in_source(), partial(count_rows, con))
-    if cols.aliases:
-        renames = ", ".join(
-            f"{quote_identifier(a)} AS {quote_identifier(b)}" for a, b in cols.aliases
-        )
-        con.execute(
-            f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS "
-            f"SELECT * RENAME ({renames}) FROM ({query})"
-        )
+    schema = source_schema(con)
+    aliases = [(name, inside) for name, inside in cols.aliases if name in schema]
+    if not aliases:
+        return schema
+    renames = ", ".join(f"{quote_identifier(a)} AS {quote_identifier(b)}" for a, b in aliases)
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS "
+        f"SELECT * RENAME ({renames}) FROM ({query})"
+    )
     return source_schema(con)
 
 

@@ -1,10 +1,14 @@
 """What every SQL engine's session shares: the queries of the session interface over the views of
 ``sql/``, and turning their rows into the engines' common frames.
 
-A subclass connects: it defines ``rankmetrics_source`` (the user's table), then runs
-:func:`setup_statements` (the input and cut-off views, then the views of ``sql/``, all in its
-dialect and temporary), and answers :meth:`SQLSession._frame` (a query's rows as a Polars frame)
-and :meth:`SQLSession._source_type` (a source column's SQL type).
+A subclass connects: it defines ``rankmetrics_source`` (the user's table), and answers
+:meth:`SQLSession._fetch` (a query's rows as a Polars frame), :meth:`SQLSession._execute` (a
+statement run) and :meth:`SQLSession._source_type` (a source column's SQL type). The session
+defines the other views itself (:func:`setup_statements`: the input and cut-off views, then the
+views of ``sql/``, all in its dialect and temporary) before its first query that reads them: an
+engine binds a view as it defines it, and the driver checks the source's columns first
+(:func:`~polars_rankmetrics.checks.validation.check_schema`), so that a missing column is
+refused by name, as on every engine.
 """
 
 from __future__ import annotations
@@ -78,13 +82,36 @@ class SQLSession:
     # Bytes of the engine's share of the budget one row of a bucket needs, per input byte.
     bytes_per_input_byte = 1.0
 
-    def __init__(self, cols: Columns, schema: pl.Schema) -> None:
+    def __init__(self, cols: Columns, schema: pl.Schema, settings: Settings | None = None) -> None:
+        """``schema``: the columns of ``rankmetrics_source``; ``settings``: the evaluation whose
+        views the session defines (:meth:`_define`)."""
         self.cols, self._schema = cols, schema
+        self._undefined = settings  # None once the views are defined
 
-    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+    def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         """The rows of ``sql``; ``parameters`` are bound to ``:name`` markers (see
         :meth:`_parameter`)."""
         raise NotImplementedError
+
+    def _execute(self, statement: str) -> None:
+        """Run ``statement`` (one that defines a view)."""
+        raise NotImplementedError
+
+    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
+        """:meth:`_fetch`, the session's views defined first."""
+        self._views()
+        return self._fetch(sql, parameters)
+
+    def _views(self) -> None:
+        """Define the session's views, once: before the first query that reads them."""
+        if self._undefined is not None:
+            settings, self._undefined = self._undefined, None
+            self._define(settings)
+
+    def _define(self, settings: Settings) -> None:
+        """The views of an evaluation with ``settings`` (:func:`setup_statements`)."""
+        for statement in setup_statements(self.cols, self.dialect, settings, self._schema):
+            self._execute(statement)
 
     def _parameter(self, name: str) -> str:
         """The marker of a bound parameter in this engine's SQL."""
@@ -101,7 +128,7 @@ class SQLSession:
         return self._schema
 
     def count_rows(self) -> int:
-        return int(self._frame("SELECT count(*) AS n FROM rankmetrics_source")["n"][0])
+        return int(self._fetch("SELECT count(*) AS n FROM rankmetrics_source")["n"][0])
 
     def hold(self) -> None:
         """Nothing: the SQL engines plan their reads of the source themselves (a copy into a
