@@ -75,13 +75,29 @@ def _check_schema(
         )
 
 
+def check_tables(predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns) -> None:
+    """Each table has the columns :func:`joined` reads (the truth table's gain column is
+    optional); refuses a missing column, naming the table."""
+    keys = [*cols.by, cols.sample, cols.label]
+    _check_schema(predictions.collect_schema(), _read(cols), "predictions", predictions)
+    _check_schema(truth_table.collect_schema(), keys, "truth table", truth_table)
+
+
+def _read(cols: Columns) -> list[str]:
+    """The columns of the predictions a top-k evaluation reads."""
+    return [*cols.by, cols.sample, cols.label, cols.score, *([cols.weight] if cols.weight else [])]
+
+
+Frame = pl.DataFrame | pl.LazyFrame
+
+
 def joined(
-    predictions: Any, truth_table: Any, cols: Columns, propensities: Any = None
+    predictions: Frame, truth_table: Frame, cols: Columns, propensities: pl.LazyFrame | None = None
 ) -> pl.LazyFrame:
     """The long table of a top-k evaluation: the predictions (``cols.score``, ``cols.weight``)
     and the truth table (``cols.truth``, optional) joined on the ``by`` columns, sample and
-    label, with the ``propensities`` where given; ``cols`` must have ``top_k`` set. Refuses a
-    missing column, naming the table."""
+    label, with the ``propensities`` (a :func:`propensity_table`) where given; ``cols`` must
+    have ``top_k`` set, and the tables the columns it reads (:func:`check_tables`)."""
     pred, true = _inputs(predictions, truth_table, cols)
     keys = [*cols.by, cols.sample, cols.label]
     both = pred.with_columns(pl.lit(True).alias(validation.PREDICTED)).join(
@@ -92,17 +108,15 @@ def joined(
     return table if propensities is None else with_propensities(table, propensities, cols)
 
 
-def _inputs(predictions: Any, truth_table: Any, cols: Columns) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+def _inputs(
+    predictions: Frame, truth_table: Frame, cols: Columns
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The columns :func:`joined` reads from each table (the truth table's gain as
-    ``cols.truth``, 1 without a gain column), each table's columns checked first."""
-    pred, true = to_lazy(predictions), to_lazy(truth_table)
+    ``cols.truth``, 1 without a gain column)."""
+    pred, true = predictions.lazy(), truth_table.lazy()
     keys = [*cols.by, cols.sample, cols.label]
-    pred_schema, true_schema = pred.collect_schema(), true.collect_schema()
-    read = [*keys, cols.score, *([cols.weight] if cols.weight else [])]
-    _check_schema(pred_schema, read, "predictions", pred)
-    _check_schema(true_schema, keys, "truth table", true)
-    gain = pl.col(cols.truth) if cols.truth in true_schema else pl.lit(1, pl.Int64)
-    return pred.select(read), true.select(*keys, gain.alias(cols.truth))
+    gain = pl.col(cols.truth) if cols.truth in true.collect_schema() else pl.lit(1, pl.Int64)
+    return pred.select(_read(cols)), true.select(*keys, gain.alias(cols.truth))
 
 
 @dataclass(frozen=True)
@@ -124,7 +138,7 @@ class Piece:
     predictions: pl.LazyFrame
     truth_table: pl.LazyFrame
     cols: Columns
-    propensities: Any = None
+    propensities: pl.LazyFrame | None = None  # a propensity_table
 
     def lazy(self) -> pl.LazyFrame:
         """The :func:`joined` table, lazily."""
@@ -231,12 +245,13 @@ def _packed_key(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Expr 
 
 
 def split(
-    predictions: Any, truth_table: Any, cols: Columns, propensities: Any, n: int, directory: Path
-) -> list[Piece | None]:
+    predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
+    propensities: pl.LazyFrame | None, n: int, directory: Path,
+) -> list[Piece | None]:  # fmt: skip
     """The two tables as ``n`` pieces of whole samples (None: a bucket without any row); for
     ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys), so
     that a join never holds more than a bucket."""
-    pred, true = to_lazy(predictions), to_lazy(truth_table)
+    pred, true = predictions, truth_table
     if n == 1:
         return [Piece(pred, true, cols, propensities)]
     tables = [pred, true]
@@ -257,17 +272,21 @@ def split(
     return pieces
 
 
-def with_propensities(data: pl.LazyFrame, propensities: Any, cols: Columns) -> pl.LazyFrame:
-    """``data`` with each row's label propensity (column ``__propensity``), from a table of
-    (label column, ``propensity``) rows such as :func:`label_propensities` returns."""
-    table = to_lazy(propensities)
-    schema = table.collect_schema()
+def propensity_table(propensities: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+    """The label column and each label's propensity (column ``__propensity``) of a table of
+    (label column, ``propensity``) rows such as :func:`label_propensities` returns; refuses a
+    missing column, naming the table."""
+    schema = propensities.collect_schema()
     _check_schema(schema, [cols.label, "propensity"], "propensity table")
-    return data.join(
-        table.select(cols.label, pl.col("propensity").cast(pl.Float64).alias(PROPENSITY)),
-        on=cols.label,
-        how="left",
-    )
+    return propensities.select(cols.label, pl.col("propensity").cast(pl.Float64).alias(PROPENSITY))
+
+
+def with_propensities(
+    data: pl.LazyFrame, propensities: pl.LazyFrame, cols: Columns
+) -> pl.LazyFrame:
+    """``data`` with each row's label propensity (column ``__propensity``), from a
+    :func:`propensity_table`."""
+    return data.join(propensities, on=cols.label, how="left")
 
 
 def check_samples(
@@ -307,12 +326,13 @@ def check_samples(
 
 
 def repeated_in(
-    predictions: Any, truth_table: Any, cols: Columns, where: Mapping[str, object]
-) -> tuple[object, str]:
+    predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
+    where: Mapping[str, object],
+) -> tuple[object, str]:  # fmt: skip
     """A label repeated within sample ``where``, and which table repeats it."""
     match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
     for table, data in (("predictions", predictions), ("truth table", truth_table)):
-        repeated = to_lazy(data).filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
+        repeated = data.filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
         found = repeated.sort(cols.label).head(1).collect()
         if found.height:
             return found[cols.label][0], table

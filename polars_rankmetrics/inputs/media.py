@@ -44,10 +44,11 @@ def full_directory(parent: Path) -> str:
 
 
 def malformed(data: Any, formats: tuple[str, ...] = ("parquet", "csv", "ndjson")) -> str | None:
-    """What is wrong with the local files of ``formats`` that ``data`` names, if a reader would
-    stumble on them: a Parquet file without a readable footer (truncated, or not Parquet), a
-    CSV record whose field count differs from the header's, an NDJSON line that is not a JSON
-    object. None when they look sound (or ``data`` is not local files)."""
+    """What is wrong with the local files of ``formats`` that ``data`` names (:class:`Files`, a
+    :class:`Source` or paths), if a reader would stumble on them: a Parquet file without a
+    readable footer (truncated, or not Parquet), a CSV record whose field count differs from the
+    header's, an NDJSON line that is not a JSON object. None when they look sound (or ``data``
+    is not local files)."""
     files = _files(data)
     if files is None or files.format not in formats:
         return None
@@ -173,8 +174,10 @@ def _unparsed_value(error: BaseException, inputs: tuple[Any, ...]) -> str | None
 
 
 def _files(data: Any) -> Files | None:
-    """The files ``data`` names (a :class:`Source` or paths), None for anything else or paths
-    that name no readable set of files."""
+    """The files ``data`` names (:class:`Files`, a :class:`Source` or paths), None for anything
+    else or paths that name no readable set of files."""
+    if isinstance(data, Files):
+        return data
     if isinstance(data, Source):
         source = data
     elif is_paths(data):

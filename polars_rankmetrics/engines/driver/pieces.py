@@ -122,9 +122,7 @@ def evaluate_pieces(
             )
             piece = joined.table
         opened = (
-            _reuse(whole)
-            if pieces is None
-            else engine.open(Source.of(piece), cols.opened(), settings)
+            _reuse(whole) if pieces is None else engine.open(Source(piece), cols.opened(), settings)
         )
         with opened as session, split.reporter.step(i + 1, session):
             bucket_checked = split.checked or check_table(session, cols, keys)

@@ -23,13 +23,19 @@ from polars_rankmetrics.metrics.registry import MetricKey
 @dataclass(frozen=True)
 class TopK:
     """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth
-    table (None: the data is a dense table; a :class:`Source` once :func:`run` has it) and the
-    size of the label space; and, for the propensity-scored metrics on either shape, the
+    table (None: the data is a dense table; a :class:`Source` once :func:`collect` has it) and
+    the size of the label space; and, for the propensity-scored metrics on either shape, the
     propensity table."""
 
     truth_table: Any = None
     n_labels: int | None = None
     propensities: Any = None
+
+
+def _propensities(inputs: TopK, cols: Columns) -> pl.LazyFrame:
+    """The propensity table of ``inputs``, classified and checked once
+    (:func:`~polars_rankmetrics.engines.topk.propensity_table`)."""
+    return topk.propensity_table(Source.of(inputs.propensities).lazy(), cols)
 
 
 @dataclass(frozen=True)
@@ -64,16 +70,16 @@ def prepare(
     if inputs.truth_table is None and not ps_keys:
         return Prepared(data, cols)
     if inputs.truth_table is None:
-        return Prepared(
-            Source(topk.with_propensities(data.lazy(), inputs.propensities, cols)), cols
-        )
+        lf = data.lazy()
+        return Prepared(Source(topk.with_propensities(lf, _propensities(inputs, cols), cols)), cols)
     topk.check_request(keys, inputs.n_labels)
     predictions, truth_table = (
-        Source.of(table).lazy().rename(dict(cols.aliases), strict=False)
+        table.lazy().rename(dict(cols.aliases), strict=False)
         for table in (data, inputs.truth_table)
     )
     cols = replace(cols.opened(), top_k=True)
-    propensities = inputs.propensities if ps_keys else None
+    topk.check_tables(predictions, truth_table, cols)
+    propensities = _propensities(inputs, cols) if ps_keys else None
     joined = topk.joined(predictions, truth_table, cols, propensities)
     return Prepared(
         Source(joined),

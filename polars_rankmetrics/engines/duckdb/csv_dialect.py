@@ -28,7 +28,7 @@ def check_fields(schema: pl.Schema, files: Files) -> None:
     paths = [path for path in files.paths if not is_url(path)]
     if paths and len(schema) > max(len(csv_header(path)) for path in paths):
         raise ValueError(
-            malformed(files.paths) or "a CSV file has a record with more fields than its header"
+            malformed(files) or "a CSV file has a record with more fields than its header"
         )
 
 
