@@ -107,8 +107,8 @@ FROM (
 -- follows the pairs (the positives' ranks summed) where the windows' follows the rows they sort
 -- (those scoring at least their sample's lowest positive): a pair costs less than a row sorted,
 -- but a sample whose many positives rank low has about as many pairs as positives times labels.
--- DuckDB chooses per
--- table (DuckDBSession._choose_positive_ranks); the other engines rank by the windows.
+-- DuckDB chooses per table (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by
+-- the windows.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
 SELECT
     p.grp, p.sample, p.label, p.score, p.truth, p.weight, p.propensity,
