@@ -13,7 +13,6 @@ import polars as pl
 
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
-from polars_rankmetrics.engines.duckdb.tuning import shared_views
 from polars_rankmetrics.engines.duckdb.variants import SAMPLE_COUNTS, one_group, sample_counts
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
 from polars_rankmetrics.engines.sql.export import (
@@ -69,7 +68,7 @@ class DuckDBSession(SQLSession):
         for statement in [*inputs, *(statement for _, statement in named)]:
             self._execute(statement)
         others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
-        self._shared = shared_views(views, others, self._columns(SAMPLE_COUNTS))
+        self._shared = tuning.shared_views(views, others, self._columns(SAMPLE_COUNTS))
 
     def _columns(self, view: str) -> list[str]:
         """The columns of ``view``."""
@@ -86,9 +85,8 @@ class DuckDBSession(SQLSession):
         sample counts are one of them: the sample checks and the metrics read one aggregation."""
         self._define_sample_counts()
         for view, columns in self._shared.items():  # the sample counts before the ranks
-            if view == "rankmetrics_positive_ranks" and not tuning.positives_fit(
-                self._frame, self._limit
-            ):
+            ranks = view == "rankmetrics_positive_ranks"
+            if ranks and not tuning.positives_fit(self._frame, self._limit):
                 continue
             self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT {columns} FROM {view}")
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
