@@ -251,10 +251,9 @@ def split(
     """The two tables as ``n`` pieces of whole samples (None: a bucket without any row); for
     ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys), so
     that a join never holds more than a bucket."""
-    pred, true = predictions, truth_table
     if n == 1:
-        return [Piece(pred, true, cols, propensities)]
-    tables = [pred, true]
+        return [Piece(predictions, truth_table, cols, propensities)]
+    tables = [predictions, truth_table]
     files = [
         write_buckets(table, cols.sample_keys, n, directory / name)
         for table, name in zip(tables, ("predictions", "truth"), strict=True)
