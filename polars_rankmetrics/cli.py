@@ -26,7 +26,7 @@ from polars_rankmetrics.engines.base import engine_names, get_engine
 from polars_rankmetrics.engines.sql.export import DIALECTS, input_statements, view_statements
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inference.corrections import CORRECTIONS
-from polars_rankmetrics.inference.intervals import CI_METHODS
+from polars_rankmetrics.inference.intervals import BOOTSTRAPS, CI_METHODS
 from polars_rankmetrics.inference.paired import TESTS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
@@ -204,6 +204,11 @@ def _resampling_options(parser: argparse.ArgumentParser) -> None:
         "--n-boot", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    parser.add_argument(
+        "--bootstrap", choices=BOOTSTRAPS, default="multinomial",
+        help="how the resampling draws the samples: multinomial (default), or poisson (by "
+        "hashed units of samples: the draws that merge across partitions and states)",
+    )  # fmt: skip
 
 
 def _input_options(
@@ -395,8 +400,8 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
     if args.command == "report" and args.html is not None:
         html_report(
             args.paths, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-            truth_table=args.truth_table, n_labels=args.n_labels, k=args.k, path=args.html,
-            **options,
+            bootstrap=args.bootstrap, truth_table=args.truth_table, n_labels=args.n_labels,
+            k=args.k, path=args.html, **options,
         )  # fmt: skip
         return None
     if args.command == "report":
@@ -408,14 +413,14 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
             args.paths, _split([args.metrics]), baseline=args.baseline, test=args.test,
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
-            on_missing=args.on_missing, truth_table=args.truth_table, n_labels=args.n_labels,
-            beta=args.beta, **options,
+            bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
+            n_labels=args.n_labels, beta=args.beta, **options,
         )  # fmt: skip
     return evaluate(
         args.paths, _metric_list(args.metrics, args.k), beta=args.beta,
         per_sample=args.per_sample, truth_table=args.truth_table, n_labels=args.n_labels,
         propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-        ci_method=args.ci_method, **options,
+        ci_method=args.ci_method, bootstrap=args.bootstrap, **options,
     )  # fmt: skip
 
 

@@ -15,9 +15,10 @@ import polars as pl
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.inference.corrections import CORRECTIONS
-from polars_rankmetrics.inference.intervals import check_count, check_intervals
+from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, paired
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
+from polars_rankmetrics.inference.units import check_unit_test, paired_by_units
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -36,6 +37,7 @@ def compare(
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int | None = 0,
+    bootstrap: str = "multinomial",
     on_missing: str = "error",
     truth_table: Any = None,
     n_labels: int | None = None,
@@ -83,6 +85,19 @@ def compare(
     seed
         Seed of every draw: the same seed gives the same numbers on every engine, whole or in
         buckets, for any row order.
+    bootstrap
+        How the samples are drawn. ``"multinomial"`` (default): the bootstrap draws n of the n
+        shared samples with repetition, the permutation test swaps each sample's pair on its
+        own. ``"poisson"``: the draws of :func:`~polars_rankmetrics.evaluate`'s
+        ``bootstrap="poisson"``, functions of the samples' ids, so that a comparison merges
+        across partitions, engines and evaluation states: the samples fall into 4,096 units by
+        the hash of their ids, the bootstrap (interval and test) draws each unit a Poisson(1)
+        number of times, and the permutation test's ``n_resamples`` patterns swap whole units,
+        each unit's pair with probability 1/2 (a subgroup of the sign flips, so the test keeps
+        its level under the null; p = (hits + 1) / (n_resamples + 1), never enumerated). The
+        draws are made once for every model and metric, and their cost does not grow with the
+        samples. Only with the permutation and bootstrap tests (t and Wilcoxon read samples).
+        ``seed=None``: fresh entropy, reduced modulo 2^31 - 1.
     on_missing
         ``"error"``: samples present for one model and not the other are refused, naming one
         and the counts; ``"drop"``: the models are compared on the samples they share.
@@ -128,6 +143,9 @@ def compare(
         )
     if on_missing not in ("error", "drop"):
         raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
+    check_bootstrap(bootstrap)
+    if bootstrap == "poisson":
+        check_unit_test(test)
     if test in ("t", "wilcoxon") and options.get("weight") is not None:
         raise ValueError(
             f"test={test!r} compares unweighted per-sample values: with weight= use "
@@ -152,7 +170,8 @@ def compare(
         )  # fmt: skip
         # Each model's rows as the driver hands them over: one copy of millions of samples.
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
-        result = paired(
+        compared = paired_by_units if bootstrap == "poisson" else paired
+        result = compared(
             dict(groups), by_types, inner, keys, baseline=baseline, test=test,
             correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
             on_missing=on_missing,

@@ -9,8 +9,9 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.inference.intervals import check_intervals, intervals
+from polars_rankmetrics.inference.intervals import check_bootstrap, check_intervals, intervals
 from polars_rankmetrics.inference.samples import per_sample_keys, sample_groups, supported_keys
+from polars_rankmetrics.inference.units import unit_intervals, unit_tables
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -34,6 +35,7 @@ def evaluate(
     n_boot: int = 1000,
     seed: int | None = 0,
     ci_method: str = "percentile",
+    bootstrap: str = "multinomial",
     **options: Unpack[Options],
 ) -> pl.DataFrame:
     """Compute several metrics over a long table in one pass.
@@ -98,6 +100,23 @@ def evaluate(
         ``_micro`` average (a ratio of sums over samples, resampled as such); the ``_macro``
         and ``_weighted`` averages and the curves' ``_micro`` are refused. Not with
         ``per_sample``.
+    bootstrap
+        How ``ci`` resamples. ``"multinomial"`` (default): each replicate draws n samples with
+        repetition from the group's n samples. ``"poisson"``: the Poisson bootstrap by units,
+        for intervals that merge. Each sample falls into one of 4,096 resampling units by the
+        md5 hash of its id (integer or string ids; an integer hashes as its decimal text, so
+        ``7`` and ``"7"`` are the same sample), and replicate r draws each unit a Poisson(1)
+        number of times, a function of (unit, r, seed) alone
+        (:mod:`polars_rankmetrics.inference.hashing` documents the arithmetic, which the SQL
+        repeats). The replicates' sums therefore add up across partitions, buckets, engines
+        and evaluation states: the interval does not depend on how the data was split or
+        ordered, and one finalized from states equals the one of ``evaluate`` on their union.
+        Drawing units rather than samples is an approximation: with fewer samples than units
+        most units hold one sample; with more, a unit sums a random subset of them, which
+        estimates the variance of the mean as the samples do, to a factor 1 - 1/4096. A
+        replicate that draws no weight for a key is left out of its interval; BCa's
+        acceleration leaves out one unit at a time. ``seed=None`` draws fresh entropy,
+        reduced modulo 2^31 - 1, as every seed is (seeds equal modulo 2^31 - 1 draw alike).
     **options
 
     Warns
@@ -146,6 +165,7 @@ def evaluate(
     )
     run, cols = Run.of(options, by=by)
     inputs = driver.TopK(truth_table, n_labels, propensities)
+    check_bootstrap(bootstrap)
     if ci is None:
         return run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
                             per_sample=per_sample)  # fmt: skip
@@ -160,6 +180,12 @@ def evaluate(
             data, inner, columns_read, ["per_sample"], parameters=context, inputs=inputs
         )
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, columns_read)
-        result = intervals(groups, by_types, inner, keys, level=ci, n_boot=n_boot, seed=seed,
-                           method=ci_method, context=context)  # fmt: skip
+        if bootstrap == "poisson":
+            result = unit_intervals(
+                unit_tables(groups, inner.sample, columns_read), by_types, inner, keys,
+                level=ci, n_boot=n_boot, seed=seed, method=ci_method, context=context,
+            )  # fmt: skip
+        else:
+            result = intervals(groups, by_types, inner, keys, level=ci, n_boot=n_boot,
+                               seed=seed, method=ci_method, context=context)  # fmt: skip
     return inner.restored(result)

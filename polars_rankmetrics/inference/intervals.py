@@ -23,6 +23,9 @@ from polars_rankmetrics.metrics.classification import set_ratio
 from polars_rankmetrics.metrics.registry import COUNT_KEYS, Context, MetricKey
 
 CI_METHODS = ("percentile", "bca")
+# How the samples are resampled: drawn n times with repetition, or by hashed units
+# (:mod:`.units`).
+BOOTSTRAPS = ("multinomial", "poisson")
 
 
 def check_count(value: object, name: str) -> int:
@@ -49,6 +52,12 @@ def check_intervals(level: float, n_boot: int, method: str) -> None:
         raise ValueError(f"ci_method must be one of {', '.join(CI_METHODS)}, not {method!r}")
 
 
+def check_bootstrap(bootstrap: str) -> None:
+    """``bootstrap``, refused unless one of :data:`BOOTSTRAPS`."""
+    if bootstrap not in BOOTSTRAPS:
+        raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, not {bootstrap!r}")
+
+
 def micro(
     kind: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, context: Context
 ) -> np.ndarray:
@@ -58,6 +67,34 @@ def micro(
     num, den = set_ratio(kind, tp, fp, fn, beta=context.beta)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), context.zero_division)
+
+
+def estimates(
+    table: np.ndarray, keys: Sequence[MetricKey], columns: Sequence[MetricKey], context: Context
+) -> np.ndarray:
+    """Each key's value from weighted means of the per-sample ``columns``
+    (:func:`.samples.per_sample_keys`) in the last axis of ``table`` (one set of means, or one
+    per replicate): a key's own mean, a _micro average its ratio of the means of the counts."""
+    at = {str(k): j for j, k in enumerate(columns)}
+
+    def pick(key: MetricKey) -> np.ndarray:
+        if key.name in MICRO:
+            tp, fp, fn = (table[..., at[name]] for name in COUNT_KEYS)
+            return micro(MICRO[key.name], tp, fp, fn, context)
+        return table[..., at[str(key)]]
+
+    return np.stack([np.asarray(pick(k), dtype=np.float64) for k in keys], axis=-1)
+
+
+def interval_frame(
+    rows: list[dict[str, Any]], by_types: dict[str, Any], keys: Sequence[MetricKey]
+) -> pl.DataFrame:
+    """The table of intervals from its rows: the ``by`` values, then each key's estimate,
+    ``key_lo`` and ``key_hi``."""
+    names = [name for key in keys for name in (str(key), f"{key}_lo", f"{key}_hi")]
+    schema: dict[str, Any] = dict(by_types)
+    schema |= dict.fromkeys(names, pl.Float64)
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def intervals(
@@ -77,7 +114,6 @@ def intervals(
     of :func:`.samples.per_sample_keys` with their weights, ``key/w``, sorted by sample). A
     _micro average is its ratio applied to the resampled means of the counts."""
     columns = per_sample_keys(keys)
-    at = {str(k): j for j, k in enumerate(columns)}
     rows = []
     base_seed = resampling.entropy(seed)
     for g, (values_of_group, frame) in enumerate(groups):
@@ -87,20 +123,13 @@ def intervals(
             values, weights, n_boot, resampling.generator(base_seed, g)
         )
         loo = resampling.jackknife_means(values, weights) if method == "bca" else None
-
-        def pick(table: np.ndarray, key: MetricKey) -> np.ndarray:
-            if key.name in MICRO:
-                tp, fp, fn = (table[..., at[name]] for name in COUNT_KEYS)
-                return micro(MICRO[key.name], tp, fp, fn, context)
-            return table[..., at[str(key)]]
-
-        estimate = np.array([pick(means, k) for k in keys], dtype=np.float64)
-        replicates = np.stack([pick(draws, k) for k in keys], axis=1)
+        estimate = estimates(means, keys, columns, context)
+        replicates = estimates(draws, keys, columns, context)
         for j, key in enumerate(keys):
             if key.metric.undefined == "nan" and math.isnan(estimate[j]):
                 replicates[:, j] = math.nan
         if loo is not None:
-            jackknife = np.stack([pick(loo, k) for k in keys], axis=1)
+            jackknife = estimates(loo, keys, columns, context)
             lo, hi = resampling.bca_interval(replicates, estimate, jackknife, level)
         else:
             lo, hi = resampling.percentile_interval(replicates, level)
@@ -108,7 +137,4 @@ def intervals(
         for j, key in enumerate(keys):
             row |= {str(key): estimate[j], f"{key}_lo": lo[j], f"{key}_hi": hi[j]}
         rows.append(row)
-    names = [name for key in keys for name in (str(key), f"{key}_lo", f"{key}_hi")]
-    schema: dict[str, Any] = dict(by_types)
-    schema |= dict.fromkeys(names, pl.Float64)
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return interval_frame(rows, by_types, keys)

@@ -11,7 +11,7 @@ unweighted per-sample values.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -109,6 +109,58 @@ def _scipy_p_value(test: str, mine: np.ndarray, base: np.ndarray, d: np.ndarray)
     return float(stats.wilcoxon(d).pvalue) if np.any(d != 0) else 1.0
 
 
+def check_baseline(
+    found: Iterable[tuple[Any, ...]], baseline: Any, by: Sequence[str]
+) -> tuple[Any, ...]:
+    """The baseline's values of the ``by`` columns, refused unless one of ``found`` (the
+    models' values)."""
+    base_key = baseline_key(baseline)
+    models = list(found)
+    if base_key not in models:
+        names = ", ".join(describe(k, by) for k in models) or "none"
+        raise ValueError(
+            f"the baseline {describe(base_key, by)} is not a value of the by column(s) "
+            f"(found: {names})"
+        )
+    return base_key
+
+
+def differences(
+    mine: pl.DataFrame, base: pl.DataFrame, key: MetricKey
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One key's per-sample values of two models' rows (the same samples in the same order)
+    where both define it, and their differences rounded to :data:`_DECIMALS`."""
+    v1, v0 = values(mine, key), values(base, key)
+    both = ~(np.isnan(v1) | np.isnan(v0))
+    return v1[both], v0[both], np.round(v1[both] - v0[both], _DECIMALS)
+
+
+def tally(d: np.ndarray, key: MetricKey) -> tuple[int, int, int]:
+    """The wins, ties and losses of the per-sample differences ``d`` by the key's
+    direction."""
+    better = d if key.metric.better == "higher" else -d
+    return int(np.sum(better > 0)), int(np.sum(better == 0)), int(np.sum(better < 0))
+
+
+def result_frame(
+    rows: list[dict[str, Any]], by_types: dict[str, Any], correction: str | None
+) -> pl.DataFrame:
+    """The table of :func:`~polars_rankmetrics.compare` from its rows (the ``by`` values and
+    every column of :data:`COMPARE_COLUMNS` but ``p_adjusted``, which the ``correction`` of
+    their p-values adds)."""
+    p_adjusted = adjusted(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
+    for row, q in zip(rows, p_adjusted, strict=True):
+        row["p_adjusted"] = float(q)
+    schema: dict[str, Any] = dict(by_types)
+    schema |= {"metric": pl.String} | dict.fromkeys(
+        ("value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"),
+        pl.Float64,
+    )
+    schema |= dict.fromkeys(("wins", "ties", "losses"), pl.Int64)
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.select(*by_types, *COMPARE_COLUMNS)
+
+
 def paired(
     groups: dict[tuple[Any, ...], pl.DataFrame],
     by_types: dict[str, Any],
@@ -127,13 +179,7 @@ def paired(
     """:func:`~polars_rankmetrics.compare` from the per-sample rows of each model (``groups``,
     by their ``by`` values, each sorted by sample) with the keys' weights (``key/w``)."""
     by = list(cols.by)
-    base_key = baseline_key(baseline)
-    if base_key not in groups:
-        found = ", ".join(describe(k, by) for k in groups) or "none"
-        raise ValueError(
-            f"the baseline {describe(base_key, by)} is not a value of the by column(s) "
-            f"(found: {found})"
-        )
+    base_key = check_baseline(groups, baseline, by)
     rows: list[dict[str, Any]] = []
     base_seed = resampling.entropy(seed)
     for m, (model_key, model) in enumerate(groups.items()):
@@ -156,12 +202,10 @@ def paired(
             p_values = _resampled_p_values(test, table, deltas, n_resamples, rng)
         del table
         for j, key in enumerate(keys):
-            v1, v0 = values(mine, key), values(base, key)
-            both = ~(np.isnan(v1) | np.isnan(v0))
-            d = np.round(v1[both] - v0[both], _DECIMALS)
-            better = d if key.metric.better == "higher" else -d
+            v1, v0, d = differences(mine, base, key)
+            wins, ties, losses = tally(d, key)
             if test in ("t", "wilcoxon"):
-                p = _scipy_p_value(test, v1[both], v0[both], d)
+                p = _scipy_p_value(test, v1, v0, d)
             else:
                 p = float(p_values[j])
             rows.append(
@@ -174,19 +218,9 @@ def paired(
                     "delta_lo": float(lo[j]),
                     "delta_hi": float(hi[j]),
                     "p_value": p,
-                    "wins": int(np.sum(better > 0)),
-                    "ties": int(np.sum(better == 0)),
-                    "losses": int(np.sum(better < 0)),
+                    "wins": wins,
+                    "ties": ties,
+                    "losses": losses,
                 }  # fmt: skip
             )
-    p_adjusted = adjusted(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
-    for row, q in zip(rows, p_adjusted, strict=True):
-        row["p_adjusted"] = float(q)
-    schema: dict[str, Any] = dict(by_types)
-    schema |= {"metric": pl.String} | dict.fromkeys(
-        ("value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"),
-        pl.Float64,
-    )
-    schema |= dict.fromkeys(("wins", "ties", "losses"), pl.Int64)
-    frame = pl.DataFrame(rows, schema=schema, orient="row")
-    return frame.select(*by, *COMPARE_COLUMNS)
+    return result_frame(rows, by_types, correction)

@@ -242,44 +242,80 @@ def sign_flip_p_values(paired: Paired, resamples: int, rng: np.random.Generator)
     samples in float32, a relative error of about 1e-6 in a sum, which moves a hit only for a
     pattern that lands that close to the observed delta); the exact enumeration in float64."""
     n, k = paired.table.shape[0], paired.k
-    sums = paired.table.sum(axis=0)
-    first_sums, second_sums = paired.model_sums(sums, 0), paired.model_sums(sums, 1)
-    observed = np.abs(paired.delta(sums))
-    threshold = observed - 1e-9 * np.maximum(observed, 1e-300)
-    means = (first_sums + second_sums) / 2
-    mean_ab, mean_w = means[:k], means[k:]
-    # The weight columns whose halved difference is not 0, and where each key reads its own.
-    differing = sorted({(int(a), int(b)) for a, b in paired.columns.T if a != b})
-    reads = [differing.index((int(a), int(b))) if a != b else -1 for a, b in paired.columns.T]
-
-    def hits(flips: np.ndarray) -> np.ndarray:
-        flip_ab = flips[:, :k]
-        flip_w = np.zeros_like(flip_ab)
-        for j, at in enumerate(reads):
-            if at >= 0:
-                flip_w[:, j] = flips[:, k + at]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            deltas = (mean_ab + flip_ab) / (mean_w + flip_w) - (mean_ab - flip_ab) / (
-                mean_w - flip_w
-            )
-        return np.asarray(np.sum(np.abs(deltas) >= threshold, axis=0))
-
+    test = _FlipTest(paired)
     if n == 0:
         return np.ones(k)
     if 2**n <= resamples:
         patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0
-        p = hits(patterns @ _halves(paired, differing, np.float64)) / 2**n
+        p = test.hits(patterns @ test.halves(np.float64)) / 2**n
     else:
         total = np.zeros(k)
         block = max(1, _BITS_ELEMENTS // n)
-        narrow = _halves(paired, differing, np.float32)
-        column_sums = np.array([(sums[a] - sums[b]) / 2 for a, b in _pairs(paired, differing)])
+        narrow = test.halves(np.float32)
         buffer = np.empty((min(block, resamples), n), dtype=np.float32)
         for start in range(0, resamples, block):
             bits = _bits(min(block, resamples - start), n, rng, buffer)
-            total += hits(2.0 * (bits @ narrow).astype(np.float64) - column_sums)
+            total += test.hits(2.0 * (bits @ narrow).astype(np.float64) - test.column_sums)
         p = (total + 1) / (resamples + 1)
-    return np.where(np.isnan(observed), np.nan, p)
+    return np.where(np.isnan(test.observed), np.nan, p)
+
+
+def pattern_p_values(paired: Paired, flips: np.ndarray) -> np.ndarray:
+    """Per key of a :class:`Paired` table, the paired randomization test of
+    :func:`sign_flip_p_values` over the given patterns: ``flips`` (patterns x rows of the
+    table, bool) swaps the two models' values of the rows where it is True. p = (hits + 1) /
+    (patterns + 1); the products in float64, a block of patterns at a time: flipping row i
+    turns ``sum(h)`` into ``sum(h) - 2 h_i``."""
+    test = _FlipTest(paired)
+    halves = test.halves(np.float64)
+    total = np.zeros(paired.k)
+    block = max(1, _BLOCK_ELEMENTS // max(flips.shape[1], 1))
+    for start in range(0, flips.shape[0], block):
+        bits = flips[start : start + block].astype(np.float64)
+        total += test.hits(test.column_sums - 2.0 * (bits @ halves))
+    p = (total + 1) / (flips.shape[0] + 1)
+    return np.where(np.isnan(test.observed), np.nan, p)
+
+
+class _FlipTest:
+    """What a sign-flip test of a :class:`Paired` table reads: the observed |delta| per key,
+    the halved differences h of the two models' columns (:func:`_halves`) and their sums, and
+    the hits of a block of patterns given ``s h`` (patterns x columns of h)."""
+
+    def __init__(self, paired: Paired) -> None:
+        k = paired.k
+        self.paired = paired
+        sums = paired.table.sum(axis=0)
+        first_sums, second_sums = paired.model_sums(sums, 0), paired.model_sums(sums, 1)
+        self.observed = np.abs(paired.delta(sums))
+        self.threshold = self.observed - 1e-9 * np.maximum(self.observed, 1e-300)
+        means = (first_sums + second_sums) / 2
+        self.mean_ab, self.mean_w = means[:k], means[k:]
+        # The weight columns whose halved difference is not 0, and where each key reads its own.
+        self.differing = sorted({(int(a), int(b)) for a, b in paired.columns.T if a != b})
+        self.reads = [
+            self.differing.index((int(a), int(b))) if a != b else -1 for a, b in paired.columns.T
+        ]
+        self.column_sums = np.array(
+            [(sums[a] - sums[b]) / 2 for a, b in _pairs(paired, self.differing)]
+        )
+
+    def halves(self, dtype: type[np.floating[Any]]) -> np.ndarray:
+        return _halves(self.paired, self.differing, dtype)
+
+    def hits(self, flips: np.ndarray) -> np.ndarray:
+        k = self.paired.k
+        flip_ab = flips[:, :k]
+        flip_w = np.zeros_like(flip_ab)
+        for j, at in enumerate(self.reads):
+            if at >= 0:
+                flip_w[:, j] = flips[:, k + at]
+        mean_ab, mean_w = self.mean_ab, self.mean_w
+        with np.errstate(invalid="ignore", divide="ignore"):
+            deltas = (mean_ab + flip_ab) / (mean_w + flip_w) - (mean_ab - flip_ab) / (
+                mean_w - flip_w
+            )
+        return np.asarray(np.sum(np.abs(deltas) >= self.threshold, axis=0))
 
 
 def _halves(

@@ -24,9 +24,10 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.inference.intervals import intervals
+from polars_rankmetrics.inference.intervals import check_bootstrap, intervals
 from polars_rankmetrics.inference.paired import baseline_key, paired
 from polars_rankmetrics.inference.samples import Groups, frame_means, sample_groups
+from polars_rankmetrics.inference.units import paired_by_units, unit_intervals, unit_tables
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import (
     LABEL,
@@ -86,6 +87,7 @@ def html_report(
     ci: float | None = None,
     n_boot: int = 1000,
     seed: int | None = 0,
+    bootstrap: str = "multinomial",
     truth_table: Any = None,
     n_labels: int | None = None,
     k: int = 10,
@@ -112,6 +114,11 @@ def html_report(
         A bootstrap interval of each summary metric averaged over samples, as for
         :func:`~polars_rankmetrics.evaluate`; ``ci`` is also the comparison's level (0.95 by
         default).
+    bootstrap
+        ``"multinomial"`` (default) or ``"poisson"``: how the intervals and the comparison
+        draw the samples, as for :func:`~polars_rankmetrics.evaluate` and
+        :func:`~polars_rankmetrics.compare` (``"poisson"``: by hashed units, the draws that
+        merge across partitions and states).
     truth_table, n_labels
         A top-k table, as for :func:`~polars_rankmetrics.evaluate`: the summary holds the
         retrieval metrics, and the page precision@K and recall@K for K = 1 .. ``k``.
@@ -148,6 +155,7 @@ def html_report(
     True
     """
     require_matplotlib()
+    check_bootstrap(bootstrap)
     run, cols = Run.of(options, by=by)
     if truth_table is not None:
         report = _top_k_report(
@@ -157,7 +165,8 @@ def html_report(
         with gathered():  # one warning for the per-sample values and the per-label tables
             report = _dense_report(
                 run, data, cols, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed,
-                threshold=threshold, zero_division=zero_division, title=title,
+                bootstrap=bootstrap, threshold=threshold, zero_division=zero_division,
+                title=title,
             )  # fmt: skip
     if path is not None:
         report.save(path)
@@ -179,7 +188,7 @@ def require_matplotlib() -> None:
 
 def _dense_report(
     run: Run, data: Any, cols: Columns, *, baseline: Any, ci: float | None, n_boot: int,
-    seed: int | None, threshold: float, zero_division: float | str, title: str,
+    seed: int | None, bootstrap: str, threshold: float, zero_division: float | str, title: str,
 ) -> Report:  # fmt: skip
     if baseline is not None and not cols.by:
         raise ValueError("baseline= is a value of by=: give by= too")
@@ -197,7 +206,7 @@ def _dense_report(
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, sample_keys)
         group = list(inner.by) or [validation.GROUP]
         summary = _summary(groups, by_types, inner, sample_keys, ci=ci, n_boot=n_boot,
-                           seed=seed, context=context)  # fmt: skip
+                           seed=seed, bootstrap=bootstrap, context=context)  # fmt: skip
         tables = {
             reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
             for reduction in driver.LABEL_TABLES
@@ -210,7 +219,8 @@ def _dense_report(
         )  # fmt: skip
         comparison = None
         if baseline is not None:
-            comparison = paired(
+            compared = paired_by_units if bootstrap == "poisson" else paired
+            comparison = compared(
                 dict(groups), by_types, inner, sample_keys,
                 baseline=baseline, test="permutation", correction="holm", n_resamples=10_000,
                 n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
@@ -235,10 +245,14 @@ def _dense_report(
 
 def _summary(
     groups: Groups, by_types: dict[str, Any], cols: Columns, keys: Sequence[MetricKey], *,
-    ci: float | None, n_boot: int, seed: int | None, context: Any,
+    ci: float | None, n_boot: int, seed: int | None, bootstrap: str, context: Any,
 ) -> pl.DataFrame:  # fmt: skip
     """Per ``by`` group, each key's weighted mean over samples (with ``ci``, its bootstrap
     interval beside it)."""
+    if ci is not None and bootstrap == "poisson":
+        return unit_intervals(unit_tables(groups, cols.sample, keys), by_types, cols, keys,
+                              level=ci, n_boot=n_boot, seed=seed, method="percentile",
+                              context=context)  # fmt: skip
     if ci is not None:
         return intervals(groups, by_types, cols, keys, level=ci, n_boot=n_boot, seed=seed,
                          method="percentile", context=context)  # fmt: skip
