@@ -15,6 +15,11 @@ what sqlglot gets wrong or cannot know:
    false.
 5. DataFusion: no sqlglot dialect of its own; it reads the PostgreSQL output, with its own
    ``isnan`` and without ``TEMPORARY`` (its views live in the session anyway).
+6. Two functions that ``sql/state/`` calls and no dialect has, written out by the exporter:
+   ``rankmetrics_hex_integer(digits)``, the integer of 8 hex digits, each dialect's own way
+   (:data:`HEX_INTEGER`), and ``rankmetrics_poisson_count(z)``, the CASE over
+   :data:`~polars_rankmetrics.inference.hashing.POISSON_THRESHOLDS`. The files of
+   ``sql/state/`` are transpiled for DuckDB too (sqlglot reads and writes DuckDB SQL).
 
 Verified by the test suite on a real engine: duckdb, spark, postgres, datafusion, sqlite.
 Generated only (no engine to test here): trino, bigquery, snowflake.
@@ -29,6 +34,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from polars_rankmetrics.inference.hashing import POISSON_THRESHOLDS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.ranks import cumulative_discount
 
@@ -57,6 +63,13 @@ def sql_files() -> list[Path]:
     return sorted(sql_directory().glob("*.sql"))
 
 
+def state_sql_files() -> list[Path]:
+    """The views of the evaluation state and its finalizing (``sql/state/``), in order: they
+    read relations of their own besides the views of :func:`sql_files`, so they are exported
+    only with a state (:mod:`.state`)."""
+    return sorted((sql_directory() / "state").glob("*.sql"))
+
+
 def view_names() -> list[str]:
     """The views the files of ``sql/`` define, in the order they are defined."""
     return [name for name, _ in _written_views()]
@@ -68,7 +81,7 @@ def _target(dialect: str) -> str:
     return _SQLGLOT_DIALECT.get(dialect, dialect)
 
 
-def _number(value: float) -> str:
+def number_literal(value: float) -> str:
     """A finite number as a SQL literal."""
     if not math.isfinite(value):
         raise ValueError(f"{value!r} is not a finite number")
@@ -101,7 +114,57 @@ def _rewrite_nan(node: exp.Expression, dialect: str) -> exp.Expression:
     return node
 
 
-def _statements(sql: str, dialect: str, *, temporary: bool = False) -> list[str]:
+# Where rankmetrics_hex_integer(digits) is the integer of 8 hex digits: each dialect's own way
+# (DuckDB reads a 0x literal, Spark converts the base, PostgreSQL reads a bit string).
+HEX_INTEGER = {
+    "duckdb": "CAST('0x' || digits AS BIGINT)",
+    "spark": "CAST(CONV(digits, 16, 10) AS BIGINT)",
+    "postgres": "CAST(CAST('x' || digits AS BIT(32)) AS BIGINT)",
+}
+_EXPORTED = ("rankmetrics_hex_integer", "rankmetrics_poisson_count")
+
+
+def _hex_integer(digits: exp.Expression, dialect: str) -> exp.Expression:
+    """:data:`HEX_INTEGER` of ``dialect`` over ``digits``; refused for another dialect."""
+    import sqlglot
+    from sqlglot import exp
+
+    if dialect not in HEX_INTEGER:
+        raise ValueError(
+            f"the state's sample hash reads hex digits as an integer, which the exporter writes "
+            f"for {', '.join(HEX_INTEGER)} only, not {dialect}"
+        )
+    template = sqlglot.parse_one(HEX_INTEGER[dialect], read=_target(dialect))
+    return template.transform(
+        lambda node: digits.copy() if isinstance(node, exp.Column) and node.name == "digits"
+        else node
+    )  # fmt: skip
+
+
+def _poisson_count(z: exp.Expression) -> exp.Expression:
+    """The number of Poisson thresholds at or below ``z``: a CASE, lowest threshold first."""
+    from sqlglot import exp
+
+    case = exp.Case()
+    for count, threshold in enumerate(POISSON_THRESHOLDS):
+        below = exp.LT(this=z.copy(), expression=exp.Literal.number(threshold))
+        case = case.when(below, exp.Literal.number(count))
+    return case.else_(exp.Literal.number(len(POISSON_THRESHOLDS)))
+
+
+def _rewrite_exported(node: exp.Expression, dialect: str) -> exp.Expression:
+    """The functions of ``sql/state/`` that the exporter writes out (rewrite 6)."""
+    from sqlglot import exp
+
+    if not isinstance(node, exp.Anonymous) or node.name.lower() not in _EXPORTED:
+        return node
+    (argument,) = node.expressions
+    if node.name.lower() == "rankmetrics_hex_integer":
+        return _hex_integer(argument, dialect)
+    return _poisson_count(argument)
+
+
+def transpiled(sql: str, dialect: str, *, temporary: bool = False) -> list[str]:
     """``sql``, DuckDB SQL, transpiled to ``dialect`` with the rewrites above. (sqlglot is
     imported here, on first use: DuckDB runs the SQL as written and never pays its import.)"""
     import sqlglot
@@ -112,6 +175,7 @@ def _statements(sql: str, dialect: str, *, temporary: bool = False) -> list[str]
         if tree is None:
             continue
         tree = tree.transform(lambda node: _rewrite_nan(node, dialect))
+        tree = tree.transform(lambda node: _rewrite_exported(node, dialect))
         view = isinstance(tree, exp.Create) and tree.kind == "VIEW"
         if view and ((temporary and dialect not in _NO_TEMPORARY) or dialect == "spark"):
             properties = tree.args.get("properties") or exp.Properties(expressions=[])
@@ -189,7 +253,7 @@ def _view_statements(dialect: str, temporary: bool) -> tuple[tuple[str, tuple[st
     _target(dialect)
     return tuple(
         (name, tuple(_as_written(text, temporary=temporary)) if dialect == "duckdb"
-         else tuple(_statements(text, dialect, temporary=temporary)))
+         else tuple(transpiled(text, dialect, temporary=temporary)))
         for name, text in _written_views()
     )  # fmt: skip
 
@@ -253,7 +317,7 @@ def _unscored_discount(n_labels: int | None, k: int | None) -> str:
     if n_labels is None:
         return "NULL"
     last = n_labels if k is None else min(n_labels, k)
-    return _number(cumulative_discount(last) * math.log(2))
+    return number_literal(cumulative_discount(last) * math.log(2))
 
 
 def _table(name: str) -> str:
@@ -279,6 +343,33 @@ def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -
         f'FULL OUTER JOIN (SELECT {", ".join(keys)}, {true_gain} AS {truth}, 1 AS "__true" '
         f"FROM {_table(truth_table)} AS t) AS t ON {on}) AS rankmetrics_top_k"
     )
+
+
+def source_relation(
+    table: str, cols: Columns, *, truth_table: str | None = None, gain: bool = False
+) -> str:
+    """What ``rankmetrics_input`` reads (see :func:`input_statements`): the table (a dotted
+    name, each part quoted), or a top-k run's predictions joined with its truth table."""
+    return _table(table) if truth_table is None else _top_k_join(table, truth_table, cols, gain)
+
+
+def group_expression(by: Sequence[str], dialect: str) -> str:
+    """``grp`` over the ``by`` columns (DuckDB SQL): the constant 0 without one, the column
+    itself for one, a struct of several (a jsonb object in PostgreSQL; refused on SQLite and
+    DataFusion)."""
+    if not by:
+        return "0"
+    if len(by) == 1:
+        return quote_identifier(by[0])
+    if dialect == "postgres":  # a view cannot hold an anonymous ROW; jsonb groups and compares
+        pairs = ", ".join(f"{quote_literal(b)}, {quote_identifier(b)}" for b in by)
+        return f"jsonb_build_object({pairs})"
+    if dialect in _NO_STRUCT:
+        raise ValueError(
+            f"several by columns need a struct, which {dialect} lacks: combine them into one "
+            "column of the input table first"
+        )
+    return "{" + ", ".join(f"{quote_literal(b)}: {quote_identifier(b)}" for b in by) + "}"
 
 
 def input_statements(
@@ -314,21 +405,8 @@ def input_statements(
     ``beta`` and ``zero_division`` (NaN as NULL). The statements are written in DuckDB SQL and
     transpiled like the files; names are quoted identifiers (string literals as struct keys),
     numbers literals checked finite: no user text is pasted."""
-    source = _table(table) if truth_table is None else _top_k_join(table, truth_table, cols, gain)
-    if not cols.by:
-        grp = "0"
-    elif len(cols.by) == 1:
-        grp = quote_identifier(cols.by[0])
-    elif dialect == "postgres":  # a view cannot hold an anonymous ROW; jsonb groups and compares
-        pairs = ", ".join(f"{quote_literal(b)}, {quote_identifier(b)}" for b in cols.by)
-        grp = f"jsonb_build_object({pairs})"
-    elif dialect in _NO_STRUCT:
-        raise ValueError(
-            f"several by columns need a struct, which {dialect} lacks: combine them into one "
-            "column of the input table first"
-        )
-    else:
-        grp = "{" + ", ".join(f"{quote_literal(b)}: {quote_identifier(b)}" for b in cols.by) + "}"
+    source = source_relation(table, cols, truth_table=truth_table, gain=gain)
+    grp = group_expression(cols.by, dialect)
     score = quote_identifier(cols.score)
     weight = (
         f"CAST({quote_identifier(cols.weight)} AS DOUBLE)" if cols.weight else "CAST(1 AS DOUBLE)"
@@ -340,7 +418,7 @@ def input_statements(
         pred = quote_identifier(cols.pred)
         pred = f"CAST({f'CAST({pred} AS INT)' if bool_pred else pred} AS DOUBLE)"
     else:
-        reached = f"{score} >= {_number(float(threshold))}"
+        reached = f"{score} >= {number_literal(float(threshold))}"
         pred = f"CAST(CASE WHEN {reached} THEN 1 ELSE 0 END AS DOUBLE)"
     predicted = 'CASE WHEN NOT "__predicted" IS NULL THEN 1 ELSE 0 END' if cols.top_k else "1"
     propensities = f"CAST({quote_identifier(propensity) if propensity else 'NULL'} AS DOUBLE)"
@@ -350,10 +428,10 @@ def input_statements(
         f"CAST({truth} AS DOUBLE) AS truth, {weight} AS weight, {pred} AS pred, "
         f"CAST({predicted} AS INT) AS predicted, {propensities} AS propensity FROM {source}"
     )
-    zd = "NULL" if math.isnan(zero_division) else _number(float(zero_division))
+    zd = "NULL" if math.isnan(zero_division) else number_literal(float(zero_division))
     space = "NULL" if n_labels is None else str(int(n_labels))
     parameters = (
-        f"SELECT CAST({_number(float(beta))} AS DOUBLE) AS beta, "
+        f"SELECT CAST({number_literal(float(beta))} AS DOUBLE) AS beta, "
         f"CAST({zd} AS DOUBLE) AS zero_division, CAST({space} AS BIGINT) AS n_labels"
     )
     union = " UNION ALL ".join(
@@ -371,7 +449,7 @@ def input_statements(
     return [
         statement
         for name, query in queries.items()
-        for statement in _statements(
+        for statement in transpiled(
             f"CREATE OR REPLACE VIEW {name} AS {query}", dialect, temporary=temporary
         )
     ]

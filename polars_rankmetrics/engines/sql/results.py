@@ -59,7 +59,8 @@ def sql_views(keys: Sequence[MetricKey]) -> dict[MetricKey, str]:
     }
 
 
-def _by_view(keys: Sequence[MetricKey]) -> dict[str, list[MetricKey]]:
+def by_view(keys: Sequence[MetricKey]) -> dict[str, list[MetricKey]]:
+    """``keys`` by the per-sample view each is read from (:func:`sql_views`), in order."""
     views: dict[str, list[MetricKey]] = {}
     for key, view in sql_views(keys).items():
         views.setdefault(view, []).append(key)
@@ -73,7 +74,7 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
     return list(dict.fromkeys(key.k for key in keys if views[key] in VIEWS_WITH_K)) or [None]
 
 
-def _weight(key: MetricKey) -> str:
+def key_weight(key: MetricKey) -> str:
     """A sample's weight in ``key``'s mean, over a per-sample view's columns."""
     return "weight * n_positives" if key.metric.weighting == "positives" else "weight"
 
@@ -84,18 +85,18 @@ def sums_queries(keys: Sequence[MetricKey], context: Context) -> list[ViewQuery]
     (see :mod:`polars_rankmetrics.metrics.sums`); for a key whose ill-defined samples
     ``context`` counts, their count (``i``, :mod:`polars_rankmetrics.metrics.undefined`)."""
     queries = []
-    for view, view_keys in _by_view(keys).items():
+    for view, view_keys in by_view(keys).items():
         group = "grp, k" if view in VIEWS_WITH_K else "grp"
         columns = []
         for i, key in enumerate(view_keys):
-            weight, value = _weight(key), f"({key.metric.sql_value})"
+            weight, value = key_weight(key), f"({key.metric.sql_value})"
             # a NULL value (a 0/0 with zero_division NaN) drops out with its weight
             columns += [
                 f"coalesce(sum({weight} * {value}), 0) AS v{i}",
                 f"coalesce(sum(CASE WHEN {value} IS NOT NULL THEN {weight} END), 0) AS w{i}",
                 f"count(CASE WHEN {value} IS NULL AND {weight} > 0 THEN 1 END) AS x{i}",
             ]
-            ill = _ill_defined(key, context)
+            ill = ill_defined_condition(key, context)
             if ill is not None:
                 columns.append(f"count(CASE WHEN {ill} THEN 1 END) AS i{i}")
         sql = f"SELECT {group}, {', '.join(columns)} FROM {view} GROUP BY {group}"
@@ -103,7 +104,7 @@ def sums_queries(keys: Sequence[MetricKey], context: Context) -> list[ViewQuery]
     return queries
 
 
-def _ill_defined(key: MetricKey, context: Context) -> str | None:
+def ill_defined_condition(key: MetricKey, context: Context) -> str | None:
     """The SQL test of ``key``'s ill-defined samples, where ``context`` counts them."""
     condition = key.metric.ill_defined
     if condition is None or not applies(condition, context):
@@ -116,16 +117,16 @@ def per_sample_queries(keys: Sequence[MetricKey], context: Context) -> list[View
     value is NULL); for a key whose ill-defined samples ``context`` counts, whether the
     sample's is (``i``, 0 or 1)."""
     queries = []
-    for view, view_keys in _by_view(keys).items():
+    for view, view_keys in by_view(keys).items():
         group = "grp, sample, k" if view in VIEWS_WITH_K else "grp, sample"
         columns = []
         for i, key in enumerate(view_keys):
-            weight, value = _weight(key), f"({key.metric.sql_value})"
+            weight, value = key_weight(key), f"({key.metric.sql_value})"
             columns += [
                 f"{value} AS v{i}",
                 f"CASE WHEN {value} IS NOT NULL THEN {weight} ELSE 0 END AS w{i}",
             ]
-            ill = _ill_defined(key, context)
+            ill = ill_defined_condition(key, context)
             if ill is not None:
                 columns.append(f"CASE WHEN {ill} THEN 1 ELSE 0 END AS i{i}")
         queries.append(
@@ -153,7 +154,8 @@ def group_values(grp: object, cols: Columns) -> dict[str, object]:
     return dict(grp)  # type: ignore[call-overload, no-any-return]
 
 
-def _scale(key: MetricKey, context: Context) -> float:
+def log_base_scale(key: MetricKey, context: Context) -> float:
+    """What ``key``'s SQL value is multiplied by for ``context``'s log base."""
     # The SQL computes dcg in base 2; 1 / log_b(x) = ln(b) / ln(x) = (ln(b) / ln(2)) / log2(x).
     if key.metric.scales_with_log_base:
         return math.log(context.log_base) / math.log(2)
@@ -172,7 +174,7 @@ def _columns(
     for query, frame in results:
         for i, key in enumerate(query.keys):
             rows = frame.filter(pl.col("k").eq_missing(key.k)) if query.has_k else frame
-            scale = _scale(key, context)
+            scale = log_base_scale(key, context)
             columns = [(pl.col(f"v{i}") * scale).alias(str(key))]
             if with_weights:
                 columns.append(pl.col(f"w{i}").cast(pl.Float64).alias(weight_column(key)))

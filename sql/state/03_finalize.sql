@@ -1,0 +1,221 @@
+-- Finalizing evaluation states: from rankmetrics_states, a table (or view) of states with the
+-- columns of rankmetrics_state, per group: each key's mean and its Poisson bootstrap interval,
+-- whatever the split of the samples into states. The exporter defines, from the finalize's
+-- parameters:
+--   rankmetrics_state_groups(grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value): the
+--     states' rows, grp made of the by columns to finalize per (any other is merged over);
+--   rankmetrics_finalize_keys(metric, weights, nulls, ill, nan_if_null): per key averaged over
+--     samples, the rm_name of its sums (K, K/w, K/x, K/i), and 1 where a null value of positive
+--     weight makes its mean undefined;
+--   rankmetrics_finalize_parameters(n_boot, seed, lo_quantile, hi_quantile): the bootstrap
+--     replicates (0: no interval), the seed modulo 2^31 - 1, and the quantiles of the replicate
+--     means that bound the interval, (1 - level) / 2 and (1 + level) / 2.
+
+-- rankmetrics_merged_state: the merge rule: rm_value summed per group and identity; a group's
+-- sketch cut to its 128 smallest hashes (exact: a hash among the 128 smallest of a union is among
+-- the 128 smallest of every state holding it).
+CREATE OR REPLACE VIEW rankmetrics_merged_state AS
+WITH summed AS (
+    SELECT grp, rm_part, rm_label, rm_score, rm_unit, rm_name, sum(rm_value) AS rm_value
+    FROM rankmetrics_state_groups
+    GROUP BY grp, rm_part, rm_label, rm_score, rm_unit, rm_name
+)
+SELECT grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value
+FROM summed
+WHERE rm_part <> 'sketch'
+UNION ALL
+SELECT grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value
+FROM (
+    SELECT
+        grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value,
+        row_number() OVER (PARTITION BY grp ORDER BY rm_unit) AS position
+    FROM summed
+    WHERE rm_part = 'sketch'
+) AS sketch
+WHERE position <= 128;
+
+-- rankmetrics_state_overlap: per grp, its merged sketch's hashes and how many of them more than
+-- one merged state holds (shared): their share estimates the share of the group's samples
+-- counted twice. The states of one group must hold disjoint samples (overlap 0); states of
+-- different groups (models) over the same samples are finalized apart and never overlap.
+CREATE OR REPLACE VIEW rankmetrics_state_overlap AS
+SELECT
+    grp,
+    count(*) AS sketch,
+    count(CASE WHEN rm_value > 1 THEN 1 END) AS shared,
+    count(CASE WHEN rm_value > 1 THEN 1 END) / CAST(count(*) AS DOUBLE) AS overlap
+FROM rankmetrics_merged_state
+WHERE rm_part = 'sketch'
+GROUP BY grp;
+
+-- rankmetrics_state_means: per (grp, metric): the weighted mean K / K/w of the merged sums, NULL
+-- where no value has weight (lwlrap without any positive) or where a null value of positive
+-- weight makes the mean undefined (nan_if_null); and the ill-defined samples (K/i), NULL where
+-- the states do not count them.
+CREATE OR REPLACE VIEW rankmetrics_state_means AS
+SELECT
+    m.grp, k.metric,
+    CASE
+        WHEN k.nan_if_null = 1 AND sum(CASE WHEN m.rm_name = k.nulls THEN m.rm_value END) > 0
+            THEN NULL
+        ELSE sum(CASE WHEN m.rm_name = k.metric THEN m.rm_value END)
+            / nullif(sum(CASE WHEN m.rm_name = k.weights THEN m.rm_value END), 0)
+    END AS value,
+    sum(CASE WHEN m.rm_name = k.ill THEN m.rm_value END) AS ill_defined
+FROM rankmetrics_merged_state AS m
+JOIN rankmetrics_finalize_keys AS k ON m.rm_name IN (k.metric, k.weights, k.nulls, k.ill)
+WHERE m.rm_part = 'sums'
+GROUP BY m.grp, k.metric, k.nan_if_null;
+
+-- rankmetrics_replicates: the bootstrap replicates 0 .. n_boot - 1 (at most 100,000), numbered
+-- from five digits: no table function needed.
+CREATE OR REPLACE VIEW rankmetrics_replicates AS
+WITH digits AS (
+    SELECT digit FROM (VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS v(digit)
+)
+SELECT r.replicate
+FROM (
+    SELECT
+        a.digit + 10 * b.digit + 100 * c.digit + 1000 * d.digit + 10000 * e.digit AS replicate
+    FROM digits AS a
+    CROSS JOIN digits AS b
+    CROSS JOIN digits AS c
+    CROSS JOIN digits AS d
+    CROSS JOIN digits AS e
+) AS r
+CROSS JOIN rankmetrics_finalize_parameters AS p
+WHERE r.replicate < p.n_boot;
+
+-- rankmetrics_unit_draws: per (unit, replicate), how many times the Poisson bootstrap draws the
+-- unit, for the units the merged states hold (the rows of units drawn at least once):
+-- polars_rankmetrics/inference/hashing.py's draws, in BIGINT arithmetic modulo the prime
+-- P = 2^31 - 1 (every product below 2^62). A step of z with an input x and a multiplier m is
+-- y = (z + x + 1) mod P * m mod P, then (y * y + 12345) mod P * 48271 mod P. The key of an index
+-- i in a stream is three steps from 0: with the seed (multiplier 16807), the stream (69621), then
+-- i (39373); units are stream 0, replicates stream 1. The value of (unit u, replicate r) is two
+-- steps from key(u): with key(r) (48271), then with 0 (16807). The count is
+-- rankmetrics_poisson_count(value): how many of hashing.POISSON_THRESHOLDS are at or below it
+-- (Poisson(1) by its inverse distribution function), written out by the exporter.
+CREATE OR REPLACE VIEW rankmetrics_unit_draws AS
+WITH seeded AS (
+    SELECT (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    FROM (
+        SELECT (seed + 1) % 2147483647 * 16807 % 2147483647 AS y
+        FROM rankmetrics_finalize_parameters
+    ) AS seed_step
+), indices AS (
+    SELECT 0 AS stream, rm_unit AS i
+    FROM rankmetrics_merged_state
+    WHERE rm_part = 'units'
+    GROUP BY rm_unit
+    UNION ALL
+    SELECT 1 AS stream, CAST(replicate AS BIGINT) AS i
+    FROM rankmetrics_replicates
+), streamed AS (
+    SELECT stream, i, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    FROM (
+        SELECT x.stream, x.i, (s.z + x.stream + 1) % 2147483647 * 69621 % 2147483647 AS y
+        FROM indices AS x
+        CROSS JOIN seeded AS s
+    ) AS stream_step
+), keyed AS (
+    SELECT stream, i, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    FROM (
+        SELECT stream, i, (z + i + 1) % 2147483647 * 39373 % 2147483647 AS y
+        FROM streamed
+    ) AS index_step
+), mixed AS (
+    SELECT unit, replicate, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    FROM (
+        SELECT
+            u.i AS unit, r.i AS replicate,
+            (u.z + r.z + 1) % 2147483647 * 48271 % 2147483647 AS y
+        FROM (SELECT i, z FROM keyed WHERE stream = 0) AS u
+        CROSS JOIN (SELECT i, z FROM keyed WHERE stream = 1) AS r
+    ) AS replicate_step
+), valued AS (
+    SELECT unit, replicate, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    FROM (
+        SELECT unit, replicate, (z + 1) % 2147483647 * 16807 % 2147483647 AS y
+        FROM mixed
+    ) AS last_step
+)
+SELECT unit, replicate, draws
+FROM (
+    SELECT unit, replicate, rankmetrics_poisson_count(z) AS draws
+    FROM valued
+) AS counted
+WHERE draws > 0;
+
+-- rankmetrics_replicate_means: per (grp, metric, replicate): the mean of the merged units' sums,
+-- each counted as many times as the replicate draws its unit; NULL where it draws no weight. A
+-- replicate that draws none of the group's units has no row.
+CREATE OR REPLACE VIEW rankmetrics_replicate_means AS
+SELECT
+    m.grp, k.metric, d.replicate,
+    sum(CASE WHEN m.rm_name = k.metric THEN d.draws * m.rm_value END)
+        / nullif(sum(CASE WHEN m.rm_name = k.weights THEN d.draws * m.rm_value END), 0) AS value
+FROM rankmetrics_merged_state AS m
+JOIN rankmetrics_finalize_keys AS k ON m.rm_name IN (k.metric, k.weights)
+JOIN rankmetrics_unit_draws AS d ON d.unit = m.rm_unit
+WHERE m.rm_part = 'units'
+GROUP BY m.grp, k.metric, d.replicate;
+
+-- rankmetrics_finalized: per (grp, metric): the mean, its percentile interval (lo, hi) and the
+-- ill-defined samples. The interval's bounds are quantiles of the replicates that have a mean
+-- (a replicate drawing no weight is left out), interpolated as numpy's quantile by default
+-- (Hyndman and Fan's type 7): the q quantile of n sorted values x_0 .. x_(n-1) sits at
+-- v = n q + (1 - q) - 1 (numpy's arithmetic for q (n - 1)), between x_j and x_(j+1) for
+-- j = floor(v), at the fraction f = v - j, and is numpy's lerp of the two: x_j + (x_(j+1) - x_j) f,
+-- or x_(j+1) - (x_(j+1) - x_j) (1 - f) from f = 1/2 (x_(j+1) is x_j past the last). The interval
+-- is NULL where the mean is, or no replicate has a mean.
+CREATE OR REPLACE VIEW rankmetrics_finalized AS
+WITH ranked AS (
+    SELECT
+        grp, metric, value,
+        row_number() OVER (PARTITION BY grp, metric ORDER BY value) - 1 AS position,
+        count(*) OVER (PARTITION BY grp, metric) AS defined
+    FROM rankmetrics_replicate_means
+    WHERE value IS NOT NULL
+), placed AS (
+    SELECT grp, metric, bound, v, greatest(CAST(floor(v) AS BIGINT), 0) AS j
+    FROM (
+        SELECT
+            r.grp, r.metric, 'lo' AS bound,
+            r.defined * p.lo_quantile + (1 - p.lo_quantile) - 1 AS v
+        FROM (SELECT DISTINCT grp, metric, defined FROM ranked) AS r
+        CROSS JOIN rankmetrics_finalize_parameters AS p
+        UNION ALL
+        SELECT
+            r.grp, r.metric, 'hi' AS bound,
+            r.defined * p.hi_quantile + (1 - p.hi_quantile) - 1 AS v
+        FROM (SELECT DISTINCT grp, metric, defined FROM ranked) AS r
+        CROSS JOIN rankmetrics_finalize_parameters AS p
+    ) AS virtual_indices
+), neighbours AS (
+    SELECT
+        q.grp, q.metric, q.bound, q.v - q.j AS f,
+        max(CASE WHEN r.position = q.j THEN r.value END) AS x_j,
+        coalesce(
+            max(CASE WHEN r.position = q.j + 1 THEN r.value END),
+            max(CASE WHEN r.position = q.j THEN r.value END)
+        ) AS x_next
+    FROM placed AS q
+    JOIN ranked AS r ON r.grp = q.grp AND r.metric = q.metric AND r.position - q.j IN (0, 1)
+    GROUP BY q.grp, q.metric, q.bound, q.v, q.j
+), bounds AS (
+    SELECT
+        grp, metric, bound,
+        CASE WHEN f >= 0.5 THEN x_next - (x_next - x_j) * (1 - f)
+            ELSE x_j + (x_next - x_j) * f
+        END AS value
+    FROM neighbours
+)
+SELECT
+    m.grp, m.metric, m.value,
+    CASE WHEN m.value IS NOT NULL THEN lo.value END AS lo,
+    CASE WHEN m.value IS NOT NULL THEN hi.value END AS hi,
+    m.ill_defined
+FROM rankmetrics_state_means AS m
+LEFT JOIN bounds AS lo ON lo.grp = m.grp AND lo.metric = m.metric AND lo.bound = 'lo'
+LEFT JOIN bounds AS hi ON hi.grp = m.grp AND hi.metric = m.metric AND hi.bound = 'hi';
