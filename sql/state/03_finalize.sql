@@ -2,8 +2,9 @@
 -- columns of rankmetrics_state, per group: each key's mean and its Poisson bootstrap interval,
 -- whatever the split of the samples into states. The exporter defines, from the finalize's
 -- parameters:
---   rankmetrics_state_groups(grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value): the
---     states' rows, grp made of the by columns to finalize per (any other is merged over);
+--   rankmetrics_state_groups(grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value,
+--     rm_params): the states' rows, grp made of the by columns to finalize per (any other is
+--     merged over);
 --   rankmetrics_finalize_keys(metric, weights, nulls, ill, nan_if_null): per key averaged over
 --     samples, the rm_name of its sums (K, K/w, K/x, K/i), and 1 where a null value of positive
 --     weight makes its mean undefined;
@@ -34,19 +35,32 @@ FROM (
 ) AS sketch
 WHERE position <= 128;
 
--- rankmetrics_state_overlap: per grp, its merged sketch's hashes and how many of them more than
--- one merged state holds (shared): their share estimates the share of the group's samples
--- counted twice. The states of one group must hold disjoint samples (overlap 0); states of
--- different groups (models) over the same samples are finalized apart and never overlap.
-CREATE OR REPLACE VIEW rankmetrics_state_overlap AS
+-- rankmetrics_state_checks: per grp, what must hold before its states are merged. parameters:
+-- how many different rm_params its states hold (states computed with different keys, columns
+-- or metric parameters do not merge: 1 where they may). sketch: its merged sketch's hashes;
+-- shared: how many of them more than one merged state holds, whose share (overlap) estimates the
+-- share of the group's samples counted twice. The states of one group must hold disjoint
+-- samples (overlap 0); states of different groups (models) over the same samples are finalized
+-- apart and never overlap.
+CREATE OR REPLACE VIEW rankmetrics_state_checks AS
 SELECT
-    grp,
-    count(*) AS sketch,
-    count(CASE WHEN rm_value > 1 THEN 1 END) AS shared,
-    count(CASE WHEN rm_value > 1 THEN 1 END) / CAST(count(*) AS DOUBLE) AS overlap
-FROM rankmetrics_merged_state
-WHERE rm_part = 'sketch'
-GROUP BY grp;
+    p.grp, p.parameters,
+    coalesce(s.sketch, 0) AS sketch, coalesce(s.shared, 0) AS shared, s.overlap
+FROM (
+    SELECT grp, count(DISTINCT rm_params) AS parameters
+    FROM rankmetrics_state_groups
+    GROUP BY grp
+) AS p
+LEFT JOIN (
+    SELECT
+        grp,
+        count(*) AS sketch,
+        count(CASE WHEN rm_value > 1 THEN 1 END) AS shared,
+        count(CASE WHEN rm_value > 1 THEN 1 END) / CAST(count(*) AS DOUBLE) AS overlap
+    FROM rankmetrics_merged_state
+    WHERE rm_part = 'sketch'
+    GROUP BY grp
+) AS s ON s.grp = p.grp;
 
 -- rankmetrics_state_means: per (grp, metric): the weighted mean K / K/w of the merged sums, NULL
 -- where no value has weight (lwlrap without any positive) or where a null value of positive

@@ -316,8 +316,9 @@ def finalize_statements(
     where it gives NaN), ``lo`` and ``hi`` (with ``ci``, the percentile interval of ``n_boot``
     Poisson bootstrap replicates drawn from the states' ``units`` rows with ``seed``; else
     NULL) and ``ill_defined`` (the samples whose value is a convention, where the states count
-    them). ``rankmetrics_state_overlap`` estimates, per group, the share of samples that more
-    than one merged state holds (0 for states of disjoint samples)."""
+    them). ``rankmetrics_state_checks`` says, per group, how many different ``rm_params`` its
+    states hold (1 where they may merge) and estimates the share of its samples that more than
+    one merged state holds (``overlap``, 0 for states of disjoint samples)."""
     _check_dialect(dialect)
     keys = [k for k in keys if k.metric.reduction == "samples"]
     if not keys:
@@ -344,7 +345,7 @@ def finalize_statements(
     )
     groups = (
         f"SELECT {group_expression(by, dialect)} AS grp, rm_part, rm_label, rm_score, rm_unit, "
-        "rm_name, rm_value FROM rankmetrics_states"
+        "rm_name, rm_value, rm_params FROM rankmetrics_states"
     )
     selected, join = _by_columns(by, dialect, "rankmetrics_states")
     finalize = (
