@@ -5,9 +5,9 @@
 --   rankmetrics_state_groups(grp, rm_part, rm_label, rm_score, rm_unit, rm_name, rm_value,
 --     rm_params): the states' rows, grp made of the by columns to finalize per (any other is
 --     merged over);
---   rankmetrics_finalize_keys(metric, weights, nulls, ill, nan_if_null): per key averaged over
---     samples, the rm_name of its sums (K, K/w, K/x, K/i), and 1 where a null value of positive
---     weight makes its mean undefined;
+--   rankmetrics_finalize_keys(metric, weight_name, null_name, ill_name, nan_if_null): per key
+--     averaged over samples, the rm_name of its sums (K, K/w, K/x, K/i), and 1 where a null
+--     value of positive weight makes its mean undefined;
 --   rankmetrics_finalize_parameters(n_boot, seed, lo_quantile, hi_quantile): the bootstrap
 --     replicates (0: no interval), the seed modulo 2^31 - 1, and the quantiles of the replicate
 --     means that bound the interval, (1 - level) / 2 and (1 + level) / 2.
@@ -70,14 +70,15 @@ CREATE OR REPLACE VIEW rankmetrics_state_means AS
 SELECT
     m.grp, k.metric,
     CASE
-        WHEN k.nan_if_null = 1 AND sum(CASE WHEN m.rm_name = k.nulls THEN m.rm_value END) > 0
+        WHEN k.nan_if_null = 1 AND sum(CASE WHEN m.rm_name = k.null_name THEN m.rm_value END) > 0
             THEN NULL
         ELSE sum(CASE WHEN m.rm_name = k.metric THEN m.rm_value END)
-            / nullif(sum(CASE WHEN m.rm_name = k.weights THEN m.rm_value END), 0)
+            / nullif(sum(CASE WHEN m.rm_name = k.weight_name THEN m.rm_value END), 0)
     END AS value,
-    sum(CASE WHEN m.rm_name = k.ill THEN m.rm_value END) AS ill_defined
+    sum(CASE WHEN m.rm_name = k.ill_name THEN m.rm_value END) AS ill_defined
 FROM rankmetrics_merged_state AS m
-JOIN rankmetrics_finalize_keys AS k ON m.rm_name IN (k.metric, k.weights, k.nulls, k.ill)
+JOIN rankmetrics_finalize_keys AS k
+    ON m.rm_name IN (k.metric, k.weight_name, k.null_name, k.ill_name)
 WHERE m.rm_part = 'sums'
 GROUP BY m.grp, k.metric, k.nan_if_null;
 
@@ -105,9 +106,9 @@ WHERE r.replicate < p.n_boot;
 -- polars_rankmetrics/inference/hashing.py's draws, in BIGINT arithmetic modulo the prime
 -- P = 2^31 - 1 (every product below 2^62). A step of z with an input x and a multiplier m is
 -- y = (z + x + 1) mod P * m mod P, then (y * y + 12345) mod P * 48271 mod P. The key of an index
--- i in a stream is three steps from 0: with the seed (multiplier 16807), the stream (69621), then
--- i (39373); units are stream 0, replicates stream 1. The value of (unit u, replicate r) is two
--- steps from key(u): with key(r) (48271), then with 0 (16807). The count is
+-- i in a stream (key_stream) is three steps from 0: with the seed (multiplier 16807), the stream
+-- (69621), then i (39373); units are stream 0, replicates stream 1. The value of (unit u,
+-- replicate r) is two steps from key(u): with key(r) (48271), then with 0 (16807). The count is
 -- rankmetrics_poisson_count(value): how many of hashing.POISSON_THRESHOLDS are at or below it
 -- (Poisson(1) by its inverse distribution function), written out by the exporter.
 CREATE OR REPLACE VIEW rankmetrics_unit_draws AS
@@ -118,24 +119,26 @@ WITH seeded AS (
         FROM rankmetrics_finalize_parameters
     ) AS seed_step
 ), indices AS (
-    SELECT 0 AS stream, rm_unit AS i
+    SELECT 0 AS key_stream, rm_unit AS i
     FROM rankmetrics_merged_state
     WHERE rm_part = 'units'
     GROUP BY rm_unit
     UNION ALL
-    SELECT 1 AS stream, CAST(replicate AS BIGINT) AS i
+    SELECT 1 AS key_stream, CAST(replicate AS BIGINT) AS i
     FROM rankmetrics_replicates
 ), streamed AS (
-    SELECT stream, i, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    SELECT key_stream, i, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
     FROM (
-        SELECT x.stream, x.i, (s.z + x.stream + 1) % 2147483647 * 69621 % 2147483647 AS y
+        SELECT
+            x.key_stream, x.i,
+            (s.z + x.key_stream + 1) % 2147483647 * 69621 % 2147483647 AS y
         FROM indices AS x
         CROSS JOIN seeded AS s
     ) AS stream_step
 ), keyed AS (
-    SELECT stream, i, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
+    SELECT key_stream, i, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
     FROM (
-        SELECT stream, i, (z + i + 1) % 2147483647 * 39373 % 2147483647 AS y
+        SELECT key_stream, i, (z + i + 1) % 2147483647 * 39373 % 2147483647 AS y
         FROM streamed
     ) AS index_step
 ), mixed AS (
@@ -144,8 +147,8 @@ WITH seeded AS (
         SELECT
             u.i AS unit, r.i AS replicate,
             (u.z + r.z + 1) % 2147483647 * 48271 % 2147483647 AS y
-        FROM (SELECT i, z FROM keyed WHERE stream = 0) AS u
-        CROSS JOIN (SELECT i, z FROM keyed WHERE stream = 1) AS r
+        FROM (SELECT i, z FROM keyed WHERE key_stream = 0) AS u
+        CROSS JOIN (SELECT i, z FROM keyed WHERE key_stream = 1) AS r
     ) AS replicate_step
 ), valued AS (
     SELECT unit, replicate, (y * y + 12345) % 2147483647 * 48271 % 2147483647 AS z
@@ -168,9 +171,9 @@ CREATE OR REPLACE VIEW rankmetrics_replicate_means AS
 SELECT
     m.grp, k.metric, d.replicate,
     sum(CASE WHEN m.rm_name = k.metric THEN d.draws * m.rm_value END)
-        / nullif(sum(CASE WHEN m.rm_name = k.weights THEN d.draws * m.rm_value END), 0) AS value
+        / nullif(sum(CASE WHEN m.rm_name = k.weight_name THEN d.draws * m.rm_value END), 0) AS value
 FROM rankmetrics_merged_state AS m
-JOIN rankmetrics_finalize_keys AS k ON m.rm_name IN (k.metric, k.weights)
+JOIN rankmetrics_finalize_keys AS k ON m.rm_name IN (k.metric, k.weight_name)
 JOIN rankmetrics_unit_draws AS d ON d.unit = m.rm_unit
 WHERE m.rm_part = 'units'
 GROUP BY m.grp, k.metric, d.replicate;

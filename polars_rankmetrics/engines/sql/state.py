@@ -112,9 +112,15 @@ def _check_dialect(dialect: str) -> None:
         )
 
 
-def _check_keys(keys: Sequence[MetricKey]) -> None:
+def _check_request(keys: Sequence[MetricKey], by: Sequence[str]) -> None:
     if not keys:
         raise ValueError("a state needs at least one metric key")
+    for name in by:
+        if name.startswith("rm_"):
+            raise ValueError(
+                f"by column {name!r}: names starting with 'rm_' are the state's own columns; "
+                "rename it"
+            )
     for key in keys:
         if key.metric.needs_propensities:
             raise ValueError(
@@ -265,7 +271,7 @@ def state_statements(
     integers or strings (their text is hashed). Names are quoted and numbers checked finite;
     the parameters are one string literal."""
     _check_dialect(dialect)
-    _check_keys(keys)
+    _check_request(keys, cols.by)
     sample_keys = [k for k in keys if k.metric.reduction == "samples"]
     views = {*results.sql_views(sample_keys).values(), *_PART_VIEWS}
     params = state_params(
@@ -352,7 +358,9 @@ def finalize_statements(
         f"SELECT {selected}r.metric, r.value, r.lo, r.hi, r.ill_defined "
         f"FROM rankmetrics_finalized AS r{join}"
     )
-    keys_query = f"SELECT * FROM (VALUES {rows}) AS k(metric, weights, nulls, ill, nan_if_null)"
+    keys_query = (
+        f"SELECT * FROM (VALUES {rows}) AS k(metric, weight_name, null_name, ill_name, nan_if_null)"
+    )
     return [
         *_create("rankmetrics_state_groups", groups, dialect, temporary),
         *_create("rankmetrics_finalize_keys", keys_query, dialect, temporary),
