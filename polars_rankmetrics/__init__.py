@@ -2,7 +2,8 @@
 Spark or SQL.
 
 The long table has one row per (sample, label): the model's score and the truth. Start with
-:func:`evaluate`, or the scikit-learn-named frame functions, which chain with ``.pipe()``.
+:func:`evaluate`, or the scikit-learn-named frame functions, which chain with ``.pipe()``; in
+a pipeline, :func:`state` per partition and :func:`finalize` over any merge of them.
 """
 
 from polars_rankmetrics import expressions
@@ -22,6 +23,7 @@ from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
 from polars_rankmetrics.report import Report, html_report, label_report, lwlrap_per_class
+from polars_rankmetrics.states import finalize, state
 
 
 def __getattr__(name: str) -> str:
@@ -46,6 +48,7 @@ __all__ = [
     "dcg_score",
     "evaluate",
     "expressions",
+    "finalize",
     "from_dense",
     "from_lists",
     "html_report",
@@ -57,4 +60,5 @@ __all__ = [
     "lwlrap_per_class",
     "ndcg_score",
     "rank_table",
+    "state",
 ]

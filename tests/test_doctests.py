@@ -16,6 +16,7 @@ from polars_rankmetrics.report import labels, page, per_class
 from polars_rankmetrics.sklearn import classification as sklearn_classification
 from polars_rankmetrics.sklearn import ranking as sklearn_ranking
 from polars_rankmetrics.sklearn import report as sklearn_report
+from polars_rankmetrics.states import build as state_build
 
 # The package's evaluate and compare attributes are the functions: the modules are found by name.
 evaluate = importlib.import_module("polars_rankmetrics.evaluate")
@@ -40,6 +41,7 @@ compare = importlib.import_module("polars_rankmetrics.compare")
         sklearn_ranking,
         sklearn_report,
         spark_engine,
+        state_build,
         topk,
     ],
     ids=lambda m: m.__name__,

@@ -1,0 +1,190 @@
+"""States read, checked and merged into the tables an evaluation reduces.
+
+:func:`merge` takes what ``finalize``, ``compare``, ``label_report`` and ``lwlrap_per_class``
+accept as states (a state, a list of them, a LazyFrame, a path, a glob or a list of paths),
+refuses states that do not merge (a newer format, different parameters, a sample held by two
+of them), and hands over the merged tables under the names the driver gives its own
+(:func:`polars_rankmetrics.engines.driver.collect`), so that every reduction is the one
+``evaluate`` runs.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics.checks import validation
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.label_averages import LABEL
+from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
+from polars_rankmetrics.states import format as fmt
+from polars_rankmetrics.states.params import context_of, read_params
+
+OVERLAP = ("error", "warn")
+
+
+@dataclass
+class Merged:
+    """Merged states: the tables per ``cols.by`` group (inside names), as the driver names
+    them (``sums``, ``labels``, ``curves``, ``precisions``), each group's resampling units
+    (``units``: the unit sums, a row per group and unit), the parameters and the context."""
+
+    cols: Columns
+    params: dict[str, Any]
+    context: Context
+    tables: dict[str, list[pl.DataFrame]]
+    units: pl.DataFrame | None
+
+    def keys(self, metrics: str | Sequence[str] | None) -> list[MetricKey]:
+        """The keys of ``metrics`` (None: every key the states hold); refuses a key they do not
+        hold."""
+        held = parse_keys(self.params["metrics"])
+        if metrics is None:
+            return held
+        keys = parse_keys(metrics)
+        for key in keys:
+            if key not in held:
+                raise ValueError(
+                    f"the states hold no {key}: they were computed for {', '.join(map(str, held))}"
+                )
+        return keys
+
+
+def is_state(data: Any) -> bool:
+    """Whether ``data`` is a state or states (a frame, or files, with the state's columns)."""
+    if isinstance(data, pl.DataFrame | pl.LazyFrame):
+        return fmt.PART in data.collect_schema().names()
+    if isinstance(data, list | tuple) and data:
+        return all(is_state(item) for item in data)
+    if isinstance(data, str | os.PathLike):
+        paths = _paths(data)
+        return bool(paths) and str(paths[0]).endswith(".parquet") and fmt.PART in (
+            pl.read_parquet_schema(paths[0])
+        )  # fmt: skip
+    return False
+
+
+def _paths(path: str | os.PathLike[str]) -> list[str]:
+    text = os.fspath(path)
+    return sorted(glob.glob(text)) if glob.has_magic(text) else [text]
+
+
+def scan(states: Any) -> pl.LazyFrame:
+    """The rows of ``states`` as one LazyFrame."""
+    if isinstance(states, pl.DataFrame):
+        return states.lazy()
+    if isinstance(states, pl.LazyFrame):
+        return states
+    if isinstance(states, str | os.PathLike):
+        paths = _paths(states)
+        if not paths or not all(os.path.exists(p) for p in paths):
+            raise ValueError(f"no state file at {os.fspath(states)!r}")
+        return pl.scan_parquet(paths)
+    if isinstance(states, list | tuple):
+        if not states:
+            raise ValueError("no state to finalize: the list is empty")
+        return pl.concat([scan(s) for s in states], how="vertical_relaxed")
+    raise ValueError(
+        f"states must be a state (DataFrame or LazyFrame), a list of them, or the path or glob "
+        f"of state files, not {type(states).__name__}"
+    )
+
+
+def merge(states: Any, by: str | Sequence[str] | None, *, overlap: str = "error") -> Merged:
+    """``states`` merged per ``by`` group: checked (columns, format, parameters, overlap), then
+    summed; the ``by`` columns of the states that ``by`` does not name are merged over."""
+    if overlap not in OVERLAP:
+        raise ValueError(f"overlap must be one of {', '.join(OVERLAP)}, not {overlap!r}")
+    rows = scan(states)
+    names = rows.collect_schema().names()
+    missing = [c for c in fmt.COLUMNS if c not in names]
+    if missing:
+        raise ValueError(
+            f"not an evaluation state: no column {missing[0]!r} (states come from rm.state)"
+        )
+    found = rows.select(
+        pl.col(fmt.FORMAT_COLUMN).max().alias("format"),
+        pl.col(fmt.PARAMS).unique(maintain_order=True).implode(),
+    ).collect()
+    newest = found["format"][0]
+    if newest is None:
+        raise ValueError("no state to finalize: the states hold no rows")
+    if newest > fmt.FORMAT:
+        raise ValueError(
+            f"a state has format {newest}, newer than this version of polars-rankmetrics reads "
+            f"({fmt.FORMAT}): upgrade polars-rankmetrics"
+        )
+    params = read_params(list(found[fmt.PARAMS][0]))
+    by_columns = [by] if isinstance(by, str) else list(by or ())
+    for name in by_columns:
+        if name not in params["by"]:
+            raise ValueError(
+                f"by column {name!r} is not a by column of the states; theirs: {params['by']}"
+            )
+    cols = Columns(by=tuple(by_columns)).inside()
+    renamed = rows.select(*by_columns, *fmt.COLUMNS).rename(dict(cols.aliases))
+    merged = fmt.merged(renamed, cols.by).collect()
+    _check_overlap(merged, cols, overlap)
+    return Merged(cols, params, context_of(params), _tables(merged, cols), _units(merged, cols))
+
+
+def _part(merged: pl.DataFrame, part: str, index: Sequence[str]) -> pl.DataFrame | None:
+    rows = merged.filter(pl.col(fmt.PART) == part)
+    if not rows.height:
+        return None
+    return rows.pivot(fmt.NAME, index=list(index), values=fmt.VALUE, aggregate_function=None)
+
+
+def _tables(merged: pl.DataFrame, cols: Columns) -> dict[str, list[pl.DataFrame]]:
+    by = list(cols.by)
+    group = [] if by else [pl.lit(0).alias(validation.GROUP)]
+    tables = {}
+    sums = _part(merged, "sums", by) if by else _part(
+        merged.with_columns(pl.lit(0).alias("__one")), "sums", ["__one"]
+    )  # fmt: skip
+    if sums is not None:
+        tables["sums"] = [sums.drop("__one", strict=False)]
+    for part, extra in (("labels", []), ("curves", [fmt.SCORE]), ("precisions", [])):
+        table = _part(merged, part, [*by, fmt.LABEL, *extra])
+        if table is not None:
+            table = table.rename({fmt.LABEL: LABEL, fmt.SCORE: "score"}, strict=False)
+            tables[part] = [table.with_columns(*group)]
+    return tables
+
+
+def _units(merged: pl.DataFrame, cols: Columns) -> pl.DataFrame | None:
+    units = _part(merged, "units", [*cols.by, fmt.UNIT])
+    return None if units is None else units.sort([*cols.by, fmt.UNIT])
+
+
+def _check_overlap(merged: pl.DataFrame, cols: Columns, overlap: str) -> None:
+    """Refuse (or warn of) a sample held by more than one of the merged states: a hash of the
+    merged sketch counted more than once."""
+    by = list(cols.by)
+    sketch = merged.filter(pl.col(fmt.PART) == "sketch")
+    shared = sketch.group_by(by or [pl.lit(0).alias("__one")]).agg(
+        pl.len().alias("kept"), (pl.col(fmt.VALUE) > 1).sum().alias("shared"),
+        pl.col(fmt.VALUE).sum().alias("counted"),
+    ).filter(pl.col("shared") > 0)  # fmt: skip
+    if by:
+        shared = shared.sort(by, nulls_last=True)
+    if not shared.height:
+        return
+    row = shared.row(0, named=True)
+    where = cols.shown(", ".join(f"{name}={row[name]!r}" for name in by) if by else "the one group")
+    message = (
+        f"the merged states share samples ({where}): {row['shared']} of the {row['kept']} "
+        f"smallest sample hashes of the group are held by more than one state, an estimated "
+        f"{row['shared'] / row['kept']:.0%} of its samples. A sample must be in one partition "
+        "only (the same sample in two states counts twice); keep the partition's column in "
+        "by= to finalize the partitions apart, or pass overlap='warn' to merge anyway"
+    )
+    if overlap == "error":
+        raise ValueError(message)
+    warnings.warn(message, UserWarning, stacklevel=3)

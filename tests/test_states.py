@@ -1,0 +1,252 @@
+"""Evaluation states: finalize(any merge of states) is evaluate(the union of their data)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import ENGINES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+from strategies import long_tables
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.states import format as fmt
+
+RANKING = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg", "dcg@3"]
+SAMPLES = ["f1_samples", "precision_samples", "hamming_loss", "subset_accuracy",
+           "average_precision_samples", "roc_auc_samples"]  # fmt: skip
+LABELS = ["precision_micro", "f1_macro", "recall_weighted", "jaccard_macro"]
+CURVES = ["average_precision_macro", "roc_auc_micro", "roc_auc_weighted"]
+EVERY_KEY = [*RANKING, *SAMPLES, *LABELS, *CURVES]
+
+
+@pytest.fixture(scope="module")
+def example() -> pl.DataFrame:
+    return pl.read_parquet("data/example.parquet")
+
+
+def _half(r: int) -> pl.Expr:
+    return pl.col("sample").hash(3) % 2 == r
+
+
+def _quiet(function, *args, **kwargs):
+    """``function``'s result and the text of the warnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function(*args, **kwargs)
+    return result, sorted(str(w.message) for w in caught)
+
+
+def _split(df: pl.DataFrame, parts: int, seed: int) -> list[pl.DataFrame]:
+    """``df`` split into ``parts`` partitions of whole samples (some maybe empty)."""
+    samples = df["sample"].unique().sort()
+    rng = np.random.default_rng(seed)
+    part_of = pl.DataFrame({"sample": samples, "__part": rng.integers(0, parts, len(samples))})
+    joined = df.join(part_of, on="sample")
+    return [joined.filter(pl.col("__part") == p).drop("__part") for p in range(parts)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(long_tables(), st.integers(1, 3), st.integers(0, 1000), st.booleans())
+def test_finalize_of_the_states_of_partitions_is_evaluate_of_their_union(
+    table, parts, seed, with_model
+):
+    df, _, _, weights = table
+    if with_model:  # two models over the same samples, the second with shifted scores
+        df = pl.concat([
+            df.with_columns(model=pl.lit("a")),
+            df.with_columns(model=pl.lit("b"), score=pl.col("score").reverse()),
+        ])  # fmt: skip
+    by = "model" if with_model else None
+    options = {"weight": "weight" if weights is not None else None, "by": by}
+    # A partition is a table: evaluate refuses one whose weights sum to 0, and so does state.
+    pieces = [
+        p for p in _split(df, parts, seed)
+        if p.height and (weights is None or p["weight"].sum() > 0)
+    ]  # fmt: skip
+    expected, expected_warnings = _quiet(rm.evaluate, pl.concat(pieces), EVERY_KEY, **options)
+    states = [rm.state(p, EVERY_KEY, **options) for p in pieces]
+    found, found_warnings = _quiet(rm.finalize, states, by=by)
+    assert_frame_equal(found, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    assert found_warnings == expected_warnings
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=str)
+def test_every_engine_gives_the_same_state(engine, example):
+    keys = [*RANKING, "f1_micro", "roc_auc_macro"]
+    small = example.filter(
+        pl.col("sample").is_in(example["sample"].unique().sort().head(30).implode())
+    )
+    expected = rm.state(small, keys, by="model", zero_division=0, intervals=True)
+    found = engine._call(rm.state, small, keys, by="model", zero_division=0, intervals=True)
+    assert_frame_equal(found, expected, check_exact=False, rel_tol=1e-12)
+
+
+@pytest.fixture
+def daily(example):
+    """The example's samples spread over 4 days, as a pipeline writes them."""
+    return example.with_columns(day=(pl.col("sample").hash(7) % 4).cast(pl.Int32))
+
+
+def test_a_by_column_left_out_is_merged_over_and_a_filter_is_a_window(daily):
+    keys = ["lrap", "ndcg@5", "f1_micro", "average_precision_macro"]
+    states = rm.state(daily, keys, by=["model", "day"], zero_division=0)
+    assert_frame_equal(
+        rm.finalize(states, by="model"), rm.evaluate(daily, keys, by="model", zero_division=0),
+        check_exact=False, rel_tol=1e-12,
+    )  # fmt: skip
+    window = rm.finalize(states.filter(pl.col("day") >= 2), by="model")
+    expected = rm.evaluate(daily.filter(pl.col("day") >= 2), keys, by="model", zero_division=0)
+    assert_frame_equal(window, expected, check_exact=False, rel_tol=1e-12)
+    per_day = rm.finalize(states, by=["model", "day"])
+    assert_frame_equal(
+        per_day, rm.evaluate(daily, keys, by=["model", "day"], zero_division=0),
+        check_exact=False, rel_tol=1e-12,
+    )  # fmt: skip
+    everything = rm.finalize(states.filter(pl.col("model") == "baseline"))
+    assert everything.columns == keys
+
+
+def test_states_read_from_files_and_globs_and_lazy_frames(daily, tmp_path):
+    keys = ["lrap", "f1_micro"]
+    for day, part in daily.partition_by("day", as_dict=True).items():
+        rm.state(part, keys, by="model", zero_division=0, path=tmp_path / f"day-{day[0]}.parquet")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+    expected = rm.evaluate(daily, keys, by="model", zero_division=0)
+    for states in (
+        str(tmp_path / "day-*.parquet"),
+        sorted(tmp_path.glob("*.parquet")),
+        pl.scan_parquet(tmp_path / "*.parquet"),
+    ):
+        assert_frame_equal(rm.finalize(states, by="model"), expected, check_exact=False,
+                           rel_tol=1e-12)  # fmt: skip
+
+
+def test_the_size_of_a_state_does_not_grow_with_the_samples():
+    rng = np.random.default_rng(0)
+
+    def table(n):
+        return rm.from_dense(rng.integers(0, 2, (n, 5)), rng.random((n, 5)).round(2))
+
+    small, large = (rm.state(table(n), ["lrap", "f1_macro", "roc_auc_macro"]) for n in (300, 3000))
+    # The curves hold (label, distinct score): at most 5 x 101 rows in both.
+    assert large.height <= small.height + 2 * 5 * 101
+    assert large.filter(pl.col("rm_part") == "sketch").height == fmt.SKETCH
+
+
+def test_states_of_different_parameters_do_not_merge(example):
+    first = rm.state(example, ["f1_micro"], by="model", threshold=0.5, zero_division=0)
+    second = rm.state(example, ["f1_micro"], by="model", threshold=0.4, zero_division=0)
+    with pytest.raises(ValueError, match="different threshold do not merge: 0.5 and 0.4"):
+        rm.finalize([first, second.with_columns(model=pl.lit("other"))], by="model")
+    other_keys = rm.state(example, ["lrap"], by="model")
+    with pytest.raises(ValueError, match=r"different metrics do not merge: \['f1_micro'\]"):
+        rm.finalize([first, other_keys], by="model")
+
+
+def test_a_sample_in_two_merged_states_is_refused_or_warned(example):
+    state = rm.state(example, ["lrap"], by="model")
+    with pytest.raises(ValueError, match="share samples .*model='baseline'.*128 of the 128"):
+        rm.finalize([state, state], by="model")
+    with pytest.warns(UserWarning, match="share samples"):
+        rm.finalize([state, state], by="model", overlap="warn")
+    # Two models over the same samples merge freely while by keeps them apart ...
+    rm.finalize(state, by="model")
+    # ... and not when merged over.
+    with pytest.raises(ValueError, match="share samples \\(the one group\\)"):
+        rm.finalize(state)
+
+
+def test_a_small_overlap_is_seen_with_its_estimated_share():
+    rng = np.random.default_rng(1)
+    n = 4000
+    df = rm.from_dense(rng.integers(0, 2, (n, 3)), rng.random((n, 3)))
+    first = rm.state(df.filter(pl.col("sample") < 2400), ["lrap"])
+    second = rm.state(df.filter(pl.col("sample") >= 1600), ["lrap"])  # 800 shared: 20% of 4000
+    with pytest.raises(ValueError, match=r"an estimated (1\d|2\d)% of its samples") as error:
+        rm.finalize([first, second])
+    assert "held by more than one state" in str(error.value)
+
+
+def test_a_state_of_a_newer_format_or_not_a_state_is_refused(example):
+    state = rm.state(example, ["lrap"], by="model")
+    with pytest.raises(ValueError, match="format 2, newer than this version"):
+        rm.finalize(state.with_columns(rm_format=pl.lit(2, pl.Int32)), by="model")
+    with pytest.raises(ValueError, match="not an evaluation state: no column 'rm_part'"):
+        rm.finalize(example, by="model")
+    with pytest.raises(ValueError, match="by column 'day' is not a by column of the states"):
+        rm.finalize(state, by="day")
+    with pytest.raises(ValueError, match="the states hold no ndcg"):
+        rm.finalize(state, ["ndcg"], by="model")
+    with pytest.raises(ValueError, match="no state file at"):
+        rm.finalize("/nonexistent/*.parquet")
+
+
+def test_bad_input_is_refused_as_evaluate_refuses_it(example):
+    bad = example.with_columns(score=pl.when(pl.col("sample") == "clip_00003").then(None)
+                               .otherwise(pl.col("score")))  # fmt: skip
+    with pytest.raises(ValueError) as expected:
+        rm.evaluate(bad, ["lrap"], by="model")
+    with pytest.raises(ValueError) as found:
+        rm.state(bad, ["lrap"], by="model")
+    assert str(found.value) == str(expected.value)
+    with pytest.raises(ValueError, match="names starting with 'rm_'"):
+        rm.state(example.rename({"model": "rm_model"}), ["lrap"], by="rm_model")
+
+
+def test_the_state_records_its_parameters_and_roles(example):
+    state = rm.state(example, ["lrap", "f1_micro"], by="model", threshold=0.3, beta=2.0)
+    params = json.loads(state["rm_params"][0])
+    assert state["rm_params"].n_unique() == 1
+    assert state["rm_format"].unique().to_list() == [1]
+    assert params["metrics"] == ["lrap", "f1_micro"]
+    assert params["threshold"] == 0.3 and params["beta"] == 2.0
+    assert params["zero_division"] == "warn"
+    assert params["by"] == ["model"]
+    assert params["columns"]["sample"] == "sample" and params["columns"]["weight"] is None
+    assert list(state.columns) == ["model", *fmt.COLUMNS]
+
+
+def test_a_top_k_state_with_propensities(example):
+    truth = example.filter(pl.col("truth") == 1).select("model", "sample", "label")
+    predictions = example.filter(pl.col("score") >= 0.5).select("model", "sample", "label", "score")
+    propensities = rm.label_propensities(truth, label="label")
+    keys = ["precision@3", "recall@5", "mrr", "psprecision@3", "ndcg@3"]
+    options = {"truth_table": truth, "n_labels": 40, "propensities": propensities, "by": "model"}
+    expected = rm.evaluate(predictions, keys, **options)
+    halves = [predictions.filter(_half(r)) for r in (0, 1)]
+    truths = [truth.filter(_half(r)) for r in (0, 1)]
+    states = [
+        rm.state(p, keys, **(options | {"truth_table": t}))
+        for p, t in zip(halves, truths, strict=True)
+    ]
+    assert_frame_equal(rm.finalize(states, by="model"), expected, check_exact=False,
+                       rel_tol=1e-12)  # fmt: skip
+    other = rm.state(halves[0], keys, **(options | {"truth_table": truths[0], "n_labels": 41}))
+    with pytest.raises(ValueError, match="different n_labels do not merge: 40 and 41"):
+        rm.finalize([states[1], other], by="model")
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_intervals_of_merged_states_are_the_poisson_intervals_of_the_union(daily, method):
+    keys = ["lrap", "ndcg@5", "f1_micro", "roc_auc_samples"]
+    options = {"ci": 0.9, "n_boot": 200, "seed": 7, "ci_method": method}
+    expected = rm.evaluate(daily, keys, by="model", bootstrap="poisson", zero_division=0,
+                           **options)  # fmt: skip
+    states = [
+        rm.state(part, keys, by="model", intervals=True, zero_division=0)
+        for part in daily.partition_by("day")
+    ]
+    found = rm.finalize(states, by="model", **options)
+    assert_frame_equal(found, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    assert (found["lrap_lo"] < found["lrap"]).all() and (found["lrap"] < found["lrap_hi"]).all()
+
+
+def test_intervals_need_states_kept_with_units(example):
+    with pytest.raises(ValueError, match=r"intervals=True"):
+        rm.finalize(rm.state(example, ["lrap"], by="model"), by="model", ci=0.95)
