@@ -250,3 +250,25 @@ def test_intervals_of_merged_states_are_the_poisson_intervals_of_the_union(daily
 def test_intervals_need_states_kept_with_units(example):
     with pytest.raises(ValueError, match=r"intervals=True"):
         rm.finalize(rm.state(example, ["lrap"], by="model"), by="model", ci=0.95)
+
+
+def test_the_per_label_report_and_per_class_lwlrap_of_states(daily):
+    states = [
+        rm.state(part, ["lrap"], by="model", per_label=True, threshold=0.3)
+        for part in daily.partition_by("day")
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        expected = rm.label_report(daily, by="model", threshold=0.3)
+        found = rm.label_report(states, by="model", threshold=0.3)
+    assert_frame_equal(found, expected, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(
+        rm.lwlrap_per_class(states, by="model"), rm.lwlrap_per_class(daily, by="model"),
+        check_exact=False, rel_tol=1e-12,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="computed with threshold=0.3: .* pass threshold=0.3"):
+        rm.label_report(states, by="model")
+    with pytest.raises(ValueError, match=r"per_label=True"):
+        rm.lwlrap_per_class(rm.state(daily, ["lrap"], by="model"), by="model")
+    with pytest.raises(ValueError, match="engine= does not apply to states"):
+        rm.lwlrap_per_class(states, by="model", engine="duckdb")

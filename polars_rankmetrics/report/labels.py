@@ -16,6 +16,8 @@ from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.undefined import table_case, warn
 from polars_rankmetrics.options import Options, Run, documented
+from polars_rankmetrics.states import is_state, merge
+from polars_rankmetrics.states.params import zero_division_param
 
 REPORT_COLUMNS = (
     "support", "predicted", "precision", "recall", "f1", "average_precision", "roc_auc",
@@ -42,7 +44,10 @@ def label_report(
     ----------
     data, by, threshold, zero_division
         As for :func:`~polars_rankmetrics.evaluate`; the table is checked the same way (binary
-        truth).
+        truth). ``data`` may also be states of :func:`~polars_rankmetrics.state` kept with
+        ``per_label=True`` (as :func:`~polars_rankmetrics.finalize` takes them): the report of
+        the data behind them, ``by`` among their ``by`` columns; ``threshold`` and
+        ``zero_division`` must then be the states' own.
     **options
 
     Returns
@@ -79,8 +84,14 @@ def label_report(
     │ 1     ┆ 2.0     ┆ 1.0       ┆ 1.0    ┆ 1.0     │
     └───────┴─────────┴───────────┴────────┴─────────┘
     """
-    run, cols = Run.of(options, by=by)
     context = parameters(threshold=threshold, zero_division=zero_division)
+    if is_state(data):
+        merged = merge(data, by, options=options)
+        merged.require("label_report", threshold=context.threshold,
+                       zero_division=zero_division_param(context))  # fmt: skip
+        validation.check_result_names(merged.cols.in_source(), REPORT_COLUMNS)
+        return merged.cols.restored(label_table(merged.tables, merged.cols, merged.context))
+    run, cols = Run.of(options, by=by)
     return build(run, data, cols, context)
 
 

@@ -14,6 +14,7 @@ from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_scor
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.options import RankingOptions, Run, documented
 from polars_rankmetrics.report.labels import with_lwlrap
+from polars_rankmetrics.states import is_state, merge
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -36,7 +37,9 @@ def lwlrap_per_class(
     Parameters
     ----------
     data
-        The long table, as for :func:`~polars_rankmetrics.evaluate`.
+        The long table, as for :func:`~polars_rankmetrics.evaluate`; or states of
+        :func:`~polars_rankmetrics.state` kept with ``per_label=True``, as
+        :func:`~polars_rankmetrics.finalize` takes them.
     by
         Column(s) splitting the table into independent evaluations: one set of rows each.
     **options
@@ -72,8 +75,14 @@ def lwlrap_per_class(
     │ 2     ┆ 0.666667 ┆ 0.333333 │
     └───────┴──────────┴──────────┘
     """
-    run, cols = Run.of(options, by=by, accepted=RankingOptions)
-    table = per_class_lwlrap(run, data, cols)
+    if is_state(data):
+        merged = merge(data, by, options=options)
+        merged.require("lwlrap_per_class")
+        validation.check_result_names(merged.cols.in_source(), ["lwlrap", "weight"])
+        table = _per_class(merged.tables, merged.cols)
+    else:
+        run, cols = Run.of(options, by=by, accepted=RankingOptions)
+        table = per_class_lwlrap(run, data, cols)
     return table.lazy() if isinstance(data, pl.LazyFrame) else table
 
 
@@ -85,12 +94,18 @@ def per_class_lwlrap(run: Run, data: Any, cols: Columns) -> pl.DataFrame:
         collected, _ = run.collect(
             data, inner, [MetricKey("lwlrap")], ["labels", "precisions"], parameters=Context()
         )
-    group = list(inner.by) or [validation.GROUP]
+    return _per_class(collected, inner)
+
+
+def _per_class(collected: dict[str, list[pl.DataFrame]], cols: Columns) -> pl.DataFrame:
+    """The per-class table from the label counts and label precisions (``cols`` with the
+    ``by`` columns under their inside names, as the tables have them)."""
+    group = list(cols.by) or [validation.GROUP]
     keys = [*group, LABEL]
     counts = label_scores(combine(collected["labels"], keys), [], zero_division=0.0)
     table = with_lwlrap(counts, combine(collected["precisions"], keys), keys, group)
     table = table.select(
-        *inner.by, pl.col(LABEL).alias(inner.label), "lwlrap",
+        *cols.by, pl.col(LABEL).alias(cols.label), "lwlrap",
         pl.col("lwlrap_weight").alias("weight"),
     )  # fmt: skip
-    return inner.restored(table.sort([*inner.by, inner.label]))
+    return cols.restored(table.sort([*cols.by, cols.label]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import glob
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +40,22 @@ class Merged:
     context: Context
     tables: dict[str, list[pl.DataFrame]]
     units: pl.DataFrame | None
+
+    def require(self, what: str, **given: Any) -> None:
+        """Refuse ``given`` parameters that differ from the states' (``what``: the call, for the
+        message), and states kept without the per-label tables for a per-label call."""
+        for name, value in given.items():
+            held = self.params[name]
+            if held != value and not (value == "nan" and held == "nan"):
+                raise ValueError(
+                    f"the states were computed with {name}={held!r}: {what} of them takes their "
+                    f"parameters; pass {name}={held!r}"
+                )
+        if what != "finalize" and not self.params["per_label"]:
+            raise ValueError(
+                f"{what} needs the states' per-label tables: compute them with "
+                "rm.state(..., per_label=True)"
+            )
 
     def keys(self, metrics: str | Sequence[str] | None) -> list[MetricKey]:
         """The keys of ``metrics`` (None: every key the states hold); refuses a key they do not
@@ -96,9 +112,19 @@ def scan(states: Any) -> pl.LazyFrame:
     )
 
 
-def merge(states: Any, by: str | Sequence[str] | None, *, overlap: str = "error") -> Merged:
+def merge(
+    states: Any, by: str | Sequence[str] | None, *, overlap: str = "error",
+    options: Mapping[str, Any] | None = None,
+) -> Merged:  # fmt: skip
     """``states`` merged per ``by`` group: checked (columns, format, parameters, overlap), then
-    summed; the ``by`` columns of the states that ``by`` does not name are merged over."""
+    summed; the ``by`` columns of the states that ``by`` does not name are merged over.
+    ``options``: the run options and column keywords a verb was given, refused (states are
+    evaluated already: their columns are recorded)."""
+    if options:
+        raise ValueError(
+            f"{next(iter(options))}= does not apply to states: they are evaluated already, "
+            "with the columns they record"
+        )
     if overlap not in OVERLAP:
         raise ValueError(f"overlap must be one of {', '.join(OVERLAP)}, not {overlap!r}")
     rows = scan(states)
@@ -127,7 +153,8 @@ def merge(states: Any, by: str | Sequence[str] | None, *, overlap: str = "error"
             raise ValueError(
                 f"by column {name!r} is not a by column of the states; theirs: {params['by']}"
             )
-    cols = Columns(by=tuple(by_columns)).inside()
+    roles = {role: name for role, name in params["columns"].items() if name is not None}
+    cols = Columns(by=tuple(by_columns), **roles).inside()
     renamed = rows.select(*by_columns, *fmt.COLUMNS).rename(dict(cols.aliases))
     merged = fmt.merged(renamed, cols.by).collect()
     _check_overlap(merged, cols, overlap)

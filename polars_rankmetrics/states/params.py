@@ -29,7 +29,6 @@ def params_of(
 ) -> dict[str, Any]:  # fmt: skip
     """The parameters a state of ``keys`` records (``cols`` as the user names them)."""
     outer = cols.in_source()
-    zero: Any = "warn" if context.warn_zero_division else context.zero_division
     return {
         "format": fmt.FORMAT,
         "metrics": [str(k) for k in keys],
@@ -45,7 +44,7 @@ def params_of(
         "log_base": context.log_base,
         "threshold": context.threshold,
         "beta": context.beta,
-        "zero_division": zero,
+        "zero_division": zero_division_param(context),
         "n_labels": inputs.n_labels,
         "top_k": inputs.truth_table is not None,
         "propensities": _fingerprint(inputs.propensities, cols),
@@ -56,6 +55,13 @@ def params_of(
         "sketch": fmt.SKETCH,
         "hash": "md5-62",
     }
+
+
+def zero_division_param(context: Context) -> str | float:
+    """``zero_division`` as a state records it: ``"warn"``, ``"nan"`` or the number."""
+    if context.warn_zero_division:
+        return "warn"
+    return "nan" if math.isnan(context.zero_division) else context.zero_division
 
 
 def _fingerprint(propensities: Any, cols: Columns) -> str | None:
