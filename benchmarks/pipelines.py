@@ -10,6 +10,9 @@ inside the process, and peak RSS).
 - ``year``: ``finalize`` over 365 daily state files of 100 groups (models) each.
 - ``state``: ``rm.state`` against ``rm.evaluate`` on the same table (compare.py's, 2 models x
   ``--samples`` x 100 labels) under ``--memory-limit``, and the state's size on disk per group.
+- ``sizes``: the shipped example's states (bytes of Parquet per group, by what they keep), and
+  what ``score_decimals`` costs the curve metrics: the largest difference from the exact value
+  over their keys on a table of continuous scores, and the curves' rows.
 
 Writes ``benchmarks/results/pipelines.json``.
 """
@@ -129,6 +132,50 @@ def state_against_evaluate(samples: int, memory_limit: str | None) -> dict:
             "state_bytes_per_group": round(state["value"] / 2)}  # fmt: skip
 
 
+CURVE_KEYS = ["average_precision_macro", "average_precision_micro", "roc_auc_macro",
+              "roc_auc_micro", "roc_auc_weighted"]  # fmt: skip
+
+
+def sizes(samples: int) -> dict:
+    """Bytes per group of the example's states, and the error of rounded curves."""
+    import io
+
+    import polars_rankmetrics as rm
+
+    def size(state: pl.DataFrame) -> int:
+        buffer = io.BytesIO()
+        state.write_parquet(buffer)
+        return round(buffer.tell() / state["model"].n_unique())
+
+    example = pl.read_parquet(Path(__file__).parent.parent / "data" / "example.parquet")
+    kept = {
+        "sums": {},
+        "sums+intervals": {"intervals": True},
+        "sums+per_label": {"per_label": True},
+    }
+    example_bytes = {
+        name: size(rm.state(example, KEYS, by="model", **options)) for name, options in kept.items()
+    }
+    rng = np.random.default_rng(0)
+    truth = rng.random((samples, 20)) < 0.2
+    scores = np.clip(truth * 0.2 + rng.random((samples, 20)), 0, None)
+    table = rm.from_dense(truth, scores).with_columns(model=pl.lit("m"))
+    exact = rm.evaluate(table, CURVE_KEYS)
+    rounded = {}
+    for decimals in (2, 3, 4):
+        state = rm.state(table, CURVE_KEYS, by="model", score_decimals=decimals)
+        found = rm.finalize(state)
+        error = max(abs(found[k][0] - exact[k][0]) for k in CURVE_KEYS)
+        rows = state.filter(pl.col("rm_part") == "curves").height
+        rounded[str(decimals)] = {"max_abs_error": float(f"{error:.3g}"), "curve_rows": rows}
+    exact_rows = rm.state(table, CURVE_KEYS, by="model").filter(pl.col("rm_part") == "curves")
+    rounded["exact"] = {"max_abs_error": 0.0, "curve_rows": exact_rows.height}
+    return {
+        "example_bytes_per_group": example_bytes,
+        "curves": {"samples": samples, "labels": 20, "keys": CURVE_KEYS, "score_decimals": rounded},
+    }
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         child(sys.argv[2], *sys.argv[3:])
@@ -143,13 +190,14 @@ def main() -> None:
         global OUT
         OUT = OUT / "small"
         results = {"daily": daily(20_000, 3), "year": year(5, 4),
-                   "state": state_against_evaluate(1_000, None)}  # fmt: skip
+                   "state": state_against_evaluate(1_000, None), "sizes": sizes(500)}  # fmt: skip
         print(json.dumps(results, indent=2))
         return
     results = {
         "daily": daily(args.day_rows, 31),
         "year": year(365, 100),
         "state": state_against_evaluate(args.samples, args.memory_limit),
+        "sizes": sizes(100_000),
     }
     print(json.dumps(results, indent=2), file=sys.stderr)
     out = RESULTS / "pipelines.json"
