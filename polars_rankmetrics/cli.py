@@ -34,6 +34,8 @@ from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report.comparison import FORMATS, Comparison
 from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.report.page import html_report, require_matplotlib
+from polars_rankmetrics.states import finalize, is_state, state
+from polars_rankmetrics.states.merge import OVERLAP
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
@@ -72,17 +74,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
-    ev = commands.add_parser(
-        "evaluate", help="the metrics of one or more files, globs or directories"
-    )
     valid = ", ".join(
         f"{m.name}@K" if m.requires_k else f"{m.name}[@K]" if m.takes_k else m.name
         for m in REGISTRY.values()
     )
+    ev = commands.add_parser(
+        "evaluate",
+        help="the metrics of one or more files, globs or directories, or of state files "
+        "(rankmetrics state): the metrics of the data behind them",
+    )
     ev.add_argument(
         "--metrics",
-        default=",".join(DEFAULT_METRICS),
-        help=f"comma-separated metric keys, from: {valid} (default: %(default)s)",
+        help=f"comma-separated metric keys, from: {valid} (default: {','.join(DEFAULT_METRICS)}; "
+        "of state files: every key they hold)",
     )
     ev.add_argument(
         "-k", "--k", type=int, help="cut the metrics that take @K at K (ndcg -> ndcg@K)"
@@ -111,6 +115,32 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ev.add_argument("--ci-method", choices=CI_METHODS, default="percentile")
     _resampling_options(ev)
+    _overlap_option(ev)
+    st = commands.add_parser(
+        "state",
+        help="evaluate a partition once into a state file (-o STATE.parquet) that rankmetrics "
+        "evaluate, compare and report merge with others (docs/pipelines.md)",
+    )
+    st.add_argument(
+        "--metrics", default=",".join(DEFAULT_METRICS),
+        help="comma-separated metric keys, as for evaluate (default: %(default)s)",
+    )  # fmt: skip
+    st.add_argument(
+        "--intervals", action="store_true",
+        help="keep the resampling units: intervals and paired tests of merged states",
+    )  # fmt: skip
+    st.add_argument(
+        "--per-label", action="store_true", help="keep the tables of report (per-label)"
+    )
+    st.add_argument(
+        "--score-decimals", type=int, metavar="N",
+        help="round the scores of the curve metrics' tables to N decimals (bounds their size)",
+    )  # fmt: skip
+    st.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
+    st.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    st.add_argument("--propensities", metavar="PATH", help="label propensities (label, propensity)")
+    _input_options(st, formats=("parquet",))
+    _threshold_options(st)
     cmp = commands.add_parser(
         "compare",
         help="compare models with a baseline: deltas with intervals, paired tests, wins/losses",
@@ -157,6 +187,7 @@ def _parser() -> argparse.ArgumentParser:
     _input_options(report)
     _threshold_options(report, beta=False)
     _resampling_options(report)
+    _overlap_option(report)
     sql_help = (
         "print the SQL views in a dialect (run them after defining rankmetrics_input, "
         f"rankmetrics_cutoffs and rankmetrics_parameters, or let --input define them; {SQL_ALONE})"
@@ -197,6 +228,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     _threshold_options(sql)
     return parser
+
+
+def _overlap_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--overlap", choices=OVERLAP, default="error",
+        help="of state files: refuse (error) or merge with a warning (warn) states that share "
+        "samples (default: error)",
+    )  # fmt: skip
 
 
 def _resampling_options(parser: argparse.ArgumentParser) -> None:
@@ -397,6 +436,18 @@ def _by(args: argparse.Namespace) -> list[str]:
 def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame | None:
     """The result of the command ``args`` names (None: the HTML report, written to its
     file)."""
+    if args.command == "state":
+        if args.output is None:
+            raise ValueError("state writes a file: give -o STATE.parquet")
+        state(
+            args.paths, _split([args.metrics]), beta=args.beta, truth_table=args.truth_table,
+            n_labels=args.n_labels, propensities=args.propensities, intervals=args.intervals,
+            per_label=args.per_label, score_decimals=args.score_decimals, path=args.output,
+            **options,
+        )  # fmt: skip
+        return None
+    if args.command in ("evaluate", "report") and is_state(args.paths):
+        return _of_states(args, options)
     if args.command == "report" and args.html is not None:
         html_report(
             args.paths, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
@@ -416,11 +467,48 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
             bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
             n_labels=args.n_labels, beta=args.beta, **options,
         )  # fmt: skip
+    metrics = _metric_list(args.metrics or ",".join(DEFAULT_METRICS), args.k)
     return evaluate(
-        args.paths, _metric_list(args.metrics, args.k), beta=args.beta,
+        args.paths, metrics, beta=args.beta,
         per_sample=args.per_sample, truth_table=args.truth_table, n_labels=args.n_labels,
         propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
         ci_method=args.ci_method, bootstrap=args.bootstrap, **options,
+    )  # fmt: skip
+
+
+# What evaluate and report of state files take from the command line; any other option given is
+# refused, the states having recorded theirs.
+# report takes threshold and zero_division too, which must be the states' own.
+_OF_STATES = {"command", "paths", "metrics", "k", "by", "ci", "ci_method", "n_boot", "seed",
+              "bootstrap", "overlap", "format", "output", "quiet"}  # fmt: skip
+
+
+def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
+    """``evaluate`` (finalize) or ``report`` of state files."""
+    defaults = vars(_parser().parse_args([args.command, *args.paths]))
+    taken = _OF_STATES | ({"threshold", "zero_division"} if args.command == "report" else set())
+    given = [
+        name for name, value in vars(args).items()
+        if name not in taken and value != defaults[name]
+    ]  # fmt: skip
+    if given:
+        raise ValueError(
+            f"--{given[0].replace('_', '-')} does not apply to state files: they are "
+            "evaluated already, with the options they record"
+        )
+    if args.command == "report":
+        if args.html is not None:
+            raise ValueError("--html reads the data, not state files")
+        return label_report(
+            args.paths, by=options["by"], threshold=args.threshold,
+            zero_division=args.zero_division,
+        )  # fmt: skip
+    if args.bootstrap != "poisson" and args.ci is not None:
+        raise ValueError("intervals of state files are Poisson intervals: give --bootstrap poisson")
+    metrics = None if args.metrics is None else _metric_list(args.metrics, args.k)
+    return finalize(
+        args.paths, metrics, by=options["by"], ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+        ci_method=args.ci_method, overlap=args.overlap,
     )  # fmt: skip
 
 
@@ -454,7 +542,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
         return 1
     if result is None:
-        print(f"rankmetrics: wrote {args.html}", file=sys.stderr)
+        print(f"rankmetrics: wrote {args.output if args.command == 'state' else args.html}",
+              file=sys.stderr)  # fmt: skip
         return 0
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
     if args.command == "compare":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -272,3 +274,44 @@ def test_the_per_label_report_and_per_class_lwlrap_of_states(daily):
         rm.lwlrap_per_class(rm.state(daily, ["lrap"], by="model"), by="model")
     with pytest.raises(ValueError, match="engine= does not apply to states"):
         rm.lwlrap_per_class(states, by="model", engine="duckdb")
+
+
+def _command(*args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics", *args], capture_output=True, text=True,
+        cwd=cwd,
+    )  # fmt: skip
+
+
+def test_the_command_writes_states_and_finalizes_them(daily, tmp_path):
+    for (day,), part in daily.partition_by("day", as_dict=True).items():
+        part.write_parquet(tmp_path / f"data-{day}.parquet")
+        done = _command(
+            "state", f"data-{day}.parquet", "--by", "model", "--intervals", "--metrics",
+            "lrap,f1_micro", "-o", f"s-{day}.parquet", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.strip() == f"rankmetrics: wrote s-{day}.parquet"
+    done = _command("evaluate", "s-*.parquet", "--by", "model", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    expected = rm.evaluate(daily, ["lrap", "f1_micro"], by="model")
+    assert_frame_equal(pl.DataFrame(json.loads(done.stdout)), expected, check_exact=False,
+                       rel_tol=1e-12)  # fmt: skip
+    interval = _command(
+        "evaluate", "s-*.parquet", "--by", "model", "--ci", "0.9", "--bootstrap", "poisson",
+        "--metrics", "lrap", "--format", "json", cwd=tmp_path,
+    )  # fmt: skip
+    expected = rm.evaluate(daily, ["lrap"], by="model", ci=0.9, bootstrap="poisson")
+    assert_frame_equal(pl.DataFrame(json.loads(interval.stdout)), expected, check_exact=False,
+                       rel_tol=1e-12)  # fmt: skip
+    for args, message in (
+        (["s-0.parquet", "s-0.parquet", "--by", "model"], "share samples"),
+        (["s-0.parquet", "--engine", "duckdb"], "--engine does not apply to state files"),
+        (["s-*.parquet", "--by", "model", "--ci", "0.9"], "give --bootstrap poisson"),
+    ):
+        done = _command("evaluate", *args, cwd=tmp_path)
+        assert done.returncode == 1
+        assert done.stderr.startswith("rankmetrics: error: ") and message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    done = _command("state", "data-0.parquet", "--by", "model", cwd=tmp_path)
+    assert done.returncode == 1 and "give -o STATE.parquet" in done.stderr

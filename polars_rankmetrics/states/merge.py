@@ -210,7 +210,7 @@ def _check_overlap(merged: pl.DataFrame, cols: Columns, overlap: str) -> None:
         f"smallest sample hashes of the group are held by more than one state, an estimated "
         f"{row['shared'] / row['kept']:.0%} of its samples. A sample must be in one partition "
         "only (the same sample in two states counts twice); keep the partition's column in "
-        "by= to finalize the partitions apart, or pass overlap='warn' to merge anyway"
+        "by= to finalize the partitions apart, or merge anyway with overlap='warn' (--overlap warn)"
     )
     if overlap == "error":
         raise ValueError(message)
