@@ -146,8 +146,9 @@ def _parser() -> argparse.ArgumentParser:
         help="compare models with a baseline: deltas with intervals, paired tests, wins/losses",
     )
     cmp.add_argument(
-        "--metrics", default=",".join(DEFAULT_METRICS),
-        help="comma-separated metric keys averaged over samples (default: %(default)s)",
+        "--metrics",
+        help="comma-separated metric keys averaged over samples (default: "
+        f"{','.join(DEFAULT_METRICS)}; of state files: every key they hold)",
     )  # fmt: skip
     cmp.add_argument("--baseline", required=True, help="the baseline's value of the --by column")
     cmp.add_argument("--test", choices=TESTS, default="permutation")
@@ -446,7 +447,7 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
             **options,
         )  # fmt: skip
         return None
-    if args.command in ("evaluate", "report") and is_state(args.paths):
+    if args.command in ("evaluate", "compare", "report") and is_state(args.paths):
         return _of_states(args, options)
     if args.command == "report" and args.html is not None:
         html_report(
@@ -461,7 +462,8 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
         return label_report(args.paths, **options)
     if args.command == "compare":
         return compare(
-            args.paths, _split([args.metrics]), baseline=args.baseline, test=args.test,
+            args.paths, _split([args.metrics or ",".join(DEFAULT_METRICS)]),
+            baseline=args.baseline, test=args.test,
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
             bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
@@ -478,15 +480,21 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
 
 # What evaluate and report of state files take from the command line; any other option given is
 # refused, the states having recorded theirs.
-# report takes threshold and zero_division too, which must be the states' own.
 _OF_STATES = {"command", "paths", "metrics", "k", "by", "ci", "ci_method", "n_boot", "seed",
               "bootstrap", "overlap", "format", "output", "quiet"}  # fmt: skip
+# The metrics' parameters report and compare take too, which must be the states' own.
+_OF_STATES_TOO = {
+    "report": {"threshold", "zero_division"},
+    "compare": {"threshold", "zero_division", "beta", "baseline", "test", "correction",
+                "n_resamples", "alpha"},
+}  # fmt: skip
 
 
 def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
     """``evaluate`` (finalize) or ``report`` of state files."""
-    defaults = vars(_parser().parse_args([args.command, *args.paths]))
-    taken = _OF_STATES | ({"threshold", "zero_division"} if args.command == "report" else set())
+    required = ["--baseline", args.baseline] if args.command == "compare" else []
+    defaults = vars(_parser().parse_args([args.command, *args.paths, *required]))
+    taken = _OF_STATES | _OF_STATES_TOO.get(args.command, set())
     given = [
         name for name, value in vars(args).items()
         if name not in taken and value != defaults[name]
@@ -496,6 +504,15 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
             f"--{given[0].replace('_', '-')} does not apply to state files: they are "
             "evaluated already, with the options they record"
         )
+    if args.command == "compare":
+        return compare(
+            args.paths, None if args.metrics is None else _split([args.metrics]),
+            by=options["by"], baseline=args.baseline, test=args.test,
+            correction=None if args.correction == "none" else args.correction,
+            n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
+            bootstrap=args.bootstrap, threshold=args.threshold, beta=args.beta,
+            zero_division=args.zero_division,
+        )  # fmt: skip
     if args.command == "report":
         if args.html is not None:
             raise ValueError("--html reads the data, not state files")
@@ -549,7 +566,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "compare":
         fmt = _format(args)
         text = Comparison(result, by, args.alpha, baseline=args.baseline).render(fmt)
-        if fmt in ("table", "markdown") and result.height:
+        if fmt in ("table", "markdown") and result.height and result["wins"].is_not_null().any():
             text += ("\n\n" if fmt == "markdown" else "\n") + _compared(result, by)
     else:
         text = _render(result, _format(args), grouped)

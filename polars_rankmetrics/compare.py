@@ -18,10 +18,12 @@ from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, paired
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
-from polars_rankmetrics.inference.units import check_unit_test, paired_by_units
+from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
+from polars_rankmetrics.states import is_state, merge
+from polars_rankmetrics.states.params import zero_division_param
 
 
 @documented(Options)
@@ -55,7 +57,12 @@ def compare(
     ----------
     data
         The long table of every model (as for :func:`~polars_rankmetrics.evaluate`), or a top-k
-        table with ``truth_table``.
+        table with ``truth_table``. Or states of :func:`~polars_rankmetrics.state` kept with
+        ``intervals=True`` (as :func:`~polars_rankmetrics.finalize` takes them), each model a
+        value of their ``by``: the comparison of the data behind them, with
+        ``bootstrap="poisson"`` (the draws are their resampling units) and their parameters;
+        ``wins``, ``ties`` and ``losses`` are null (states hold no per-sample values), and the
+        models must hold the same samples (a unit whose sample counts differ is refused).
     metrics
         Metric keys averaged over samples (the ranking and retrieval keys, the ``_samples``
         averages, ``hamming_loss``, ``subset_accuracy``, ``zero_one_loss``). Default: the six
@@ -153,11 +160,34 @@ def compare(
         )
     check_intervals(ci, n_boot, "percentile")
     n_resamples = check_count(n_resamples, "n_resamples")
-    keys = parse_keys(metrics)
-    supported_keys(keys)
     by_columns = [by] if isinstance(by, str) else list(by or ())
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
+    if is_state(data):
+        if bootstrap != "poisson" or on_missing != "error":
+            raise ValueError(
+                "compare of states draws by their resampling units: pass bootstrap='poisson' "
+                "(and on_missing='error': the models must hold the same samples)"
+            )
+        given = {"truth_table": truth_table, "n_labels": n_labels, "propensities": propensities}
+        merged = merge(data, by_columns, options={
+            **{name: value for name, value in given.items() if value is not None}, **options
+        })  # fmt: skip
+        context = parameters(
+            log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+        )
+        merged.require("compare", log_base=context.log_base, threshold=context.threshold,
+                       beta=context.beta, zero_division=zero_division_param(context))  # fmt: skip
+        keys = merged.keys(metrics)
+        supported_keys(keys)
+        groups, by_types = merged.unit_groups("compare")
+        result = unit_paired(
+            dict(groups), by_types, merged.cols, keys, baseline=baseline, test=test,
+            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+        )  # fmt: skip
+        return merged.cols.restored(result)
+    keys = parse_keys(metrics)
+    supported_keys(keys)
     run, cols = Run.of(options, by=by_columns)
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division

@@ -315,3 +315,42 @@ def test_the_command_writes_states_and_finalizes_them(daily, tmp_path):
         assert len(done.stderr.strip().splitlines()) == 1
     done = _command("state", "data-0.parquet", "--by", "model", cwd=tmp_path)
     assert done.returncode == 1 and "give -o STATE.parquet" in done.stderr
+
+
+def test_compare_of_states_is_the_poisson_compare_of_their_union(daily):
+    keys = ["lrap", "ndcg@5", "precision_samples"]
+    options = {"baseline": "baseline", "bootstrap": "poisson", "n_boot": 300, "n_resamples": 999,
+               "seed": 3, "zero_division": 0}  # fmt: skip
+    expected = rm.compare(daily, keys, **options)
+    states = [
+        rm.state(part, keys, by="model", intervals=True, zero_division=0)
+        for part in daily.partition_by("day")
+    ]
+    found = rm.compare(states, **options)
+    counts = ["wins", "ties", "losses"]
+    assert found.select(counts).null_count().row(0) == (found.height,) * 3
+    assert_frame_equal(found.drop(counts), expected.drop(counts), check_exact=False,
+                       rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
+    with pytest.raises(ValueError, match="pass bootstrap='poisson'"):
+        rm.compare(states, baseline="baseline")
+    plain = rm.state(daily, keys, by="model", zero_division=0)
+    with pytest.raises(ValueError, match="intervals=True"):
+        rm.compare(plain, **options)
+    one_model = daily.filter((pl.col("model") == "baseline") | (pl.col("day") > 0))
+    with pytest.raises(ValueError, match="do not hold the same samples"):
+        rm.compare(rm.state(one_model, keys, by="model", intervals=True, zero_division=0),
+                   **options)  # fmt: skip
+
+
+def test_the_command_compares_state_files(daily, tmp_path):
+    for (day,), part in daily.partition_by("day", as_dict=True).items():
+        rm.state(part, ["lrap"], by="model", intervals=True, path=tmp_path / f"s-{day}.parquet")
+    done = _command("compare", "s-*.parquet", "--baseline", "baseline", "--bootstrap", "poisson",
+                    "--format", "json", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = rm.compare(daily, ["lrap"], baseline="baseline", bootstrap="poisson")
+    found = pl.DataFrame(json.loads(done.stdout))
+    assert found["p_value"].to_list() == expected["p_value"].to_list()
+    table = _command("compare", "s-*.parquet", "--baseline", "baseline", "--bootstrap", "poisson",
+                     cwd=tmp_path)  # fmt: skip
+    assert table.returncode == 0 and " - " in table.stdout.splitlines()[1] + " "

@@ -88,7 +88,7 @@ def _text(result: pl.DataFrame, by: Sequence[str], alpha: float, *, markdown: bo
             f"[{_number(r['delta_lo'])}, {_number(r['delta_hi'])}]",
             _p(r["p_value"]),
             _p(r["p_adjusted"]),
-            f"{r['wins']}/{r['ties']}/{r['losses']}",
+            "-" if r["wins"] is None else f"{r['wins']}/{r['ties']}/{r['losses']}",
             "*" if (r["p_adjusted"] or math.nan) < alpha else "",
         ]  # fmt: skip
         for r in rows

@@ -87,7 +87,7 @@ def label_report(
     context = parameters(threshold=threshold, zero_division=zero_division)
     if is_state(data):
         merged = merge(data, by, options=options)
-        merged.require("label_report", threshold=context.threshold,
+        merged.require("label_report", per_label=True, threshold=context.threshold,
                        zero_division=zero_division_param(context))  # fmt: skip
         validation.check_result_names(merged.cols.in_source(), REPORT_COLUMNS)
         return merged.cols.restored(label_table(merged.tables, merged.cols, merged.context))

@@ -77,7 +77,7 @@ def lwlrap_per_class(
     """
     if is_state(data):
         merged = merge(data, by, options=options)
-        merged.require("lwlrap_per_class")
+        merged.require("lwlrap_per_class", per_label=True)
         validation.check_result_names(merged.cols.in_source(), ["lwlrap", "weight"])
         table = _per_class(merged.tables, merged.cols)
     else:

@@ -10,8 +10,8 @@ import polars as pl
 from polars_rankmetrics.engines.driver.reduction import reduced
 from polars_rankmetrics.inference.intervals import check_intervals
 from polars_rankmetrics.inference.samples import supported_keys
-from polars_rankmetrics.inference.units import unit_groups, unit_intervals
-from polars_rankmetrics.states.merge import Merged, merge
+from polars_rankmetrics.inference.units import unit_intervals
+from polars_rankmetrics.states.merge import merge
 
 
 def finalize(
@@ -80,17 +80,7 @@ def finalize(
         return cols.restored(reduced(merged.tables, cols, keys, merged.context))
     check_intervals(ci, n_boot, ci_method)
     supported_keys(keys, micro=True)
-    groups, by_types = _unit_groups(merged)
+    groups, by_types = merged.unit_groups("ci=")
     result = unit_intervals(groups, by_types, cols, keys, level=ci, n_boot=n_boot, seed=seed,
                             method=ci_method, context=merged.context)  # fmt: skip
     return cols.restored(result)
-
-
-def _unit_groups(merged: Merged) -> tuple[Any, dict[str, Any]]:
-    """Each group's unit sums, refused for states kept without resampling units."""
-    if merged.units is None:
-        raise ValueError(
-            "ci= needs the states' resampling units: compute the states with "
-            "rm.state(..., intervals=True)"
-        )
-    return unit_groups(merged.units, merged.cols)

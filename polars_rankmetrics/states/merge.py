@@ -20,6 +20,7 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics.checks import validation
+from polars_rankmetrics.inference.units import UnitGroups, unit_groups
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import LABEL
 from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
@@ -41,9 +42,10 @@ class Merged:
     tables: dict[str, list[pl.DataFrame]]
     units: pl.DataFrame | None
 
-    def require(self, what: str, **given: Any) -> None:
+    def require(self, what: str, *, per_label: bool = False, **given: Any) -> None:
         """Refuse ``given`` parameters that differ from the states' (``what``: the call, for the
-        message), and states kept without the per-label tables for a per-label call."""
+        message), and, for a call that needs them (``per_label``), states kept without the
+        per-label tables."""
         for name, value in given.items():
             held = self.params[name]
             if held != value and not (value == "nan" and held == "nan"):
@@ -51,11 +53,21 @@ class Merged:
                     f"the states were computed with {name}={held!r}: {what} of them takes their "
                     f"parameters; pass {name}={held!r}"
                 )
-        if what != "finalize" and not self.params["per_label"]:
+        if per_label and not self.params["per_label"]:
             raise ValueError(
                 f"{what} needs the states' per-label tables: compute them with "
                 "rm.state(..., per_label=True)"
             )
+
+    def unit_groups(self, what: str) -> tuple[UnitGroups, dict[str, Any]]:
+        """Each group's unit sums (:func:`~polars_rankmetrics.inference.units.unit_groups`);
+        refused for states kept without resampling units (``what``: the call)."""
+        if self.units is None:
+            raise ValueError(
+                f"{what} of states needs their resampling units: compute them with "
+                "rm.state(..., intervals=True)"
+            )
+        return unit_groups(self.units, self.cols)
 
     def keys(self, metrics: str | Sequence[str] | None) -> list[MetricKey]:
         """The keys of ``metrics`` (None: every key the states hold); refuses a key they do not
@@ -80,8 +92,9 @@ def is_state(data: Any) -> bool:
         return all(is_state(item) for item in data)
     if isinstance(data, str | os.PathLike):
         paths = _paths(data)
-        return bool(paths) and str(paths[0]).endswith(".parquet") and fmt.PART in (
-            pl.read_parquet_schema(paths[0])
+        first = paths[0] if paths else ""
+        return first.endswith(".parquet") and os.path.isfile(first) and (
+            fmt.PART in pl.read_parquet_schema(first)
         )  # fmt: skip
     return False
 
