@@ -62,12 +62,13 @@ def state(
     data, metrics, by, truth_table, n_labels, propensities, log_base, threshold, beta, zero_division
         As for :func:`~polars_rankmetrics.evaluate`; the input is checked and refused the same
         way. The parameters are recorded in the state: states computed with different ones do
-        not merge.
+        not merge. The sample ids must be integers or strings: the state keeps a sketch of
+        their hashes (md5 of their text, which differs between engines for a float or a date).
     intervals
         Also keep, per group, the sums of each of the 4,096 resampling units
         (:mod:`polars_rankmetrics.inference.hashing`), which ``finalize(ci=...)`` and
         ``compare`` of states read: at most 4,096 rows per group and value, whatever the
-        number of samples. The sample ids must then be integers or strings.
+        number of samples.
     per_label
         Also keep the per-label tables of :func:`~polars_rankmetrics.label_report` and
         :func:`~polars_rankmetrics.lwlrap_per_class` (binary truth is then required).
@@ -95,7 +96,7 @@ def state(
     ------
     ValueError
         For input that :func:`~polars_rankmetrics.evaluate` refuses, a ``by`` column named
-        ``rm_...``, or (with ``intervals``) sample ids that are neither integers nor strings.
+        ``rm_...``, or sample ids that are neither integers nor strings.
 
     Examples
     --------
