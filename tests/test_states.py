@@ -358,5 +358,5 @@ def test_the_command_compares_state_files(daily, tmp_path):
 
 def test_float_sample_ids_are_refused_by_name():
     df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.2], [0.3, 0.7]])
-    with pytest.raises(ValueError, match=r"column 'sample' \(Float64\).*give integer or string ids"):
+    with pytest.raises(ValueError, match=r"'sample' \(Float64\).*give integer or string ids"):
         rm.state(df.with_columns(pl.col("sample").cast(pl.Float64)), ["lrap"])
