@@ -88,6 +88,28 @@ def test_a_top_k_report_draws_precision_and_recall_at_each_cut_off():
     assert "precision@K and recall@K" in report.html
 
 
+def test_a_top_k_report_takes_intervals_and_a_baseline_as_a_dense_one():
+    rng = np.random.default_rng(1)
+    predictions = pl.DataFrame({
+        "model": ["a"] * 90 + ["b"] * 90,
+        "sample": list(np.repeat(np.arange(30), 3)) * 2,
+        "label": rng.integers(0, 20, 180),
+        "score": rng.random(180),
+    }).unique(["model", "sample", "label"])  # fmt: skip
+    truth = pl.DataFrame({"sample": np.arange(30), "label": rng.integers(0, 20, 30)})
+    truth = pl.concat([truth.with_columns(model=pl.lit(m)) for m in ("a", "b")])
+    report = rm.html_report(predictions, by="model", truth_table=truth, k=2, ci=0.9,
+                            baseline="a", n_boot=200, seed=5)  # fmt: skip
+    keys = ["mrr", "map", "precision@2", "recall@2"]
+    intervals = rm.evaluate(predictions, keys, by="model", truth_table=truth, ci=0.9,
+                            n_boot=200, seed=5)  # fmt: skip
+    assert_frame_equal(report.summary.select(intervals.columns), intervals, rel_tol=1e-12)
+    compared = rm.compare(predictions, keys, baseline="a", truth_table=truth, n_boot=200,
+                          ci=0.9, seed=5)  # fmt: skip
+    assert_frame_equal(report.comparison, compared, rel_tol=1e-12)
+    assert "Comparison with the baseline" in report.html
+
+
 def test_the_command_writes_the_page(tmp_path):
     out = tmp_path / "report.html"
     done = subprocess.run(

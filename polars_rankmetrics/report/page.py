@@ -37,7 +37,7 @@ from polars_rankmetrics.metrics.label_averages import (
     label_means,
 )
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
+from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
 from polars_rankmetrics.metrics.undefined import gathered
 from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.report import chart_data, charts
@@ -108,8 +108,9 @@ def html_report(
         The column(s) naming the models (or slices) shown side by side.
     baseline
         A value of ``by``: every other value is compared with it (paired bootstrap intervals of
-        the differences, Fisher's permutation test, Holm's correction), and the per-label
-        differences from it are drawn.
+        the differences, Fisher's permutation test, Holm's correction, on the summary's keys
+        averaged over samples), and, for a dense table, the per-label differences from it are
+        drawn.
     ci, n_boot, seed
         A bootstrap interval of each summary metric averaged over samples, as for
         :func:`~polars_rankmetrics.evaluate`; ``ci`` is also the comparison's level (0.95 by
@@ -121,7 +122,8 @@ def html_report(
         merge across partitions and states).
     truth_table, n_labels
         A top-k table, as for :func:`~polars_rankmetrics.evaluate`: the summary holds the
-        retrieval metrics, and the page precision@K and recall@K for K = 1 .. ``k``.
+        retrieval metrics (with ``ci`` and ``baseline`` as for a dense table), and the page
+        precision@K and recall@K for K = 1 .. ``k``.
     k
         The deepest cut-off drawn for a top-k table.
     threshold, zero_division
@@ -157,17 +159,11 @@ def html_report(
     require_matplotlib()
     check_bootstrap(bootstrap)
     run, cols = Run.of(options, by=by)
-    if truth_table is not None:
-        report = _top_k_report(
-            run, data, cols, truth_table=truth_table, n_labels=n_labels, k=k, title=title
-        )
-    else:
-        with gathered():  # one warning for the per-sample values and the per-label tables
-            report = _dense_report(
-                run, data, cols, baseline=baseline, ci=ci, n_boot=n_boot, seed=seed,
-                bootstrap=bootstrap, threshold=threshold, zero_division=zero_division,
-                title=title,
-            )  # fmt: skip
+    context = parameters(threshold=threshold, zero_division=zero_division)
+    shape = _Shape.dense() if truth_table is None else _Shape.top_k(truth_table, n_labels, k)
+    with gathered():  # one warning for the per-sample values and the per-label tables
+        report = _report(run, data, cols, shape, baseline=baseline, ci=ci, n_boot=n_boot,
+                         seed=seed, bootstrap=bootstrap, context=context, title=title)  # fmt: skip
     if path is not None:
         report.save(path)
     return report
@@ -186,58 +182,98 @@ def require_matplotlib() -> None:
         ) from None
 
 
-def _dense_report(
-    run: Run, data: Any, cols: Columns, *, baseline: Any, ci: float | None, n_boot: int,
-    seed: int | None, bootstrap: str, threshold: float, zero_division: float | str, title: str,
+@dataclass(frozen=True)
+class _Shape:
+    """What the page holds of a table: the keys averaged over samples (the summary's
+    intervals and the comparison apply to them) and those averaged over labels (a dense table
+    only); the keys of the summary and the comparison (``shown``); the run's inputs; ``k``, the
+    deepest cut-off drawn for a top-k table (None: a dense table, drawn by its labels)."""
+
+    sample_keys: list[MetricKey]
+    label_keys: list[MetricKey]
+    shown: list[MetricKey]
+    inputs: driver.TopK
+    k: int | None = None
+
+    @classmethod
+    def dense(cls) -> _Shape:
+        sample_keys = parse_keys(list(SAMPLE_KEYS))
+        return cls(sample_keys, parse_keys(list(LABEL_KEYS)), sample_keys, driver.TopK())
+
+    @classmethod
+    def top_k(cls, truth_table: Any, n_labels: int | None, k: int) -> _Shape:
+        """The retrieval metrics at every cut-off 1 .. ``k`` (drawn), the summary showing the
+        mean reciprocal rank, average precision, ndcg@``k`` (with ``n_labels``) and the
+        precision and recall at ``k``."""
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k must be a positive integer, not {k!r}")
+        cuts = [f"{name}@{cut}" for cut in range(1, k + 1) for name in ("precision", "recall")]
+        whole = ["mrr", "map", *([f"ndcg@{k}"] if n_labels is not None else [])]
+        shown = parse_keys([*whole, f"precision@{k}", f"recall@{k}"])
+        return cls(parse_keys([*cuts, *whole]), [], shown, driver.TopK(truth_table, n_labels), k)
+
+
+def _report(
+    run: Run, data: Any, cols: Columns, shape: _Shape, *, baseline: Any, ci: float | None,
+    n_boot: int, seed: int | None, bootstrap: str, context: Context, title: str,
 ) -> Report:  # fmt: skip
+    """The report of ``data``: one pass collecting the per-sample rows (and, for a dense table,
+    the per-label tables), then the summary, the comparison and the page's sections."""
     if baseline is not None and not cols.by:
         raise ValueError("baseline= is a value of by=: give by= too")
-    context = parameters(threshold=threshold, zero_division=zero_division)
-    sample_keys, label_keys = parse_keys(list(SAMPLE_KEYS)), parse_keys(list(LABEL_KEYS))
-    validation.check_result_names(cols, [*map(str, sample_keys), *map(str, label_keys)])
+    keys = [*shape.sample_keys, *shape.label_keys]
+    validation.check_result_names(cols, [str(key) for key in keys])
     with driver.inside_names(cols) as inner:
+        tables = ["per_sample", *(LABEL_TABLES if shape.label_keys else [])]
         collected, context = run.collect(
-            data,
-            inner,
-            [*sample_keys, *label_keys],
-            ["per_sample", *LABEL_TABLES],
-            parameters=context,
+            data, inner, keys, tables, parameters=context, inputs=shape.inputs
         )
-        groups, by_types = sample_groups(collected.pop("per_sample"), inner, sample_keys)
+        groups, by_types = sample_groups(collected.pop("per_sample"), inner, shape.sample_keys)
         group = list(inner.by) or [validation.GROUP]
-        summary = _summary(groups, by_types, inner, sample_keys, ci=ci, n_boot=n_boot,
+        summary = _summary(groups, by_types, inner, shape.sample_keys, ci=ci, n_boot=n_boot,
                            seed=seed, bootstrap=bootstrap, context=context)  # fmt: skip
-        tables = {
-            reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
-            for reduction in driver.LABEL_TABLES
-        }
-        averages = label_means(tables, group, label_keys, context)
-        on = list(inner.by) or None
-        summary = (
-            summary.join(averages, on=on, nulls_equal=True).sort(on, nulls_last=True)
-            if on else pl.concat([summary, averages.drop(validation.GROUP)], how="horizontal")
-        )  # fmt: skip
+        labels = counts = None
+        if shape.label_keys:
+            combined = {
+                reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
+                for reduction in driver.LABEL_TABLES
+            }
+            averages = label_means(combined, group, shape.label_keys, context)
+            on = list(inner.by) or None
+            summary = (
+                summary.join(averages, on=on, nulls_equal=True).sort(on, nulls_last=True)
+                if on else pl.concat([summary, averages.drop(validation.GROUP)], how="horizontal")
+            )  # fmt: skip
+            labels = label_table(collected, inner, context)
+            counts = combined["curves"]
         comparison = None
         if baseline is not None:
             compared = paired_by_units if bootstrap == "poisson" else paired
             comparison = compared(
-                dict(groups), by_types, inner, sample_keys,
+                dict(groups), by_types, inner, shape.shown,
                 baseline=baseline, test="permutation", correction="holm", n_resamples=10_000,
                 n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
             )  # fmt: skip
-        labels = label_table(collected, inner, context)
-        counts = tables["curves"]
     names = _model_names(summary, inner)
     page = _Page(title, names, inner)
-    page.summary(inner.restored(summary), sample_keys, label_keys, ci)
+    page.summary(inner.restored(summary), shape.shown, shape.label_keys, ci)
     if comparison is not None:
         page.comparison(inner.restored(comparison))
-    page.curves(counts, group, labels, baseline)
-    page.label_table(inner.restored(labels))
-    page.distributions(counts, group)
+    if labels is not None and counts is not None:
+        page.curves(counts, group, labels, baseline)
+        page.label_table(inner.restored(labels))
+        page.distributions(counts, group)
+    elif shape.k is not None:
+        lines = [
+            (name, *chart_data.at_k(row, shape.k))
+            for name, row in zip(names, summary.iter_rows(named=True), strict=True)
+        ]
+        page.section(
+            "Retrieval at each cut-off", charts.at_k(lines, title="precision@K and recall@K")
+        )
     return Report(
         inner.restored(summary),
-        inner.restored(labels),
+        None if labels is None else inner.restored(labels),
         None if comparison is None else inner.restored(comparison),
         page.render(),
     )
@@ -271,31 +307,6 @@ def _model_names(summary: pl.DataFrame, cols: Columns) -> list[str]:
     if not cols.by:
         return ["all"]
     return [", ".join(str(v) for v in row) for row in summary.select(cols.by).iter_rows()]
-
-
-def _top_k_report(
-    run: Run, data: Any, cols: Columns, *, truth_table: Any, n_labels: int | None, k: int,
-    title: str,
-) -> Report:  # fmt: skip
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, not {k!r}")
-    names_of_keys = [f"{name}@{cut}" for cut in range(1, k + 1) for name in ("precision", "recall")]
-    names_of_keys += ["mrr", "map", f"ndcg@{k}"] if n_labels is not None else ["mrr", "map"]
-    summary = run.evaluate(
-        data, cols, parse_keys(names_of_keys), parameters=parameters(),
-        inputs=driver.TopK(truth_table, n_labels),
-    )  # fmt: skip
-    names = _model_names(summary, cols)
-    page = _Page(title, names, cols)
-    shown = ["mrr", "map", *([f"ndcg@{k}"] if n_labels is not None else []), f"precision@{k}",
-             f"recall@{k}"]  # fmt: skip
-    page.summary(summary, parse_keys(shown), [], None)
-    lines = [
-        (name, *chart_data.at_k(row, k))
-        for name, row in zip(names, summary.iter_rows(named=True), strict=True)
-    ]
-    page.section("Retrieval at each cut-off", charts.at_k(lines, title="precision@K and recall@K"))
-    return Report(summary, None, None, page.render())
 
 
 _STYLE = """
