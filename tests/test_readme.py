@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from reference import dense
 from sklearn import metrics as skm
 
@@ -69,6 +70,10 @@ def _sklearn_by_model(metric, df, *, weighted=False, **options):
         weight = weights.to_numpy() if weighted else None
         values.append(metric(y_true, y_score, sample_weight=weight, **options))
     return values
+
+
+def _finalized_keys(value: pl.DataFrame) -> list[str]:
+    return [c for c in value.columns if c != "model"]
 
 
 def _check(source: str, value, df: pl.DataFrame) -> None:
@@ -185,6 +190,25 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
             key = row["metric"]
             assert row["delta"] == pytest.approx(means[key][1] - means[key][0])
             assert row["delta_lo"] < row["delta"] < row["delta_hi"] and row["p_adjusted"] < 0.01
+    elif source.startswith('rm.finalize(states, by="model")'):
+        expected = rm.evaluate(df, _finalized_keys(value), by="model")
+        assert_frame_equal(value, expected, check_exact=False, rel_tol=1e-12)
+    elif source.startswith('rm.finalize(folder / "*.parquet", by="model", ci=0.95)'):
+        keys = [c for c in value.columns if c != "model" and not c.endswith(("_lo", "_hi"))]
+        expected = rm.evaluate(df, keys, by="model", ci=0.95, bootstrap="poisson")
+        assert_frame_equal(value, expected, check_exact=False, rel_tol=1e-12)
+    elif source.startswith('rm.finalize(folder / "*.parquet", by="model")'):
+        expected = rm.evaluate(df, _finalized_keys(value), by="model")
+        assert_frame_equal(value, expected, check_exact=False, rel_tol=1e-12)
+    elif source.startswith('rm.finalize(by_day.filter(pl.col("day") >= 4)'):
+        last_days = df.filter(pl.col("sample").str.tail(1).cast(pl.Int32) % 7 >= 4)
+        expected = rm.evaluate(last_days, _finalized_keys(value), by="model")
+        assert_frame_equal(value, expected, check_exact=False, rel_tol=1e-12)
+    elif source.startswith('rm.compare(folder / "*.parquet"'):
+        expected = rm.compare(df, ["lrap", "ndcg@10"], baseline="baseline", bootstrap="poisson")
+        counts = ["wins", "ties", "losses"]
+        assert_frame_equal(value.drop(counts), expected.drop(counts), check_exact=False,
+                           rel_tol=1e-12)  # fmt: skip
     elif source.startswith(("register_views(", "con.sql(")):
         assert value is None  # defines views; .show() prints (tests/test_duckdb.py checks both)
     else:
