@@ -113,9 +113,10 @@ def finished(
 
 
 def merged(rows: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
-    """States' rows merged per ``by`` group (the other ``by`` columns dropped): ``rm_value``
-    summed per identity, each group's sketch cut to its :data:`SKETCH` smallest hashes."""
-    keys = [*by, *IDENTITY, FORMAT_COLUMN, PARAMS]
+    """States' rows (the ``by`` columns, the identity columns and ``rm_value``; their format and
+    parameters found equal) merged per ``by`` group: ``rm_value`` summed per identity, each
+    group's sketch cut to its :data:`SKETCH` smallest hashes."""
+    keys = [*by, *IDENTITY]
     summed = rows.group_by(keys).agg(pl.col(VALUE).sum())
     sketch = pl.col(PART) == "sketch"
     rank = pl.col(UNIT).rank("ordinal")

@@ -168,7 +168,7 @@ def merge(
             )
     roles = {role: name for role, name in params["columns"].items() if name is not None}
     cols = Columns(by=tuple(by_columns), **roles).inside()
-    renamed = rows.select(*by_columns, *fmt.COLUMNS).rename(dict(cols.aliases))
+    renamed = rows.select(*by_columns, *fmt.IDENTITY, fmt.VALUE).rename(dict(cols.aliases))
     merged = fmt.merged(renamed, cols.by).collect()
     _check_overlap(merged, cols, overlap)
     return Merged(cols, params, context_of(params), _tables(merged, cols), _units(merged, cols))
