@@ -30,9 +30,11 @@ from polars_rankmetrics.metrics.registry import Context, MetricKey
 # :mod:`polars_rankmetrics.metrics.sums`; ``per_sample``: the ``by`` columns, the sample id and one
 # column per key) and of the per-label tables of :mod:`polars_rankmetrics.metrics.label_averages`
 # (``labels``: label counts; ``curves``: score counts; ``precisions``: per group and label,
-# ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells).
-TABLES = ("sums", "per_sample", "labels", "curves", "precisions")
-SAMPLE_TABLES = ("sums", "per_sample")
+# ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells);
+# ``samples``: the ``by`` columns and the sample id, a row per sample (what an evaluation state
+# hashes).
+TABLES = ("sums", "per_sample", "samples", "labels", "curves", "precisions")
+SAMPLE_TABLES = ("sums", "per_sample", "samples")
 
 
 @dataclass(frozen=True)

@@ -347,6 +347,8 @@ class PolarsSession:
             frames["per_sample"] = per_sample_result(
                 samples.lazy(), self.cols, sample_keys, context
             ).collect()
+        if "samples" in tables:
+            frames["samples"] = samples.select(self.cols.sample_keys)
         return summary, frames
 
     def _label_table(self, table: str, context: Context) -> pl.LazyFrame:

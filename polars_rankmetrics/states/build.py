@@ -133,8 +133,10 @@ def state(
     columns = per_sample_keys(keys) if intervals else sample_keys
     checked = [*keys, *(k for k in [*columns, *PER_LABEL_KEYS] if k not in keys
                         and (per_label or k not in PER_LABEL_KEYS))]  # fmt: skip
-    tables = ["sums", "per_sample"] if sample_keys else ["per_sample"]
-    tables += [t for t in PER_LABEL_TABLES if (per_label and t) or _reads(keys, t)]
+    # "samples": the ids the sketch hashes; "per_sample": the values the units sum.
+    tables = [*(["sums"] if sample_keys else []), "samples"]
+    tables += ["per_sample"] if intervals and columns else []
+    tables += [t for t in PER_LABEL_TABLES if per_label or _reads(keys, t)]
     validation.check_result_names(cols, [str(k) for k in keys])
     with warnings.catch_warnings():
         # The state records the ill-defined counts; finalize warns of them.
@@ -143,7 +145,7 @@ def state(
             collected, context = run.collect(
                 data, inner, checked, tables, parameters=context, inputs=inputs
             )
-            rows, label_type = _rows(collected, inner, sample_keys, columns, intervals=intervals,
+            rows, label_type = _rows(collected, inner, sample_keys, columns,
                                      score_decimals=score_decimals)  # fmt: skip
             params = params_of(keys, cols, context, inputs, intervals=intervals,
                                per_label=per_label, score_decimals=score_decimals)  # fmt: skip
@@ -159,40 +161,39 @@ def _reads(keys: Sequence[MetricKey], table: str) -> bool:
 
 def _rows(
     collected: dict[str, list[pl.DataFrame]], cols: Columns, keys: Sequence[MetricKey],
-    columns: Sequence[MetricKey], *, intervals: bool, score_decimals: int | None,
+    columns: Sequence[MetricKey], *, score_decimals: int | None,
 ) -> tuple[list[pl.DataFrame], pl.DataType]:  # fmt: skip
     by = list(cols.by)
     group = by or [validation.GROUP]
-    rows = []
-    per_sample = collected.pop("per_sample")
-    counts = pl.concat([
-        frame.group_by(by).len(name=fmt.SAMPLES) if by
-        else frame.select(pl.len().alias(fmt.SAMPLES))
-        for frame in per_sample
-    ])  # fmt: skip
-    counts = counts.with_columns(pl.col(fmt.SAMPLES).cast(pl.Float64))
+    ids = pl.concat(collected.pop("samples")).select(*by, cols.sample)
+    distinct = ids.select(cols.sample).unique()
+    lookup = distinct.with_columns(hashing.sample_hashes(distinct[cols.sample], cols.sample)
+                                   .alias("h"))  # fmt: skip
+    hashed = ids.join(lookup, on=cols.sample, how="left")
+    counts = (hashed.group_by(by) if by else hashed.group_by(pl.lit(0).alias("__one"))).agg(
+        pl.len().cast(pl.Float64).alias(fmt.SAMPLES),
+        pl.col("h").unique().sort().head(fmt.SKETCH).alias("h"),
+    )  # fmt: skip
+    sketch = counts.select(*by, "h").explode("h").with_columns(pl.lit(1.0).alias(fmt.SAMPLES))
+    rows = [fmt.long_rows(sketch, by, "sketch", [fmt.SAMPLES], unit="h")]
     if keys:
         sums = pl.concat(collected.pop("sums"))
         sums = sums.group_by(by).agg(pl.all().sum()) if by else sums.select(pl.all().sum())
-        sums = sums.join(counts, on=by, nulls_equal=True) if by else pl.concat(
-            [sums, counts], how="horizontal"
+        sample_counts = counts.select(*by, fmt.SAMPLES)
+        sums = sums.join(sample_counts, on=by, nulls_equal=True) if by else pl.concat(
+            [sums, sample_counts], how="horizontal"
         )  # fmt: skip
         rows.append(fmt.long_rows(sums, by, "sums", [c for c in sums.columns if c not in by]))
-    for frame in per_sample:
+    for frame in collected.pop("per_sample", []):
         if not frame.height:
             continue
-        hashes = hashing.sample_hashes(frame[cols.sample], cols.sample)
-        lowest = hashes.unique().sort().head(fmt.SKETCH)
-        sketch = frame.select(by).head(1).join(
-            pl.DataFrame({"h": lowest, fmt.SAMPLES: 1.0}), how="cross"
-        ) if by else pl.DataFrame({"h": lowest, fmt.SAMPLES: 1.0})  # fmt: skip
-        rows.append(fmt.long_rows(sketch, by, "sketch", [fmt.SAMPLES], unit="h"))
-        if intervals and columns:
-            units = unit_table(frame, cols.sample, columns, hashes=hashes)
-            if by:
-                units = frame.select(by).head(1).join(units, how="cross")
-            names = [c for c in units.columns if c not in (*by, fmt.UNIT)]
-            rows.append(fmt.long_rows(units, by, "units", names, unit=fmt.UNIT))
+        aligned = frame.select(cols.sample).join(lookup, on=cols.sample, how="left",
+                                                 maintain_order="left")  # fmt: skip
+        units = unit_table(frame, cols.sample, columns, hashes=aligned["h"])
+        if by:
+            units = frame.select(by).head(1).join(units, how="cross")
+        names = [c for c in units.columns if c not in (*by, fmt.UNIT)]
+        rows.append(fmt.long_rows(units, by, "units", names, unit=fmt.UNIT))
     label_type: pl.DataType = pl.Null()
     for table in PER_LABEL_TABLES:
         if table not in collected:

@@ -239,6 +239,7 @@ class SQLSession:
         queries: dict[str, Callable[[], pl.DataFrame]] = {
             "sums": lambda: self.sums(sample_keys, context),
             "per_sample": lambda: self.per_sample(sample_keys, context),
+            "samples": self.samples,
             "labels": self.label_counts,
             "curves": self.score_counts,
             "precisions": self.label_precisions,
@@ -257,6 +258,13 @@ class SQLSession:
     def per_sample(self, keys: Sequence[MetricKey], context: Context) -> pl.DataFrame:
         results = self._run(sql_results.per_sample_queries(keys, context))
         return sql_results.per_sample_frame(results, self.cols, context)
+
+    def samples(self) -> pl.DataFrame:
+        """The ``by`` columns and the sample id, a row per sample."""
+        frame = sql_results.ungroup(
+            self._frame("SELECT DISTINCT grp, sample FROM rankmetrics_input"), self.cols
+        )
+        return frame.rename({"sample": self.cols.sample})
 
     def bytes_per_row(self) -> float:
         return self.bytes_per_input_byte * row_bytes(self._schema, self.cols)
