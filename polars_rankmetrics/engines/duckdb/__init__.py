@@ -277,8 +277,22 @@ class DuckDBEngine:
                     con.execute("SET enable_progress_bar_print = false")
                 schema = register_source(con, Source.of(data), cols, tables=False)
                 yield DuckDBSession(con, cols, schema, settings, share=share)
+        except duckdb.OutOfMemoryException as error:
+            raise ValueError(_out_of_memory(settings.memory_limit, share, error)) from error
         finally:
             con.close()
+
+
+def _out_of_memory(budget: str | None, share: float, error: Exception) -> str:
+    """What to do where DuckDB ran out of memory: a budget too small for what it reads (a
+    reader's buffers do not spill), or a table too large without one."""
+    first = str(error).strip().splitlines()[0]
+    if budget is None:
+        return f"DuckDB ran out of memory ({first}): give memory_limit= to evaluate in buckets"
+    return (
+        f"memory_limit {budget!r} is too small for DuckDB here: its share of it "
+        f"({engine_limit(budget, share)}) ran out ({first}); give a larger memory_limit"
+    )
 
 
 ENGINE = DuckDBEngine()
