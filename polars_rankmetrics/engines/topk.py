@@ -81,6 +81,22 @@ def check_tables(predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Col
     keys = [*cols.by, cols.sample, cols.label]
     _check_schema(predictions.collect_schema(), _read(cols), "predictions", predictions)
     _check_schema(truth_table.collect_schema(), keys, "truth table", truth_table)
+    check_key_types(predictions.collect_schema(), truth_table.collect_schema(), keys,
+                    ("predictions", "truth table"))  # fmt: skip
+
+
+def check_key_types(
+    left: pl.Schema, right: pl.Schema, names: Sequence[str], tables: tuple[str, str]
+) -> None:
+    """The columns two tables are joined on have one type in both (a join matches no string
+    with an integer, and casting either silently could match what differs)."""
+    for name in names:
+        if left[name] != right[name]:
+            raise ValueError(
+                f"column {name!r} is {left[name]} in the {tables[0]} and {right[name]} in the "
+                f"{tables[1]}, which are joined on it: give both the same type (for example "
+                f"pl.col({name!r}).cast(pl.{left[name]}) on the {tables[1]})"
+            )
 
 
 def _read(cols: Columns) -> list[str]:
@@ -285,6 +301,8 @@ def with_propensities(
 ) -> pl.LazyFrame:
     """``data`` with each row's label propensity (column ``__propensity``), from a
     :func:`propensity_table`."""
+    check_key_types(data.collect_schema(), propensities.collect_schema(), [cols.label],
+                    ("table", "propensity table"))  # fmt: skip
     return data.join(propensities, on=cols.label, how="left")
 
 
