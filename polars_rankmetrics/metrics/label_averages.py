@@ -20,6 +20,9 @@ score with ``sample_weight``:
   one threshold, no interpolation); 0 for a label without positives (weighted);
 - ``roc_auc``: the trapezoidal area, a tie counting 1/2: ``sum over distinct scores of
   neg * (positives scored higher + pos / 2) / (P N)``; NaN for a label with one class only.
+- ``log_loss``, ``brier``: the weighted mean loss of the label's cells,
+  :func:`~polars_rankmetrics.metrics.probabilities.label_losses` (scikit-learn's
+  ``log_loss(y[:, j], p[:, j], labels=[0, 1])`` and ``brier_score_loss(y[:, j], p[:, j])``).
 
 The averages (:func:`averages`), as scikit-learn's ``average=``:
 
@@ -29,7 +32,8 @@ The averages (:func:`averages`), as scikit-learn's ``average=``:
   out; a NaN one (ROC AUC of a one-class label) makes the mean NaN;
 - ``weighted``: the mean weighted by each label's support (weighted positives). A label without
   support weighs 0, so its NaN ROC AUC does not count. Where the labels left have no support at
-  all, scikit-learn gives the plain mean of the set scores and 0 for the curves.
+  all, scikit-learn gives the plain mean of the set scores and 0 for the curves; the losses,
+  which scikit-learn does not average over labels, are then their plain mean too.
 
 A group without any score left is NaN.
 """
@@ -41,6 +45,8 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from polars_rankmetrics.metrics.classification import set_score
+from polars_rankmetrics.metrics.probabilities import KINDS as LOSSES
+from polars_rankmetrics.metrics.probabilities import label_losses
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 LABEL = "label"
@@ -180,6 +186,12 @@ def label_means(
                 value = label_scores(pooled, [kind], **options).select(*group, kind)
             else:
                 per_label = label_scores(table, [kind], **options)
+                value = averages(per_label, group, [kind], average, no_support=None)
+        elif kind in LOSSES:
+            if average == "micro":
+                value = label_losses(table, group, [kind]).select(*group, kind)
+            else:
+                per_label = label_losses(table, [*group, LABEL], [kind])
                 value = averages(per_label, group, [kind], average, no_support=None)
         elif average == "micro":
             value = label_curves(table, group).select(*group, kind)

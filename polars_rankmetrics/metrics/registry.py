@@ -34,7 +34,11 @@ average)`` how :mod:`polars_rankmetrics.metrics.label_averages` turns that table
   of true and false positives and false negatives (``sql_view`` ``rankmetrics_label_counts``);
 - ``reduction="curves"`` (``average_precision_macro``, ``roc_auc_micro``, ...): per label and
   distinct score, the weighted counts of positive and negative cells
-  (``rankmetrics_score_counts``), from which the curves are cumulative sums.
+  (``rankmetrics_score_counts``), from which the curves are cumulative sums, and the
+  probability losses (``log_loss_macro``, ``brier_micro``, ...) sums over the distinct scores.
+
+A metric that reads its scores as probabilities (``probabilities``: the log loss and Brier keys,
+:mod:`polars_rankmetrics.metrics.probabilities`) needs every score in [0, 1].
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from typing import Literal
 import polars as pl
 
 from polars_rankmetrics.metrics import classification as cx
+from polars_rankmetrics.metrics import probabilities as px
 from polars_rankmetrics.metrics import ranking as rx
 from polars_rankmetrics.metrics import retrieval as qx
 
@@ -134,6 +139,8 @@ class Metric:
     ill_defined: str | None = None
     reduction: Literal["samples", "labels", "curves"] = "samples"
     label_score: tuple[str, str] | None = None
+    # Whether it reads each score as a probability, which must then lie in [0, 1].
+    probabilities: bool = False
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -149,6 +156,7 @@ MAP_VIEW = "rankmetrics_map_per_sample"
 FIRST_HITS_VIEW = "rankmetrics_first_hits_per_sample"
 R_PRECISION_VIEW = "rankmetrics_r_precision_per_sample"
 PROPENSITY_VIEW = "rankmetrics_propensity_per_sample"
+PROBABILITY_VIEW = "rankmetrics_probability_per_sample"
 VIEWS_WITH_K = frozenset({GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW})
 
 
@@ -403,6 +411,36 @@ register(Metric(
     ill_defined="one_class",
 ))  # fmt: skip
 CLASSIFICATION_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "classification")
+
+# The probability metrics (metrics.probabilities): a loss per cell, averaged per sample, over
+# the pooled cells, or per label from the score counts.
+_LOSSES = {
+    "log_loss": "cross-entropy of each score read as a probability (clipped to [eps, 1 - eps])",
+    "brier": "squared error of each score read as a probability",
+}
+_LOSS_AVERAGES = {
+    "micro": "mean over all cells",
+    "macro": "mean per label, averaged over the labels",
+    "weighted": "mean per label, averaged weighted by the labels' support",
+}
+
+
+def _sample_loss(kind: str) -> Callable[[MetricKey, Context], pl.Expr]:
+    return lambda key, c: px.sample_loss(kind, c.truth, c.score)
+
+
+for _name, _what in _LOSSES.items():
+    register(Metric(
+        f"{_name}_samples", f"{_what}: mean per sample, averaged", "lower", _sample_loss(_name),
+        PROBABILITY_VIEW, _name, family="classification", probabilities=True,
+    ))  # fmt: skip
+    for _average, _how in _LOSS_AVERAGES.items():
+        register(Metric(
+            f"{_name}_{_average}", f"{_what}: {_how}", "lower", None, SCORE_VIEW, "",
+            family="classification", reduction="curves", label_score=(_name, _average),
+            probabilities=True,
+        ))  # fmt: skip
+PROBABILITY_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].probabilities)
 
 
 def _retrieval(

@@ -41,6 +41,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankmetrics.metrics.probabilities import KINDS as LOSSES
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 Unit = Literal["label", "sample", "pooled"]
@@ -218,6 +219,8 @@ def label_cases(
     cases = []
     for key in keys:
         kind, average = key.metric.label_score  # type: ignore[misc]
+        if kind in LOSSES:  # every cell has a loss
+            continue
         table = per_label[key.metric.reduction]
         if average == "micro":
             table = table.group_by(list(group)).agg(pl.exclude(label).sum())

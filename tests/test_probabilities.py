@@ -1,0 +1,313 @@
+"""The probability metrics (log loss, Brier score) on every engine path against scikit-learn.
+
+The oracle calls scikit-learn 1.9.1 on the dense matrices: per label ``log_loss(y[:, j],
+p[:, j], labels=[0, 1])`` and ``brier_score_loss(y[:, j], p[:, j])``, over the pooled cells
+for ``_micro``, per sample row for ``_samples``; the averages over labels and samples are
+numpy's weighted means of those numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+from reference import dense
+from servers import java_missing, postgres_server, spark_session
+from sklearn import metrics as skm
+from sql_engines import SQLTestEngine
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.base import get_engine
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.probabilities import EPS
+from polars_rankmetrics.metrics.registry import PROBABILITY_METRICS, parse_keys
+
+SETTINGS = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+LOSSES = ("log_loss", "brier")
+AVERAGES = ("samples", "micro", "macro", "weighted")
+KEYS = [f"{loss}_{average}" for loss in LOSSES for average in AVERAGES]
+# Probabilities where the clipping, ties and -0.0 matter.
+TIED = st.sampled_from([0.0, -0.0, 1e-300, 1e-17, 0.1, 0.25, 0.5, 0.5, 0.7, 1.0 - 1e-17, 1.0])
+ANY = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@st.composite
+def probability_tables(draw):
+    """(long DataFrame, y_true, y_score, weights or None): 1-12 samples x 1-7 labels, empty and
+    full rows common, ties, scores at 0 and 1, Float64 or Float32 scores, bool or integer truth,
+    string ids, shuffled rows."""
+    n_samples, n_labels = draw(st.integers(1, 12)), draw(st.integers(1, 7))
+    cells = n_samples * n_labels
+    scores = draw(st.sampled_from([TIED, ANY]))
+    y_score = np.array(draw(st.lists(scores, min_size=cells, max_size=cells)), dtype=float)
+    y_true = np.array(draw(st.lists(st.sampled_from([0, 0, 1]), min_size=cells, max_size=cells)))
+    y_score, y_true = y_score.reshape(n_samples, n_labels), y_true.reshape(n_samples, n_labels)
+    for i in range(n_samples):
+        kind = draw(st.sampled_from(["as drawn", "as drawn", "empty", "full"]))
+        if kind != "as drawn":
+            y_true[i] = 1 if kind == "full" else 0
+    score = pl.Series("score", y_score.reshape(-1))
+    if draw(st.booleans()):
+        score = score.cast(pl.Float32)
+        y_score = score.cast(pl.Float64).to_numpy().reshape(n_samples, n_labels)
+    strings = draw(st.booleans())
+    samples = [f"s{i:03d}" if strings else i for i in range(n_samples)]
+    labels = [f"l{j:03d}" if strings else j for j in range(n_labels)]
+    df = pl.DataFrame({
+        "sample": np.repeat(np.array(samples, dtype=object), n_labels).tolist(),
+        "label": np.tile(np.array(labels, dtype=object), n_samples).tolist(),
+        "score": score,
+        "truth": pl.Series(y_true.reshape(-1)).cast(
+            pl.Boolean if draw(st.booleans()) else pl.Int64
+        ),
+    })  # fmt: skip
+    weights = None
+    if draw(st.booleans()):
+        drawn = st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=n_samples,
+                         max_size=n_samples)  # fmt: skip
+        weights = np.array(draw(drawn))
+        if weights.sum() == 0:
+            weights[0] = 1.0
+        df = df.with_columns(pl.Series("weight", np.repeat(weights, n_labels)))
+    if draw(st.booleans()):
+        df = df.sample(fraction=1.0, shuffle=True, seed=draw(st.integers(0, 2**16)))
+    return df, y_true, y_score, weights
+
+
+def sklearn_losses(y_true, y_score, weights) -> dict[str, float]:
+    """scikit-learn's numbers for every key (see the module docstring)."""
+    n_samples, n_labels = y_true.shape
+    w = np.ones(n_samples) if weights is None else weights
+    calls = {
+        "log_loss": lambda y, p, sw: skm.log_loss(y, p, labels=[0, 1], sample_weight=sw),
+        "brier": lambda y, p, sw: skm.brier_score_loss(y, p, pos_label=1, sample_weight=sw),
+    }
+    support = (w[:, None] * y_true).sum(axis=0)
+    values = {}
+    for loss, call in calls.items():
+        per_label = np.array([call(y_true[:, j], y_score[:, j], w) for j in range(n_labels)])
+        per_sample = per_sample_losses(loss, y_true, y_score)
+        values[f"{loss}_macro"] = per_label.mean()
+        values[f"{loss}_weighted"] = (
+            np.average(per_label, weights=support) if support.sum() > 0 else per_label.mean()
+        )
+        values[f"{loss}_micro"] = call(y_true.ravel(), y_score.ravel(), np.repeat(w, n_labels))
+        values[f"{loss}_samples"] = np.average(per_sample, weights=w)
+    return values
+
+
+def per_sample_losses(loss: str, y_true, y_score) -> np.ndarray:
+    """Each sample row's loss over its labels, by scikit-learn."""
+    if loss == "log_loss":
+        return np.array(
+            [skm.log_loss(y, p, labels=[0, 1]) for y, p in zip(y_true, y_score, strict=True)]
+        )
+    return np.array([
+        skm.brier_score_loss(y, p, pos_label=1) for y, p in zip(y_true, y_score, strict=True)
+    ])  # fmt: skip
+
+
+def test_the_keys_are_registered_as_losses():
+    assert set(PROBABILITY_METRICS) == set(KEYS)
+    assert {rm.evaluate.__module__}  # the keys parse through the public verb below
+    result = rm.evaluate(rm.from_dense([[1, 0]], [[0.5, 0.5]]), KEYS)
+    assert result.columns == KEYS
+
+
+@SETTINGS
+@given(table=probability_tables())
+def test_every_key_matches_sklearn(engine, table):
+    df, y_true, y_score, weights = table
+    weight = None if weights is None else "weight"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no key here is ever ill-defined
+        result = engine.evaluate(df, KEYS, weight=weight)
+    expected = sklearn_losses(y_true, y_score, weights)
+    for key in KEYS:
+        assert result[key][0] == pytest.approx(expected[key], rel=1e-12, abs=1e-12), key
+
+
+@settings(SETTINGS, max_examples=15)
+@given(table=probability_tables())
+def test_per_sample_values_match_sklearn_row_by_row(engine, table):
+    df, y_true, y_score, weights = table
+    weight = None if weights is None else "weight"
+    result = engine.evaluate(
+        df, ["log_loss_samples", "brier_samples"], weight=weight, per_sample=True
+    ).sort("sample")
+    for loss in LOSSES:
+        expected = per_sample_losses(loss, y_true, y_score)
+        np.testing.assert_allclose(result[f"{loss}_samples"], expected, rtol=1e-12, atol=1e-12)
+
+
+@SETTINGS
+@given(table=probability_tables(), n_groups=st.integers(1, 3))
+def test_groups_are_evaluated_alone(engine, table, n_groups):
+    """With ``by``, each group's numbers are those of its own rows."""
+    df, _, _, weights = table
+    weight = None if weights is None else "weight"
+    df = df.with_columns(model=pl.col("sample").hash(7) % n_groups)
+    if weights is not None:  # every group keeps some weight (a group without any is refused)
+        df = df.with_columns(pl.col("weight") + 0.25)
+    result = engine.evaluate(df, KEYS, by="model", weight=weight)
+    for model, part in df.group_by("model"):
+        _, y_true, y_score = dense(part)
+        group_weights = None
+        if weights is not None:
+            group_weights = part.sort("sample", "label").group_by(
+                "sample", maintain_order=True
+            ).agg(pl.col("weight").first())["weight"].to_numpy()  # fmt: skip
+        row = result.filter(pl.col("model") == model[0]).row(0, named=True)
+        expected = sklearn_losses(y_true.astype(int), y_score, group_weights)
+        for key in KEYS:
+            assert row[key] == pytest.approx(expected[key], rel=1e-12, abs=1e-12), key
+
+
+def test_the_golden_case_by_hand():
+    """The issue's example: per label ln of the probabilities given to the outcomes."""
+    y_true = [[1, 0, 1], [0, 1, 0], [1, 1, 0]]
+    y_prob = [[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.4]]
+    result = rm.evaluate(rm.from_dense(y_true, y_prob), KEYS).row(0, named=True)
+    labels = [
+        -(math.log(0.9) + math.log(0.7) + math.log(0.7)) / 3,
+        -(math.log(0.8) + math.log(0.8) + math.log(0.6)) / 3,
+        -(math.log(0.6) + math.log(0.9) + math.log(0.6)) / 3,
+    ]
+    assert result["log_loss_macro"] == pytest.approx(sum(labels) / 3, rel=1e-14)
+    # Every sample has every label, so the mean over cells is the mean over labels.
+    assert result["log_loss_micro"] == pytest.approx(sum(labels) / 3, rel=1e-14)
+    assert result["log_loss_samples"] == pytest.approx(sum(labels) / 3, rel=1e-14)
+    # Supports 2, 2, 1.
+    assert result["log_loss_weighted"] == pytest.approx(
+        (2 * labels[0] + 2 * labels[1] + labels[2]) / 5, rel=1e-14
+    )
+    squares = [0.01 + 0.09 + 0.09, 0.04 + 0.04 + 0.16, 0.16 + 0.01 + 0.16]
+    assert result["brier_macro"] == pytest.approx(sum(squares) / 9, rel=1e-14)
+    assert result["brier_weighted"] == pytest.approx(
+        (2 * squares[0] + 2 * squares[1] + squares[2]) / 15, rel=1e-14
+    )
+
+
+def test_a_confident_mistake_costs_minus_ln_eps(engine):
+    """Probabilities 0 and 1 are clipped to [eps, 1 - eps], eps the float64 machine epsilon."""
+    df = rm.from_dense([[1, 0, 1, 0]], [[0.0, 1.0, 1.0, 0.0]])
+    result = engine.evaluate(df, ["log_loss_micro", "log_loss_samples"]).row(0)
+    expected = (2 * -math.log(EPS) + 2 * -math.log(1 - EPS)) / 4
+    assert EPS == 2.0**-52
+    assert result == pytest.approx((expected, expected), rel=1e-14)
+    assert -math.log(EPS) == pytest.approx(36.04365338911715, rel=1e-15)
+
+
+def test_labels_without_positives(engine):
+    """A label without positives has a loss (its negatives'); it weighs nothing in
+    ``_weighted``. Without any positive, ``_weighted`` is the plain mean over labels."""
+    y_prob = [[0.2, 0.4], [0.6, 0.1]]
+    keys = ["log_loss_macro", "log_loss_weighted", "brier_weighted"]
+    one = engine.evaluate(rm.from_dense([[1, 0], [1, 0]], y_prob), keys).row(0, named=True)
+    assert one["log_loss_weighted"] == pytest.approx(-(math.log(0.2) + math.log(0.6)) / 2)
+    none = engine.evaluate(rm.from_dense([[0, 0], [0, 0]], y_prob), keys).row(0, named=True)
+    losses = [-(math.log(0.8) + math.log(0.4)) / 2, -(math.log(0.6) + math.log(0.9)) / 2]
+    assert none["log_loss_weighted"] == pytest.approx(sum(losses) / 2)
+    assert none["log_loss_macro"] == pytest.approx(sum(losses) / 2)
+    assert none["brier_weighted"] == pytest.approx((0.04 + 0.36 + 0.16 + 0.01) / 4)
+
+
+def test_a_sample_of_weight_zero_counts_nothing(engine):
+    df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.1], [0.9, 0.1]]).with_columns(
+        weight=(pl.col("sample") == 0).cast(pl.Float64)
+    )
+    result = engine.evaluate(df, KEYS, weight="weight").row(0, named=True)
+    alone = engine.evaluate(rm.from_dense([[1, 0]], [[0.9, 0.1]]), KEYS).row(0, named=True)
+    assert result == pytest.approx(alone, rel=1e-14)
+
+
+def test_an_empty_table_is_refused(engine):
+    empty = pl.DataFrame(schema={"sample": pl.Int64, "label": pl.Int64, "score": pl.Float64,
+                                 "truth": pl.Int64})  # fmt: skip
+    with pytest.raises(ValueError, match="empty"):
+        engine.evaluate(empty, KEYS)
+
+
+def test_top_k_tables_are_refused():
+    predictions = pl.DataFrame({"sample": [0], "label": [1], "score": [0.5]})
+    truth = pl.DataFrame({"sample": [0], "label": [1]})
+    with pytest.raises(ValueError, match="log_loss_macro is not defined on top-k tables"):
+        rm.evaluate(predictions, ["log_loss_macro"], truth_table=truth, n_labels=3)
+
+
+def random_probabilities(n_groups: int = 6, seed: int = 3) -> pl.DataFrame:
+    """Groups of 2-9 samples x 1-6 labels: scores from a few values with 0 and 1 (ties,
+    clipping), empty and full rows, weights with zeros, string sample ids, shuffled rows."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for g in range(n_groups):
+        n_samples, n_labels = rng.integers(2, 10), rng.integers(1, 7)
+        score = rng.choice([0.0, 0.1, 0.5, 0.9, 1.0, rng.random()], size=(n_samples, n_labels))
+        truth = (rng.random((n_samples, n_labels)) < 0.4).astype(float)
+        truth[rng.random(n_samples) < 0.2] = 1
+        weight = rng.choice([0.0, 0.5, 1.0, 3.0], size=n_samples)
+        weight[0] = 1.0
+        parts.append(pl.DataFrame({
+            "model": f"m{g}",
+            "sample": np.repeat([f"s{i}" for i in range(n_samples)], n_labels),
+            "label": np.tile(np.arange(n_labels), n_samples),
+            "score": score.reshape(-1),
+            "truth": truth.reshape(-1),
+            "weight": np.repeat(weight, n_labels),
+        }))  # fmt: skip
+    return pl.concat(parts).sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+@pytest.fixture(scope="module", params=["spark", "postgres", "datafusion", "sqlite"])
+def sql_engine(request):
+    """The SQL engines besides DuckDB (which the ``engine`` fixture runs): Spark as the
+    library's engine, the others on the exported SQL (tests/sql_engines.py)."""
+    if request.param == "spark":
+        reason = java_missing()
+        if reason:
+            pytest.skip(f"Spark: {reason}")
+        spark_session()
+        yield get_engine("spark")
+    elif request.param == "postgres":
+        try:
+            with postgres_server() as dsn:
+                yield SQLTestEngine("postgres", dsn)
+        except RuntimeError as error:
+            pytest.skip(f"PostgreSQL: {error}")
+    else:
+        yield SQLTestEngine(request.param)
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_the_sql_engines_give_the_polars_numbers(sql_engine, per_sample):
+    table = random_probabilities()
+    keys = ["log_loss_samples", "brier_samples"] if per_sample else KEYS
+    cols = Columns.of(by="model", weight="weight")
+    ours = driver.run(
+        sql_engine, table, cols, parse_keys(keys), parameters=parameters(), per_sample=per_sample
+    )
+    expected = rm.evaluate(table, keys, by="model", weight="weight", per_sample=per_sample)
+    sort = ["model", "sample"] if per_sample else ["model"]
+    assert_frame_equal(ours.sort(sort), expected.sort(sort), check_exact=False, rel_tol=1e-12,
+                       abs_tol=1e-12)  # fmt: skip
+
+
+def test_states_of_parts_finalize_to_the_whole():
+    """The keys over labels live in the score counts a state keeps, the _samples keys in its
+    sums: finalizing the states of two halves is evaluating the whole."""
+    table = random_probabilities(3)
+    halves = table.with_columns(half=pl.col("sample").hash(1) % 2).partition_by("half")
+    states = [rm.state(half.drop("half"), KEYS, by="model", weight="weight") for half in halves]
+    ours = rm.finalize(pl.concat(states), by="model").sort("model")
+    expected = rm.evaluate(table, KEYS, by="model", weight="weight").sort("model")
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
