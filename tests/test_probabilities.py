@@ -23,6 +23,7 @@ from sklearn import metrics as skm
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
+from polars_rankmetrics import sklearn as dropins
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.base import get_engine
 from polars_rankmetrics.inputs.columns import Columns
@@ -311,3 +312,91 @@ def test_states_of_parts_finalize_to_the_whole():
     ours = rm.finalize(pl.concat(states), by="model").sort("model")
     expected = rm.evaluate(table, KEYS, by="model", weight="weight").sort("model")
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _run(function, *args, **options):
+    """(value, [(category, message)]) of one call: every warning it gives."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = function(*args, **options)
+    return value, [(w.category, str(w.message)) for w in caught]
+
+
+@st.composite
+def indicator_matrices(draw):
+    """(y_true, y_proba, weights or None): a multilabel indicator (2-7 labels) and
+    probabilities, some rows summing to one."""
+    n_samples, n_labels = draw(st.integers(1, 10)), draw(st.integers(2, 7))
+    cells = n_samples * n_labels
+    scores = draw(st.sampled_from([TIED, ANY]))
+    y_proba = np.array(draw(st.lists(scores, min_size=cells, max_size=cells))).reshape(
+        n_samples, n_labels
+    )
+    if draw(st.booleans()):  # rows of a softmax: no "do not sum to one" warning
+        y_proba = y_proba / np.maximum(y_proba.sum(axis=1, keepdims=True), 1e-300)
+        y_proba[y_proba.sum(axis=1) == 0, 0] = 1.0
+    y_true = np.array(draw(st.lists(st.sampled_from([0, 1]), min_size=cells, max_size=cells)))
+    weights = None
+    if draw(st.booleans()):
+        weights = np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 2.0]), min_size=n_samples,
+                                         max_size=n_samples)))  # fmt: skip
+        weights[0] = 1.0
+    return y_true.reshape(n_samples, n_labels), y_proba, weights
+
+
+@settings(SETTINGS, max_examples=40)
+@given(
+    data=indicator_matrices(),
+    normalize=st.booleans(),
+    scale_by_half=st.sampled_from(["auto", True, False]),
+)
+def test_the_drop_ins_give_sklearns_numbers_and_warnings(data, normalize, scale_by_half):
+    y_true, y_proba, weights = data
+    for ours, theirs, options in (
+        (dropins.log_loss, skm.log_loss, {"normalize": normalize}),
+        (dropins.brier_score_loss, skm.brier_score_loss, {"scale_by_half": scale_by_half}),
+    ):
+        value, warned = _run(ours, y_true, y_proba, sample_weight=weights, **options)
+        expected, expected_warned = _run(theirs, y_true, y_proba, sample_weight=weights, **options)
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        assert warned == expected_warned
+
+
+def test_the_drop_ins_on_the_issues_example():
+    """scikit-learn's multilabel numbers are not the per-label losses (docs/metrics.md)."""
+    y_true = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    y_prob = np.array([[0.9, 0.2, 0.6], [0.3, 0.8, 0.1], [0.7, 0.6, 0.4]])
+    for name in ("log_loss", "brier_score_loss"):
+        for engine in ("polars", "duckdb"):
+            value, warned = _run(getattr(dropins, name), y_true, y_prob, engine=engine)
+            expected, expected_warned = _run(getattr(skm, name), y_true, y_prob)
+            assert value == pytest.approx(expected, rel=1e-12)
+            assert warned == expected_warned == [(UserWarning, dropins.probabilities._NOT_ONE)]
+    # Every cell scored 1.0: the negatives cost nothing in scikit-learn's multilabel log loss.
+    value, _ = _run(dropins.log_loss, y_true, np.ones((3, 3)))
+    expected, _ = _run(skm.log_loss, y_true, np.ones((3, 3)))
+    assert value == pytest.approx(expected, abs=1e-12) and expected < 1e-12
+
+
+def test_the_drop_ins_refuse_what_sklearn_refuses():
+    y_true = [[1, 0], [0, 1]]
+    for bad, message in (([[0.5, 1.5], [0.2, 0.8]], "greater than 1: 1.5"),
+                         ([[0.5, -0.5], [0.2, 0.8]], "lower than 0: -0.5")):  # fmt: skip
+        for function in (dropins.log_loss, skm.log_loss):
+            with pytest.raises(ValueError, match=message):
+                function(y_true, bad)
+    for function in (dropins.log_loss, skm.log_loss):
+        with pytest.raises(ValueError, match="labels|multilabel"):
+            function(y_true, [[0.5, 0.5], [0.2, 0.8]], labels=[0, 1])
+    with pytest.raises(ValueError, match="Cannot use both"):
+        dropins.log_loss(y_true, [[0.5, 0.5]] * 2, y_pred=[[0.5, 0.5]] * 2)
+    value, warned = _run(dropins.log_loss, y_true, y_pred=[[0.5, 0.5], [0.2, 0.8]])
+    expected, expected_warned = _run(skm.log_loss, y_true, y_pred=[[0.5, 0.5], [0.2, 0.8]])
+    assert value == pytest.approx(expected) and warned == expected_warned
+
+
+def test_the_drop_ins_doctests():
+    import doctest
+
+    failed, _ = doctest.testmod(dropins.probabilities)
+    assert failed == 0

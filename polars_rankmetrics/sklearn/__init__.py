@@ -32,6 +32,8 @@ module                             drop-ins
                                    ``jaccard_score``, ``hamming_loss``, ``accuracy_score``,
                                    ``zero_one_loss``
 :mod:`.report`                     ``multilabel_confusion_matrix``, ``classification_report``
+:mod:`.probabilities`              ``log_loss``, ``brier_score_loss`` (scikit-learn's numbers on
+                                   a multilabel matrix, not the per-label losses)
 =================================  ==========================================================
 
 Beside them: :mod:`.inputs` (the matrices, checked, as a long table), :mod:`.arguments` (the
@@ -50,6 +52,7 @@ from polars_rankmetrics.sklearn.classification import (
     recall_score,
     zero_one_loss,
 )
+from polars_rankmetrics.sklearn.probabilities import brier_score_loss, log_loss
 from polars_rankmetrics.sklearn.ranking import (
     average_precision_score,
     coverage_error,
@@ -62,9 +65,9 @@ from polars_rankmetrics.sklearn.ranking import (
 from polars_rankmetrics.sklearn.report import classification_report, multilabel_confusion_matrix
 
 __all__ = [
-    "accuracy_score", "average_precision_score", "classification_report", "coverage_error",
-    "dcg_score", "f1_score", "fbeta_score", "hamming_loss", "jaccard_score",
-    "label_ranking_average_precision_score", "label_ranking_loss", "multilabel_confusion_matrix",
-    "ndcg_score", "precision_recall_fscore_support", "precision_score", "recall_score",
-    "roc_auc_score", "zero_one_loss",
+    "accuracy_score", "average_precision_score", "brier_score_loss", "classification_report",
+    "coverage_error", "dcg_score", "f1_score", "fbeta_score", "hamming_loss", "jaccard_score",
+    "label_ranking_average_precision_score", "label_ranking_loss", "log_loss",
+    "multilabel_confusion_matrix", "ndcg_score", "precision_recall_fscore_support",
+    "precision_score", "recall_score", "roc_auc_score", "zero_one_loss",
 ]  # fmt: skip
