@@ -119,7 +119,8 @@ def _table(frame: pl.DataFrame, hashes: np.ndarray, keys: Sequence[MetricKey]) -
         )
         names = (str(key), weight_column(key), undefined_column(key))
         for name, column in zip(names, sums, strict=True):
-            columns[name] = np.bincount(unit, weights=column, minlength=hashing.UNITS)[present]
+            summed = np.bincount(unit, weights=column, minlength=hashing.UNITS)[present]
+            columns[name] = pl.Series(name, summed, dtype=pl.Float64)
     columns[SAMPLES] = pl.Series(SAMPLES, count[present], dtype=pl.Int64)
     return pl.DataFrame(columns)
 
@@ -196,6 +197,18 @@ def draw_sums(draws: np.ndarray, sums: np.ndarray) -> np.ndarray:
     return out
 
 
+def _held(draws: np.ndarray, sums: np.ndarray, units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``draws`` (rows x every unit) and ``sums`` (a row per unit of ``units``, sorted) as two
+    factors of their product: the draws' columns of ``units`` where these are few (a copy of
+    a few columns is cheaper than a product over every unit); otherwise every column, and the
+    sums filled with 0 for the units not held."""
+    if units.size * 8 < draws.shape[1]:
+        return draws[:, units], sums
+    dense = np.zeros((draws.shape[1], sums.shape[1]))
+    dense[units] = sums
+    return draws, dense
+
+
 def _ratios(sums: np.ndarray, k: int) -> np.ndarray:
     """Means from sums of weighted values then of weights (last axis, 2k); NaN where a weight
     sum is 0."""
@@ -223,9 +236,10 @@ def _interval(
     if jackknife is None:
         lo, hi = resampling.percentile_interval(kept[:, None], level)
     else:
-        lo, hi = resampling.bca_interval(
-            kept[:, None], np.array([estimate]), jackknife[:, None], level
-        )
+        # Without a unit to leave out (one unit holds every sample), no acceleration.
+        loo = jackknife[~np.isnan(jackknife)]
+        loo = loo if loo.size else np.zeros(1)
+        lo, hi = resampling.bca_interval(kept[:, None], np.array([estimate]), loo[:, None], level)
     return float(lo[0]), float(hi[0])
 
 
@@ -258,15 +272,16 @@ def unit_intervals(
     rows = []
     for values_of_group, table in sorted(groups, key=lambda g: [(v is None, v) for v in g[0]]):
         sums = UnitSums.of(table, columns)
-        unit_sums = sums.table
+        held = np.flatnonzero(sums.present)
+        unit_sums = sums.table[held]
         total = unit_sums.sum(axis=0)
         estimate = estimates(means(total, sums.undefined > 0, columns), keys, columns, context)
-        drawn = draw_sums(counts, unit_sums)
+        drawn = draw_sums(*_held(counts, unit_sums, held))
         replicates = estimates(_ratios(drawn, len(columns)), keys, columns, context)
         replicates[_empty(drawn, keys, columns)] = math.nan
         jackknife = None
         if method == "bca":
-            left = total - unit_sums[sums.present]
+            left = total - unit_sums
             jackknife = estimates(_ratios(left, len(columns)), keys, columns, context)
             jackknife[_empty(left, keys, columns)] = math.nan
         row: dict[str, Any] = dict(zip(cols.by, values_of_group, strict=True))
@@ -329,13 +344,16 @@ def _paired_units(mine: UnitSums, base: UnitSums) -> resampling.Paired:
 def _compared(
     mine: UnitSums, base: UnitSums, keys: Sequence[MetricKey], draws: _Draws, level: float
 ) -> dict[str, np.ndarray]:
-    """Per key: the two models' values, the delta, its interval and p-value."""
+    """Per key: the two models' values, the delta, its interval and p-value. The products read
+    the units either model holds (the others add nothing)."""
+    held = np.flatnonzero(mine.present | base.present)
     table = _paired_units(mine, base)
+    table = resampling.Paired(table.table[held], table.columns)
     sums = table.table.sum(axis=0)
     model_values = means(table.model_sums(sums, 0), mine.undefined > 0, keys)
     base_values = means(table.model_sums(sums, 1), base.undefined > 0, keys)
     deltas = model_values - base_values
-    drawn = table.delta(draw_sums(draws.counts, table.table))
+    drawn = table.delta(draw_sums(*_held(draws.counts, table.table, held)))
     lo, hi, p = (np.full(len(keys), math.nan) for _ in range(3))
     for j in range(len(keys)):
         lo[j], hi[j] = _interval(drawn[: draws.n_boot, j], float(deltas[j]), None, level)
@@ -344,7 +362,8 @@ def _compared(
         if draws.flips is None and not math.isnan(deltas[j]) and kept.size:
             p[j] = resampling.bootstrap_p_values(kept[:, None], deltas[j : j + 1])[0]
     if draws.flips is not None:
-        p = resampling.pattern_p_values(table, draws.flips)
+        flips, rows = _held(draws.flips, table.table, held)
+        p = resampling.pattern_p_values(resampling.Paired(rows, table.columns), flips)
         p[np.isnan(deltas)] = math.nan
     return {"value": model_values, "baseline_value": base_values, "delta": deltas,
             "delta_lo": lo, "delta_hi": hi, "p_value": p}  # fmt: skip
