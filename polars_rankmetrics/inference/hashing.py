@@ -130,9 +130,25 @@ def values(seed: int, streams: tuple[int, int], rows: int, columns: int) -> np.n
 
 
 def _values(unit_keys: np.ndarray, index_keys: np.ndarray) -> np.ndarray:
-    """The value of each (index key, unit key): index keys as rows."""
-    z = _step(unit_keys[None, :], index_keys[:, None], VALUE_MULTIPLIERS[0])
-    return _step(z, 0, VALUE_MULTIPLIERS[1])
+    """The value of each (index key, unit key): index keys as rows. Computed in place: the
+    matrix is the only array of its size."""
+    y = np.add.outer(index_keys + 1, unit_keys)
+    _step_in_place(y, VALUE_MULTIPLIERS[0])
+    y += 1
+    return _step_in_place(y, VALUE_MULTIPLIERS[1])
+
+
+def _step_in_place(y: np.ndarray, multiplier: int) -> np.ndarray:
+    """:func:`_step` of ``z`` with ``x``, in place on ``y = z + x + 1`` (below 2^32, so that
+    ``y * multiplier`` stays below 2^49)."""
+    y *= multiplier
+    np.remainder(y, P, out=y)
+    np.multiply(y, y, out=y)
+    y += STEP_ADD
+    np.remainder(y, P, out=y)
+    y *= STEP_MULTIPLIER
+    np.remainder(y, P, out=y)
+    return y
 
 
 def _blocks(
@@ -164,8 +180,8 @@ def sign_flips(seed: int, patterns: int, n_units: int = UNITS) -> np.ndarray:
     flips = np.empty((patterns, n_units), dtype=bool)
     for at, z in _blocks(seed, (SIGN_WORDS, SIGN_PATTERNS), patterns, words):
         # Bit j of each word, lowest first: its four bytes little-endian, each unpacked
-        # lowest bit first.
+        # lowest bit first, the lowest SIGN_BITS kept.
         octets = z.astype("<u4").view(np.uint8).reshape(z.shape[0], words, 4)
-        bits = np.unpackbits(octets, axis=2, bitorder="little")[:, :, :SIGN_BITS]
+        bits = np.unpackbits(octets, axis=2, count=SIGN_BITS, bitorder="little")
         flips[at] = bits.reshape(z.shape[0], words * SIGN_BITS)[:, :n_units]
     return flips
