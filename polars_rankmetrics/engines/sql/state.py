@@ -1,6 +1,6 @@
 """The evaluation state in SQL: ``rankmetrics_state`` over a table, and ``rankmetrics_finalize``
 over a table of states, ``rankmetrics_states``, so that a warehouse keeps a state table and rolls
-it up with SQL alone (docs/engines.md, "Rolling up states in SQL").
+it up with SQL alone (docs/engines.md, "States in SQL").
 
 The views are the files of ``sql/state/`` (:func:`~.export.state_sql_files`) and the views of
 ``sql/`` they read; the exporter writes what depends on the request, each a short view:
@@ -143,6 +143,14 @@ def _files(dialect: str, temporary: bool, names: Sequence[str]) -> dict[str, lis
     }
 
 
+def _value(key: MetricKey) -> str:
+    """``key``'s SQL value over its per-sample view: a column quoted (sqlglot, which transpiles
+    the state's views, reads a column named like a function, ``map``, as a call), any other
+    expression bracketed."""
+    value = key.metric.sql_value
+    return quote_identifier(value) if value.isidentifier() else f"({value})"
+
+
 def _unit_sums(keys: Sequence[MetricKey], context: Context) -> str:
     """``rankmetrics_state_unit_sums``: per view of the keys averaged over samples, its rows
     joined with their samples' units and summed per (grp, unit) (and cut-off), then one row per
@@ -154,7 +162,7 @@ def _unit_sums(keys: Sequence[MetricKey], context: Context) -> str:
         columns: list[str] = []
         names: list[tuple[str, int, int]] = []  # (rm_name, cut-off, resampled)
         for key in view_keys:
-            weight, value = results.key_weight(key), f"({key.metric.sql_value})"
+            weight, value = results.key_weight(key), _value(key)
             scale = results.log_base_scale(key, context)
             total = f"coalesce(sum({weight} * {value}), 0)"
             sums = {

@@ -1,0 +1,375 @@
+"""The evaluation state in SQL on real engines: DuckDB, Spark SQL (the tests' one local session)
+and PostgreSQL (a throwaway cluster on 127.0.0.1).
+
+Each engine computes ``rankmetrics_state`` over a table and ``rankmetrics_finalize`` over a table
+of states (polars_rankmetrics/engines/sql/state.py). Checked against what the rest of the
+library computes in Python: the hashes and Poisson counts of inference/hashing.py, the numbers
+of ``rm.evaluate`` (with ``bootstrap="poisson"`` for the intervals) on the union of the data
+behind the states, and ``rm.state``'s own rows.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+from test_sql_engines import postgres_dsn, random_cases, spark_ready  # noqa: F401 (fixtures)
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.engines.sql.state import finalize_statements, state_statements
+from polars_rankmetrics.inference import hashing
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.registry import parse_keys
+
+# Keys averaged over samples from every per-sample view: ranking, gain, set and retrieval, a key
+# without positives (lwlrap), one whose undefined value is NaN (roc_auc_samples) and one whose
+# ill-defined samples are counted (f1_samples).
+KEYS = [
+    "coverage_error", "lrap", "lwlrap", "dcg", "ndcg@2", "f1_samples", "hamming_loss",
+    "roc_auc_samples", "precision@2", "mrr", "map@3",
+]  # fmt: skip
+IDENTITY = ["rm_part", "rm_label", "rm_score", "rm_unit", "rm_name"]
+_POSTGRES_TYPES = {
+    pl.Float64: "DOUBLE PRECISION", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.String: "TEXT",
+}  # fmt: skip
+
+
+class Warehouse:
+    """One engine's connection: Polars frames loaded as tables, statements run, rows fetched."""
+
+    dialect = "duckdb"
+
+    def load(self, name: str, frame: pl.DataFrame) -> None:
+        raise NotImplementedError
+
+    def execute(self, statement: str) -> None:
+        raise NotImplementedError
+
+    def fetch(self, sql: str) -> pl.DataFrame:
+        raise NotImplementedError
+
+    def run(self, statements: list[str]) -> None:
+        for statement in statements:
+            self.execute(statement)
+
+
+class DuckDBWarehouse(Warehouse):
+    def __init__(self) -> None:
+        import duckdb
+
+        self.con = duckdb.connect()
+
+    def load(self, name: str, frame: pl.DataFrame) -> None:
+        self.con.register("incoming", frame.to_arrow())
+        self.con.execute(f'CREATE OR REPLACE TABLE "{name}" AS SELECT * FROM incoming')
+        self.con.unregister("incoming")
+
+    def execute(self, statement: str) -> None:
+        self.con.execute(statement)
+
+    def fetch(self, sql: str) -> pl.DataFrame:
+        return pl.DataFrame(self.con.sql(sql))
+
+
+class SparkWarehouse(Warehouse):
+    dialect = "spark"
+
+    def __init__(self, spark: Any) -> None:
+        self.spark = spark
+
+    def load(self, name: str, frame: pl.DataFrame) -> None:
+        self.spark.createDataFrame(frame.to_arrow()).createOrReplaceTempView(name)
+
+    def execute(self, statement: str) -> None:
+        self.spark.sql(statement)
+
+    def fetch(self, sql: str) -> pl.DataFrame:
+        return pl.from_arrow(self.spark.sql(sql).toArrow())  # type: ignore[return-value]
+
+
+class PostgresWarehouse(Warehouse):
+    dialect = "postgres"
+
+    def __init__(self, con: Any) -> None:
+        self.con = con
+
+    def load(self, name: str, frame: pl.DataFrame) -> None:
+        columns = ", ".join(f'"{c}" {_POSTGRES_TYPES[frame.schema[c]]}' for c in frame.columns)
+        self.con.execute(f'DROP TABLE IF EXISTS "{name}" CASCADE')
+        self.con.execute(f'CREATE TABLE "{name}" ({columns})')
+        marks = ", ".join(["%s"] * frame.width)
+        self.con.cursor().executemany(f'INSERT INTO "{name}" VALUES ({marks})', frame.rows())
+
+    def execute(self, statement: str) -> None:
+        self.con.execute(statement)
+
+    def fetch(self, sql: str) -> pl.DataFrame:
+        cursor = self.con.cursor()
+        cursor.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return pl.DataFrame(cursor.fetchall(), schema=names, orient="row", infer_schema_length=None)
+
+
+@pytest.fixture(params=["duckdb", "spark", "postgres"])
+def warehouse(request) -> Iterator[Warehouse]:
+    name = request.param
+    if name == "duckdb":
+        yield DuckDBWarehouse()
+    elif name == "spark":
+        spark = request.getfixturevalue("spark_ready")
+        before = {t.name for t in spark.catalog.listTables() if t.isTemporary}
+        yield SparkWarehouse(spark)
+        for table in spark.catalog.listTables():
+            if table.isTemporary and table.name not in before:
+                spark.catalog.dropTempView(table.name)
+    else:
+        import psycopg
+
+        with psycopg.connect(request.getfixturevalue("postgres_dsn"), autocommit=True) as con:
+            con.execute("DROP SCHEMA IF EXISTS rm_state CASCADE")
+            con.execute("CREATE SCHEMA rm_state")
+            con.execute("SET search_path TO rm_state")
+            yield PostgresWarehouse(con)
+
+
+def sql_state(
+    warehouse: Warehouse, table: pl.DataFrame, keys: list[str], **options
+) -> pl.DataFrame:
+    """``rankmetrics_state`` of ``table`` on the warehouse."""
+    cols = Columns.of(by=options.pop("by", None), weight=options.pop("weight", None))
+    context = parameters(**options.pop("parameters", {}))
+    warehouse.load("predictions", table)
+    keys_parsed = parse_keys(keys)
+    dialect = warehouse.dialect
+    warehouse.run(state_statements("predictions", cols, dialect, keys_parsed, context=context,
+                                   temporary=True, **options))  # fmt: skip
+    state = warehouse.fetch("SELECT * FROM rankmetrics_state")
+    # A driver types a column of NULLs as it likes (PostgreSQL's rows say nothing): the types.
+    return state.with_columns(
+        pl.col("rm_label").cast(table.schema["label"]),
+        pl.col("rm_score", "rm_value").cast(pl.Float64),
+        pl.col("rm_unit").cast(pl.Int64),
+        pl.col("rm_format").cast(pl.Int32),
+    )
+
+
+def define_finalize(warehouse: Warehouse, states: pl.DataFrame, keys: list[str], by: list[str],
+                    **options) -> None:  # fmt: skip
+    """The finalize views over ``states`` loaded as ``rankmetrics_states``."""
+    warehouse.load("rankmetrics_states", states)
+    warehouse.run(
+        finalize_statements(warehouse.dialect, parse_keys(keys), by, temporary=True, **options)
+    )
+
+
+def sql_finalize(warehouse: Warehouse, states: pl.DataFrame, keys: list[str], by: list[str],
+                 **options) -> pl.DataFrame:  # fmt: skip
+    """``rankmetrics_finalize`` over ``states``, one column per key (and ``key_lo``, ``key_hi``)
+    as ``rm.evaluate`` gives them, NULL as NaN."""
+    define_finalize(warehouse, states, keys, by, **options)
+    long = warehouse.fetch("SELECT * FROM rankmetrics_finalize")
+    long = long.with_columns(pl.col("value", "lo", "hi").cast(pl.Float64).fill_null(np.nan))
+    wide = long.pivot(on="metric", index=by or None, values=["value", "lo", "hi"])
+    names = {f"value_{k}": k for k in keys} | {f"{s}_{k}": f"{k}_{s}" for k in keys
+                                               for s in ("lo", "hi")}  # fmt: skip
+    return wide.rename(names).sort(by) if by else wide.rename(names)
+
+
+def _text_ids(n: int) -> list[str]:
+    """String ids with quotes, spaces, accents, other scripts and an emoji (UTF-8 of 1-4 bytes)."""
+    words = ["s", "é", "日本語", "o'brien", 'q"x', "a b", "🙂", "Ünïcödé", "", "x\\y"]
+    return [f"{words[i % len(words)]}{i}" for i in range(n)]
+
+
+def test_the_sql_hashes_and_poisson_counts_are_hashings(warehouse):
+    """rankmetrics_sample_hashes and rankmetrics_unit_draws give inference/hashing.py's numbers:
+    integer ids (negative and past 2^32 too) and string ids (non-ASCII too); the Poisson counts
+    of every (unit, replicate) for seeds past P = 2^31 - 1 and below 0."""
+    ints = [0, 1, 7, -3, 4095, 2**31, 2**40 + 17, -(2**62), 123456789]
+    for ids in (pl.Series("sample", ints, pl.Int64), pl.Series("sample", _text_ids(30))):
+        table = pl.DataFrame({"sample": ids}).with_columns(
+            label=pl.lit(0, pl.Int64), score=pl.lit(0.5), truth=pl.lit(1.0)
+        )
+        sql_state(warehouse, table, ["lrap"])
+        found = warehouse.fetch("SELECT sample, h, unit FROM rankmetrics_sample_hashes")
+        found = found.sort("sample")
+        expected = hashing.sample_hashes(found["sample"], "sample")
+        assert found["h"].cast(pl.Int64).to_list() == expected.to_list()
+        assert found["unit"].cast(pl.Int64).to_list() == (expected % hashing.UNITS).to_list()
+    units = [0, 1, 2, 29, 30, 1000, 4094, 4095]
+    states = pl.DataFrame({
+        "rm_part": "units", "rm_label": pl.Series([None] * len(units), dtype=pl.Int64),
+        "rm_score": pl.Series([None] * len(units), dtype=pl.Float64),
+        "rm_unit": pl.Series(units, dtype=pl.Int64), "rm_name": "lrap", "rm_value": 1.0,
+        "rm_format": pl.Series([1] * len(units), dtype=pl.Int32), "rm_params": "{}",
+    })  # fmt: skip
+    for seed, n_boot in ((0, 120), (-5, 40), (2**31 + 3, 40)):
+        define_finalize(warehouse, states, ["lrap"], [], ci=0.9, n_boot=n_boot, seed=seed)
+        draws = warehouse.fetch("SELECT unit, replicate, draws FROM rankmetrics_unit_draws")
+        counts = hashing.poisson_counts(seed, n_boot)
+        expected = [
+            (u, r, int(counts[r, u])) for u in units for r in range(n_boot) if counts[r, u] > 0
+        ]
+        found = sorted(tuple(int(v) for v in row) for row in draws.rows())
+        assert found == sorted(expected)
+        assert max(c for *_, c in found) >= 3  # the thresholds past the first are read
+
+
+def _split(table: pl.DataFrame) -> list[pl.DataFrame]:
+    """Two partitions of whole samples."""
+    half = pl.col("sample").hash(5) % 2 == 0
+    return [table.filter(half), table.filter(~half)]
+
+
+def test_the_sql_state_finalizes_to_evaluate_however_split(warehouse):
+    """rankmetrics_finalize over one state, over the union of two partitions' states, and over a
+    state by (model, day) finalized by model: evaluate()'s means to 1e-12 (NULL where it says
+    NaN). rankmetrics_state_checks: the states of disjoint partitions do not overlap, states
+    counted twice do, and states of different parameters are counted."""
+    table = random_cases(4).drop("decision")
+    table = table.with_columns(day=(pl.col("sample").hash(5) % 2).cast(pl.Int64))
+    options = {"by": "model", "weight": "weight", "parameters": {"zero_division": "warn"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        expected = rm.evaluate(table.drop("day"), KEYS, by="model", weight="weight")
+    whole = sql_state(warehouse, table.drop("day"), KEYS, **options)
+    parts = pl.concat([sql_state(warehouse, part.drop("day"), KEYS, **options)
+                       for part in _split(table)])  # fmt: skip
+    options["by"] = ["model", "day"]
+    by_day = sql_state(warehouse, table, KEYS, **options).drop("day")
+    for states in (whole, parts, by_day):
+        ours = sql_finalize(warehouse, states, KEYS, ["model"]).select(expected.columns)
+        assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    checks = "SELECT parameters, overlap FROM rankmetrics_state_checks"
+    define_finalize(warehouse, parts, KEYS, ["model"])
+    assert warehouse.fetch(checks).rows() == [(1, 0.0)] * 4
+    define_finalize(warehouse, pl.concat([parts, parts]), KEYS, ["model"])
+    assert warehouse.fetch(checks).rows() == [(1, 1.0)] * 4
+    other = parts.with_columns(rm_params=pl.lit('{"beta":2.0}'))
+    define_finalize(warehouse, pl.concat([whole, other]), KEYS, ["model"])
+    assert warehouse.fetch(checks).rows() == [(2, 1.0)] * 4
+
+
+def _interval_table(n_samples: int = 150, seed: int = 3) -> pl.DataFrame:
+    """Three models over the same samples (integer ids), 5 labels, tied scores and weights."""
+    rng = np.random.default_rng(seed)
+    n_labels = 5
+    truth = (rng.random((n_samples, n_labels)) < 0.35).astype(float)
+    weight = rng.choice([0.5, 1.0, 2.0], size=n_samples)
+    models = []
+    for m in range(3):
+        score = np.round(truth * (m + 1) * 0.2 + rng.random((n_samples, n_labels)), 1)
+        models.append(
+            pl.DataFrame(
+                {
+                    "model": f"m{m}",
+                    "sample": np.repeat(np.arange(n_samples) * 7919, n_labels),
+                    "label": np.tile(np.arange(n_labels), n_samples),
+                    "score": score.reshape(-1),
+                    "truth": truth.reshape(-1),
+                    "weight": np.repeat(weight, n_labels),
+                }
+            )  # fmt: skip
+        )
+    return pl.concat(models)
+
+
+def test_the_sql_intervals_are_the_poisson_bootstraps(warehouse):
+    """rankmetrics_finalize's percentile intervals from the union of two partitions' states:
+    those of evaluate(ci=..., bootstrap="poisson") on the whole table, to 1e-12."""
+    table = _interval_table()
+    keys = ["lrap", "ndcg@3", "f1_samples", "mrr", "lwlrap"]
+    options = {"by": "model", "weight": "weight", "intervals": True}
+    states = pl.concat([sql_state(warehouse, part, keys, **options) for part in _split(table)])
+    ci = {"ci": 0.9, "n_boot": 200, "seed": 11}
+    ours = sql_finalize(warehouse, states, keys, ["model"], **ci)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        expected = rm.evaluate(table, keys, by="model", weight="weight", bootstrap="poisson", **ci)
+    ours = ours.select(expected.columns)
+    assert not ours.select(pl.col("lrap_lo").is_nan().any()).item()
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _sorted_rows(state: pl.DataFrame, by: list[str]) -> pl.DataFrame:
+    return state.with_columns(
+        pl.col("rm_label").cast(pl.Int64), pl.col("rm_unit").cast(pl.Int64),
+        pl.col("rm_format").cast(pl.Int32), pl.col("rm_value").cast(pl.Float64),
+    ).sort([*by, *IDENTITY], nulls_last=True)  # fmt: skip
+
+
+def test_the_sql_state_is_the_python_state(warehouse):
+    """rankmetrics_state's rows, sorted, are rm.state's: every part (sums, units, labels, curves,
+    sketch), the values to 1e-12, the parameters' text exactly; and its units add up to its
+    sums, a null value counted where its sample weighs more than 0. (The weights are positive
+    here: rm.state's units count a one-class sample of weight 0 in roc_auc_samples/x, which its
+    sums do not.)"""
+    table = random_cases(3).drop("decision").with_columns(pl.col("weight").replace(0.0, 0.5))
+    keys = ["lrap", "ndcg@2", "f1_samples", "roc_auc_samples", "f1_macro",
+            "average_precision_macro"]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        expected = rm.state(table, keys, by="model", weight="weight", intervals=True)
+    ours = sql_state(warehouse, table, keys, by="model", weight="weight", intervals=True)
+    ours, expected = _sorted_rows(ours, ["model"]), _sorted_rows(expected, ["model"])
+    assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch"}
+    assert ours.columns == expected.columns
+    assert_frame_equal(ours.drop("rm_value"), expected.drop("rm_value"))
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    zero_weights = random_cases(3).drop("decision")
+    assert (zero_weights["weight"] == 0).any()
+    state = sql_state(warehouse, zero_weights, keys, by="model", weight="weight", intervals=True)
+    resampled = [n for n in state.filter(rm_part="units")["rm_name"].unique() if "/i" not in n]
+    totals = [
+        state.filter(pl.col("rm_part") == part, pl.col("rm_name").is_in(resampled))
+        .group_by("model", "rm_name").agg(pl.col("rm_value").sum()).sort("model", "rm_name")
+        for part in ("units", "sums")
+    ]  # fmt: skip
+    assert totals[0].height == 3 * len(resampled) > 0
+    assert_frame_equal(totals[0], totals[1], check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_the_exporter_refuses_what_it_cannot_write():
+    keys = parse_keys(["lrap"])
+    with pytest.raises(ValueError, match="exported for duckdb, spark, postgres, not 'sqlite'"):
+        state_statements("t", Columns(), "sqlite", keys, context=parameters())
+    with pytest.raises(ValueError, match="psprecision@2 reads label propensities"):
+        state_statements("t", Columns(), "duckdb", parse_keys(["psprecision@2"]),
+                         context=parameters())  # fmt: skip
+    with pytest.raises(ValueError, match="by column 'rm_day': names starting with 'rm_'"):
+        state_statements("t", Columns(by=("rm_day",)), "duckdb", keys, context=parameters())
+    with pytest.raises(ValueError, match=r"n_boot must be an integer in 1 \.\. 100,000"):
+        finalize_statements("duckdb", keys, ci=0.95, n_boot=100_001)
+    with pytest.raises(ValueError, match="finalizes the keys averaged over samples"):
+        finalize_statements("duckdb", parse_keys(["f1_macro"]))
+
+
+def test_the_documented_daily_roll_up_runs():
+    """docs/engines.md's DuckDB example: three days' states in a table, a window of two days
+    finalized per model with intervals, equal to evaluate() over those two days' rows."""
+    root = Path(__file__).parent.parent
+    text = (root / "docs" / "engines.md").read_text()
+    section = text[text.index("## States in SQL") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    namespace: dict[str, Any] = {}
+    exec(code[1], namespace)
+    window = namespace["window"]
+    example = pl.read_parquet(root / "data" / "example.parquet")
+    days = example.filter(pl.col("sample").hash(1) % 3 >= 1)
+    keys = ["lrap", "ndcg@10"]
+    expected = rm.evaluate(days, keys, by="model", weight="weight", ci=0.95, seed=0,
+                           bootstrap="poisson")  # fmt: skip
+    assert window.height == 4
+    for row in window.iter_rows(named=True):
+        at = expected.filter(model=row["model"])
+        for column, name in (("value", ""), ("lo", "_lo"), ("hi", "_hi")):
+            assert row[column] == pytest.approx(at[f"{row['metric']}{name}"].item(), abs=1e-12)
