@@ -118,7 +118,14 @@ class PostgresWarehouse(Warehouse):
         return pl.DataFrame(cursor.fetchall(), schema=names, orient="row", infer_schema_length=None)
 
 
-@pytest.fixture(params=["duckdb", "spark", "postgres"])
+# The servers' cells are left out of the quick subset (pytest -m 'not slow'), as
+# tests/test_sql_engines.py is.
+@pytest.fixture(
+    params=[
+        "duckdb",
+        *(pytest.param(name, marks=pytest.mark.slow) for name in ("spark", "postgres")),
+    ]
+)
 def warehouse(request) -> Iterator[Warehouse]:
     name = request.param
     if name == "duckdb":
