@@ -23,6 +23,7 @@ from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
 from polars_rankmetrics.report import Report, html_report, label_report, lwlrap_per_class
+from polars_rankmetrics.report.calibration import calibration_table
 from polars_rankmetrics.states import finalize, state
 
 
@@ -43,6 +44,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "Report",
     "UndefinedMetricWarning",
+    "calibration_table",
     "compare",
     "coverage_error",
     "dcg_score",

@@ -20,6 +20,7 @@ from polars.testing import assert_frame_equal
 from reference import dense
 from servers import java_missing, postgres_server, spark_session
 from sklearn import metrics as skm
+from sklearn.calibration import calibration_curve
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
@@ -30,6 +31,7 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.probabilities import EPS
 from polars_rankmetrics.metrics.registry import PROBABILITY_METRICS, parse_keys
+from polars_rankmetrics.report import calibration
 
 SETTINGS = settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -119,7 +121,8 @@ def per_sample_losses(loss: str, y_true, y_score) -> np.ndarray:
 
 
 def test_the_keys_are_registered_as_losses():
-    assert set(PROBABILITY_METRICS) == set(KEYS)
+    calibration_names = {f"{n}_{a}" for n in ("ece", "mce") for a in ("micro", "macro", "weighted")}
+    assert set(PROBABILITY_METRICS) == set(KEYS) | calibration_names
     assert {rm.evaluate.__module__}  # the keys parse through the public verb below
     result = rm.evaluate(rm.from_dense([[1, 0]], [[0.5, 0.5]]), KEYS)
     assert result.columns == KEYS
@@ -292,7 +295,8 @@ def sql_engine(request):
 @pytest.mark.parametrize("per_sample", [False, True])
 def test_the_sql_engines_give_the_polars_numbers(sql_engine, per_sample):
     table = random_probabilities()
-    keys = ["log_loss_samples", "brier_samples"] if per_sample else KEYS
+    calibration = ["ece_micro", "mce_macro@5", "ece_weighted@3"]
+    keys = ["log_loss_samples", "brier_samples"] if per_sample else KEYS + calibration
     cols = Columns.of(by="model", weight="weight")
     ours = driver.run(
         sql_engine, table, cols, parse_keys(keys), parameters=parameters(), per_sample=per_sample
@@ -304,13 +308,15 @@ def test_the_sql_engines_give_the_polars_numbers(sql_engine, per_sample):
 
 
 def test_states_of_parts_finalize_to_the_whole():
-    """The keys over labels live in the score counts a state keeps, the _samples keys in its
-    sums: finalizing the states of two halves is evaluating the whole."""
+    """The keys over labels (losses, calibration bins) live in the score counts a state keeps,
+    the _samples keys in its sums: finalizing the states of two halves is evaluating the
+    whole."""
     table = random_probabilities(3)
     halves = table.with_columns(half=pl.col("sample").hash(1) % 2).partition_by("half")
-    states = [rm.state(half.drop("half"), KEYS, by="model", weight="weight") for half in halves]
+    keys = [*KEYS, "ece_micro@4", "mce_macro"]
+    states = [rm.state(half.drop("half"), keys, by="model", weight="weight") for half in halves]
     ours = rm.finalize(pl.concat(states), by="model").sort("model")
-    expected = rm.evaluate(table, KEYS, by="model", weight="weight").sort("model")
+    expected = rm.evaluate(table, keys, by="model", weight="weight").sort("model")
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
 
 
@@ -398,5 +404,132 @@ def test_the_drop_ins_refuse_what_sklearn_refuses():
 def test_the_drop_ins_doctests():
     import doctest
 
-    failed, _ = doctest.testmod(dropins.probabilities)
-    assert failed == 0
+    for module in (dropins.probabilities, calibration):
+        failed, attempted = doctest.testmod(module)
+        assert failed == 0 and attempted > 0
+
+
+# Calibration: ece_A@K and mce_A@K over K equal-width bins (15 without @K), and the table.
+CALIBRATION_KEYS = [
+    f"{name}_{average}{k}"
+    for name in ("ece", "mce")
+    for average in ("micro", "macro", "weighted")
+    for k in ("", "@1", "@3", "@10")
+]
+
+
+def sklearn_calibration(y, p, n_bins: int) -> tuple[float, float]:
+    """(ECE, MCE) of one binary problem from ``calibration_curve``'s non-empty bins, each bin
+    weighing its share of the cells (counted by scikit-learn's own rule: searchsorted over the
+    inner edges of linspace)."""
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins)
+    bins = np.searchsorted(np.linspace(0.0, 1.0, n_bins + 1)[1:-1], p)
+    counts = np.bincount(bins, minlength=n_bins)
+    counts = counts[counts > 0]
+    gaps = np.abs(prob_true - prob_pred)
+    return float((counts * gaps).sum() / counts.sum()), float(gaps.max())
+
+
+def expanded(y_true, y_score, weights):
+    """The matrices with each sample repeated by its weight (weights of 0, 0.5, 1, 3 doubled to
+    whole numbers: the calibration errors are ratios, unchanged by a common factor)."""
+    if weights is None:
+        return y_true, y_score
+    repeats = np.rint(2 * weights).astype(int)
+    return np.repeat(y_true, repeats, axis=0), np.repeat(y_score, repeats, axis=0)
+
+
+def sklearn_calibration_keys(y_true, y_score, weights) -> dict[str, float]:
+    support = (y_true * (1 if weights is None else weights[:, None])).sum(axis=0)
+    y, p = expanded(y_true, y_score, weights)
+    values = {}
+    for k, n_bins in (("", 15), ("@1", 1), ("@3", 3), ("@10", 10)):
+        per_label = np.array([sklearn_calibration(y[:, j], p[:, j], n_bins) for j in
+                              range(y.shape[1])])  # fmt: skip
+        pooled = sklearn_calibration(y.ravel(), p.ravel(), n_bins)
+        for i, name in enumerate(("ece", "mce")):
+            values[f"{name}_micro{k}"] = pooled[i]
+            values[f"{name}_macro{k}"] = per_label[:, i].mean()
+            values[f"{name}_weighted{k}"] = (
+                np.average(per_label[:, i], weights=support)
+                if support.sum() > 0
+                else per_label[:, i].mean()
+            )
+    return values
+
+
+@SETTINGS
+@given(table=probability_tables())
+def test_the_calibration_errors_match_calibration_curve(engine, table):
+    df, y_true, y_score, weights = table
+    weight = None if weights is None else "weight"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # never ill-defined
+        result = engine.evaluate(df, CALIBRATION_KEYS, weight=weight)
+    expected = sklearn_calibration_keys(y_true.astype(int), y_score, weights)
+    for key in CALIBRATION_KEYS:
+        assert result[key][0] == pytest.approx(expected[key], rel=1e-12, abs=1e-12), key
+
+
+@SETTINGS
+@given(table=probability_tables(), n_bins=st.sampled_from([1, 2, 5, 10, 15]))
+def test_the_calibration_table_is_calibration_curve_per_label(engine, table, n_bins):
+    df, y_true, y_score, _ = table
+    df = df.drop("weight", strict=False)
+    result = engine._call(rm.calibration_table, df, n_bins=n_bins)
+    y_true = y_true.astype(int)
+    labels = sorted(df["label"].unique().to_list())
+    for j, label in [(None, None), *enumerate(labels)]:
+        rows = result.filter(
+            pl.col("label").is_null() if label is None else pl.col("label") == label
+        ).sort("bin")
+        y, p = (y_true.ravel(), y_score.ravel()) if j is None else (y_true[:, j], y_score[:, j])
+        prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins)
+        np.testing.assert_allclose(rows["observed"], prob_true, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(rows["mean_score"], prob_pred, rtol=1e-12, atol=1e-12)
+        bins = np.searchsorted(np.linspace(0.0, 1.0, n_bins + 1)[1:-1], p)
+        counts = np.bincount(bins, minlength=n_bins)
+        assert rows["bin"].to_list() == np.flatnonzero(counts).tolist()
+        assert rows["count"].to_list() == counts[counts > 0].tolist()
+
+
+def test_a_score_on_an_edge_falls_in_the_bin_below():
+    """As calibration_curve: linspace's edges (0.30000000000000004 for 3 of 10) and a score on
+    one (0.5) in the bin below; 0 in the first bin, 1 in the last."""
+    scores = [0.0, 0.1, 0.3, 0.5, 0.7, 1.0]
+    df = rm.from_dense([[1, 0, 1, 1, 0, 1]], [scores])
+    table = rm.calibration_table(df, n_bins=10).filter(pl.col("label").is_null())
+    assert table["bin"].to_list() == np.unique(
+        np.searchsorted(np.linspace(0, 1, 11)[1:-1], scores)
+    ).tolist() == [0, 2, 4, 6, 9]  # fmt: skip
+
+
+def test_the_calibration_table_refuses_what_it_cannot_do():
+    df = rm.from_dense([[1, 0]], [[0.9, 0.2]])
+    with pytest.raises(ValueError, match="strategy='quantile' is not available"):
+        rm.calibration_table(df, strategy="quantile")
+    with pytest.raises(ValueError, match="n_bins must be a positive integer, not 0"):
+        rm.calibration_table(df, n_bins=0)
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        rm.evaluate(df, ["ece_micro@0"])
+
+
+def test_the_calibration_table_by_group_and_weight(engine):
+    """With by and weights: each group's bins are its own cells' weighted sums."""
+    table = random_probabilities(3)
+    result = engine._call(rm.calibration_table, table, by="model", weight="weight", n_bins=4)
+    for (model,), part in table.group_by("model"):
+        part = part.with_columns(bin=np.searchsorted([0.25, 0.5, 0.75], part["score"].to_numpy()))
+        expected = (
+            part.group_by("label", "bin")
+            .agg(
+                count=pl.col("weight").sum(),
+                mean_score=(pl.col("weight") * pl.col("score")).sum() / pl.col("weight").sum(),
+                observed=(pl.col("weight") * pl.col("truth")).sum() / pl.col("weight").sum(),
+            )
+            .filter(pl.col("count") > 0)
+            .sort("label", "bin")
+        )
+        ours = result.filter(pl.col("model") == model, pl.col("label").is_not_null())
+        assert_frame_equal(ours.drop("model"), expected, check_exact=False, rel_tol=1e-12,
+                           check_dtypes=False)  # fmt: skip

@@ -23,6 +23,8 @@ score with ``sample_weight``:
 - ``log_loss``, ``brier``: the weighted mean loss of the label's cells,
   :func:`~polars_rankmetrics.metrics.probabilities.label_losses` (scikit-learn's
   ``log_loss(y[:, j], p[:, j], labels=[0, 1])`` and ``brier_score_loss(y[:, j], p[:, j])``).
+- ``ece``, ``mce``: the expected and maximum calibration errors of the label's cells over
+  equal-width bins, :func:`~polars_rankmetrics.metrics.probabilities.calibration_errors`.
 
 The averages (:func:`averages`), as scikit-learn's ``average=``:
 
@@ -45,8 +47,13 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from polars_rankmetrics.metrics.classification import set_score
+from polars_rankmetrics.metrics.probabilities import (
+    CALIBRATION,
+    N_BINS,
+    calibration_errors,
+    label_losses,
+)
 from polars_rankmetrics.metrics.probabilities import KINDS as LOSSES
-from polars_rankmetrics.metrics.probabilities import label_losses
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 LABEL = "label"
@@ -168,6 +175,14 @@ def averages(
     return per_label.group_by(list(group)).agg(values)
 
 
+def _cells(counts: pl.DataFrame, keys: Sequence[str], kind: str, n_bins: int) -> pl.DataFrame:
+    """Per ``keys``, from score counts: ``support`` and the loss or calibration error ``kind``
+    of the cells."""
+    if kind in LOSSES:
+        return label_losses(counts, keys, [kind])
+    return calibration_errors(counts, keys, n_bins)
+
+
 def label_means(
     tables: Mapping[str, pl.DataFrame], group: Sequence[str], keys: Sequence[MetricKey],
     context: Context,
@@ -187,11 +202,12 @@ def label_means(
             else:
                 per_label = label_scores(table, [kind], **options)
                 value = averages(per_label, group, [kind], average, no_support=None)
-        elif kind in LOSSES:
+        elif kind in LOSSES or kind in CALIBRATION:
+            n_bins = key.k or N_BINS
             if average == "micro":
-                value = label_losses(table, group, [kind]).select(*group, kind)
+                value = _cells(table, group, kind, n_bins).select(*group, kind)
             else:
-                per_label = label_losses(table, [*group, LABEL], [kind])
+                per_label = _cells(table, [*group, LABEL], kind, n_bins)
                 value = averages(per_label, group, [kind], average, no_support=None)
         elif average == "micro":
             value = label_curves(table, group).select(*group, kind)

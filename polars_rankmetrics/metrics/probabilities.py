@@ -81,3 +81,51 @@ def label_losses(counts: pl.DataFrame, keys: Sequence[str], kinds: Sequence[str]
         )
         .drop("__cells")
     )
+
+
+N_BINS = 15
+CALIBRATION = ("ece", "mce")
+
+
+def uniform_bins(scores: np.ndarray, n_bins: int) -> np.ndarray:
+    """The bin of each score among ``n_bins`` equal-width bins of [0, 1], as scikit-learn's
+    ``calibration_curve(strategy="uniform")`` bins: the number of inner edges of
+    ``numpy.linspace(0, 1, n_bins + 1)`` strictly below the score, so a score on an edge falls
+    in the bin below it (0.5 of 10 bins in [0.4, 0.5]), 0 in the first bin and 1 in the last."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.searchsorted(edges[1:-1], scores, side="left")
+
+
+def calibration_bins(counts: pl.DataFrame, keys: Sequence[str], n_bins: int) -> pl.DataFrame:
+    """Per ``keys`` and non-empty ``bin`` (:func:`uniform_bins`) from score counts: ``weight``
+    (the weighted cells), ``score_sum`` (their weighted scores) and ``positives`` (their weighted
+    positive cells). Bins of disjoint sets of samples add up."""
+    pos, neg = pl.col("pos"), pl.col("neg")
+    bins = uniform_bins(counts.get_column("score").to_numpy(), n_bins)
+    return (
+        counts.with_columns(pl.Series("bin", bins, dtype=pl.Int64))
+        .group_by([*keys, "bin"])
+        .agg(
+            (pos + neg).sum().alias("weight"),
+            (pl.col("score") * (pos + neg)).sum().alias("score_sum"),
+            pos.sum().alias("positives"),
+        )
+        .filter(pl.col("weight") > 0)
+    )
+
+
+def calibration_errors(counts: pl.DataFrame, keys: Sequence[str], n_bins: int) -> pl.DataFrame:
+    """Per ``keys`` from score counts: ``support`` (the weighted positives), ``ece`` (the sum
+    over bins of the bin's share of the weight times the gap between its mean score and its
+    share of positives) and ``mce`` (the largest such gap over the non-empty bins)."""
+    weight, positives = pl.col("weight"), pl.col("positives")
+    gap = (pl.col("score_sum") - positives).abs()
+    return (
+        calibration_bins(counts, keys, n_bins)
+        .group_by(list(keys))
+        .agg(
+            positives.sum().alias("support"),
+            (gap.sum() / weight.sum()).alias("ece"),
+            (gap / weight).max().alias("mce"),
+        )
+    )

@@ -35,7 +35,9 @@ average)`` how :mod:`polars_rankmetrics.metrics.label_averages` turns that table
 - ``reduction="curves"`` (``average_precision_macro``, ``roc_auc_micro``, ...): per label and
   distinct score, the weighted counts of positive and negative cells
   (``rankmetrics_score_counts``), from which the curves are cumulative sums, and the
-  probability losses (``log_loss_macro``, ``brier_micro``, ...) sums over the distinct scores.
+  probability losses (``log_loss_macro``, ``brier_micro``, ...) sums over the distinct scores,
+  and the calibration errors (``ece_micro@10``: ``k`` is the number of bins) sums over bins of
+  them.
 
 A metric that reads its scores as probabilities (``probabilities``: the log loss and Brier keys,
 :mod:`polars_rankmetrics.metrics.probabilities`) needs every score in [0, 1].
@@ -439,6 +441,21 @@ for _name, _what in _LOSSES.items():
             f"{_name}_{_average}", f"{_what}: {_how}", "lower", None, SCORE_VIEW, "",
             family="classification", reduction="curves", label_score=(_name, _average),
             probabilities=True,
+        ))  # fmt: skip
+# Calibration: the score counts binned (metrics.probabilities); the key's @K is the number of
+# equal-width bins, 15 without.
+_CALIBRATION = {
+    "ece": "expected calibration error: the weighted mean gap between a bin's mean score and "
+    "its share of positives, over @K equal-width bins (default 15)",
+    "mce": "maximum calibration error: the largest gap between a bin's mean score and its "
+    "share of positives, over @K equal-width bins (default 15)",
+}
+for _name, _what in _CALIBRATION.items():
+    for _average, _how in _LOSS_AVERAGES.items():
+        register(Metric(
+            f"{_name}_{_average}", f"{_what}; {_how.replace('mean', 'value', 1)}", "lower", None,
+            SCORE_VIEW, "", family="classification", reduction="curves",
+            label_score=(_name, _average), probabilities=True, takes_k=True,
         ))  # fmt: skip
 PROBABILITY_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].probabilities)
 

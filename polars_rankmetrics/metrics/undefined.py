@@ -41,6 +41,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankmetrics.metrics.probabilities import CALIBRATION
 from polars_rankmetrics.metrics.probabilities import KINDS as LOSSES
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
@@ -219,7 +220,7 @@ def label_cases(
     cases = []
     for key in keys:
         kind, average = key.metric.label_score  # type: ignore[misc]
-        if kind in LOSSES:  # every cell has a loss
+        if kind in LOSSES or kind in CALIBRATION:  # every cell has a loss, every bin a gap
             continue
         table = per_label[key.metric.reduction]
         if average == "micro":
