@@ -4,17 +4,20 @@
 -- "Not finite" is NOT (x BETWEEN -max AND max) for the largest double max: true for NaN and both
 -- infinities on every engine, whether it orders NaN above everything or compares it false.
 -- On a top-k table the rows of true labels without a prediction (predicted = 0) have no score
--- and no weight. The propensity flags matter only to the propensity-scored metrics.
+-- and no weight. The propensity flags matter only to the propensity-scored metrics, the score
+-- outside [0, 1] only to the probability metrics (log loss, Brier), which read scores as
+-- probabilities; an engine fetches the score too as that problem's example.
 
 -- rankmetrics_row_flags: one row per input row; problems visible in single rows (and the truth
 -- and pred, whose nulls rankmetrics_row_checks counts from the columns).
 CREATE OR REPLACE VIEW rankmetrics_row_flags AS
 SELECT
-    grp, sample, label, truth, pred,
+    grp, sample, label, score, truth, pred,
     CASE WHEN sample IS NULL THEN 1 ELSE 0 END AS null_sample,
     CASE WHEN label IS NULL THEN 1 ELSE 0 END AS null_label,
     CASE WHEN score IS NULL AND predicted = 1 THEN 1 ELSE 0 END AS null_score,
     CASE WHEN isnan(score) THEN 1 ELSE 0 END AS nan_score,
+    CASE WHEN score < 0 OR score > 1 THEN 1 ELSE 0 END AS score_outside_unit,
     CASE WHEN truth IS NULL THEN 1 ELSE 0 END AS null_truth,
     CASE WHEN NOT (truth BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308)
         THEN 1 ELSE 0 END AS nan_truth,
@@ -40,6 +43,7 @@ SELECT
     count(*) - count(label) AS null_label,
     sum(null_score) AS null_score,
     sum(nan_score) AS nan_score,
+    sum(score_outside_unit) AS score_outside_unit,
     count(*) - count(truth) AS null_truth,
     sum(nan_truth) AS nan_truth,
     sum(non_binary_truth) AS non_binary_truth,

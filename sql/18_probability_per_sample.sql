@@ -5,6 +5,7 @@
 --             float64 machine epsilon, as scikit-learn clips), so a confident mistake costs
 --             -ln(eps) = 36.04, never an infinity
 --   brier     (truth - p)^2: the square of the distance from p to the truth
+-- The scores lie in [0, 1]: the checks refuse others for these metrics (score_outside_unit).
 CREATE OR REPLACE VIEW rankmetrics_probability_per_sample AS
 SELECT
     grp, sample, max(weight) AS weight, count(*) AS n_labels,

@@ -87,10 +87,12 @@ def test_the_sql_row_checks_answer_exactly_the_python_problem_ids():
     )
     register_views(con, df, weight="w", by="m", pred="p")
     columns = set(con.sql("SELECT * FROM rankmetrics_row_checks").columns) - {"n_rows"}
-    # every problem of a weighted table with a binary metric, less the two the engine asks the
-    # source for directly (a null by value, an integer score a double cannot hold)
+    # every problem of a weighted table with a binary and a probability metric, less the two
+    # the engine asks the source for directly (a null by value, an integer score a double
+    # cannot hold)
     cols = validation.Columns.of(weight="w", by="m", pred="p")
-    expected = set(validation.row_problems(cols, parse_keys([*RANKING_METRICS, "psprecision@1"])))
+    keys = parse_keys([*RANKING_METRICS, "psprecision@1", "log_loss_macro"])
+    expected = set(validation.row_problems(cols, keys))
     assert columns == expected - {"null_by_0", "inexact_score"} == set(sql_checks.SQL_PROBLEMS)
 
 
@@ -130,7 +132,7 @@ def test_the_sql_engines_count_only_the_problems_an_evaluation_checks():
     assert "non_binary_truth" in sql_checks.counted_problems(plain, parse_keys(["ndcg"]), floats)
     every = validation.Columns.of(weight="w", pred="p")
     assert sql_checks.counted_problems(
-        every, parse_keys(["lrap", "psprecision@1"]), floats
+        every, parse_keys(["lrap", "psprecision@1", "log_loss_macro"]), floats
     ) == list(sql_checks.SQL_PROBLEMS)
     # the column types rule some out: no NaN in an integer, no 2 in a boolean
     typed = pl.Schema(floats | {"score": pl.Int32, "truth": pl.Boolean, "p": pl.Boolean})

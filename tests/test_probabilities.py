@@ -22,6 +22,7 @@ from servers import java_missing, postgres_server, spark_session
 from sklearn import metrics as skm
 from sklearn.calibration import calibration_curve
 from sql_engines import SQLTestEngine
+from test_bad_input_matrix import BAD_ROW, SOURCES, valid, write
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import sklearn as dropins
@@ -533,3 +534,52 @@ def test_the_calibration_table_by_group_and_weight(engine):
         ours = result.filter(pl.col("model") == model, pl.col("label").is_not_null())
         assert_frame_equal(ours.drop("model"), expected, check_exact=False, rel_tol=1e-12,
                            check_dtypes=False)  # fmt: skip
+
+
+# A score outside [0, 1], refused for these keys alone, from every source and on every engine.
+def _bad_score(value: float) -> pl.DataFrame:
+    df = valid()
+    return df.with_columns(
+        pl.when(pl.int_range(pl.len()) == BAD_ROW).then(value).otherwise(pl.col("score"))
+        .alias("score")
+    )  # fmt: skip
+
+
+OUTSIDE = {"above 1": 1.5, "below 0": -0.5}
+PROBABILITY_KEYS = ("log_loss_macro", "brier_samples", "lrap")
+
+
+@pytest.mark.parametrize("case", OUTSIDE)
+def test_a_score_outside_the_unit_interval_is_refused_naming_column_sample_and_value(case):
+    value = OUTSIDE[case]
+    with pytest.raises(ValueError) as error:
+        rm.evaluate(_bad_score(value), PROBABILITY_KEYS, weight="w")
+    assert str(error.value) == (
+        "column 'score' (score) must hold probabilities in [0, 1] for log_loss_macro, "
+        f"brier_samples, but has another value (at sample=2, label='b', score={value!r})"
+    )
+    # The ranking and threshold keys read any real score.
+    assert rm.evaluate(_bad_score(value), ["lrap", "f1_samples"], weight="w").height == 1
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("kind", SOURCES)
+def test_every_source_and_engine_refuses_it_the_same(kind, engine, tmp_path):
+    for case, value in OUTSIDE.items():
+        with pytest.raises(ValueError) as expected:
+            rm.evaluate(_bad_score(value), PROBABILITY_KEYS, weight="w")
+        data = write(_bad_score(value), kind, tmp_path / case.replace(" ", "-"))
+        with pytest.raises(ValueError) as got:
+            rm.evaluate(data, PROBABILITY_KEYS, weight="w", engine=engine)
+        assert str(got.value) == str(expected.value)
+
+
+def test_the_sql_engines_refuse_it_the_same(sql_engine):
+    cols = Columns.of(weight="w")
+    for value in OUTSIDE.values():
+        with pytest.raises(ValueError) as expected:
+            rm.evaluate(_bad_score(value), PROBABILITY_KEYS, weight="w")
+        with pytest.raises(ValueError) as got:
+            driver.run(sql_engine, _bad_score(value), cols, parse_keys(PROBABILITY_KEYS),
+                       parameters=parameters())  # fmt: skip
+        assert str(got.value) == str(expected.value)

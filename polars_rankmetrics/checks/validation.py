@@ -134,6 +134,12 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
         "null_truth": f"column {cols.truth!r} (truth){truth_table} has a null",
         "nan_truth": f"column {cols.truth!r} (truth){truth_table} has a NaN or infinite value",
     }
+    probabilities = [str(k) for k in keys if k.metric.probabilities]
+    if probabilities:
+        problems["score_outside_unit"] = (
+            f"column {cols.score!r} (score){predictions} must hold probabilities in [0, 1] for "
+            f"{', '.join(probabilities)}, but has another value"
+        )
     binary = [str(k) for k in keys if k.is_binary]
     if binary:
         problems["non_binary_truth"] = (
@@ -161,6 +167,11 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
             f"column {cols.pred!r} (pred) must be 0 or 1 (or bool), but has another value"
         )
     return problems
+
+
+# The problems whose example shows the offending value besides where it is, by the role of the
+# column holding it (a field of Columns).
+VALUE_SHOWN = {"score_outside_unit": "score"}
 
 
 def describe(where: Mapping[str, object]) -> str:
@@ -261,10 +272,15 @@ def ruled_out(schema: pl.Schema, cols: Columns) -> set[str]:
     return ruled
 
 
-def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
+def _row_conditions(
+    schema: pl.Schema, cols: Columns, keys: Sequence[MetricKey]
+) -> dict[str, pl.Expr]:
     """Per problem id, the rows showing it; a problem the column types rule out
-    (:func:`ruled_out`) is ``False`` outright, so that the pass spends nothing on it."""
+    (:func:`ruled_out`), or that no key of ``keys`` checks (a score outside [0, 1] matters to
+    the probability metrics alone), is ``False`` outright, so that the pass spends nothing on
+    it."""
     never = pl.lit(False)
+    probabilities = any(key.metric.probabilities for key in keys)
     score, truth = pl.col(cols.score), pl.col(cols.truth).cast(pl.Float64)
     weight = pl.col(cols.weight).cast(pl.Float64) if cols.weight else None
     pred = pl.col(cols.pred).cast(pl.Float64) if cols.pred else None
@@ -278,6 +294,7 @@ def _row_conditions(schema: pl.Schema, cols: Columns) -> dict[str, pl.Expr]:
         "null_label": pl.col(cols.label).is_null(),
         "null_score": score.is_null() & predicted,
         "nan_score": score.is_nan(),
+        "score_outside_unit": (score < 0) | (score > 1) if probabilities else never,
         "inexact_score": (
             never if score_type.is_float() or score_type == pl.Boolean
             else score.is_not_null() & ~_is_exact_in_float64(score, score_type)
@@ -335,7 +352,7 @@ def check_rows(
     cheaper than the distinct count it spares but holds the key columns in memory (the streaming
     engine does not compare a row with the one before it): for a table evaluated in one piece."""
     schema = lf.collect_schema()
-    conditions = _row_conditions(schema, cols)
+    conditions = _row_conditions(schema, cols, keys)
     in_order = (
         ordered_by(schema, [*cols.sample_keys, cols.label])
         if ordered and not cols.top_k
@@ -349,9 +366,13 @@ def check_rows(
     ).collect()
     facts = found.row(0, named=True)
     # An example row for each problem found (a second pass, only over a table with problems).
-    where = pl.struct(list(dict.fromkeys([*cols.sample_keys, cols.label])))
+    names = list(dict.fromkeys([*cols.sample_keys, cols.label]))
     problems = [pid for pid in conditions if facts[pid]]
-    examples = lf.select(where.filter(conditions[pid]).first().alias(pid) for pid in problems)
+    examples = lf.select(
+        pl.struct(names + ([getattr(cols, VALUE_SHOWN[pid])] if pid in VALUE_SHOWN else []))
+        .filter(conditions[pid]).first().alias(pid)
+        for pid in problems
+    )  # fmt: skip
     judge_rows(
         dict.fromkeys(conditions) | (examples.collect().row(0, named=True) if problems else {}),
         cols, keys, facts["__rows"],

@@ -19,7 +19,8 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import MetricKey
 
 SQL_PROBLEMS = (
-    "null_sample", "null_label", "null_score", "nan_score", "null_truth", "nan_truth",
+    "null_sample", "null_label", "null_score", "nan_score", "score_outside_unit", "null_truth",
+    "nan_truth",
     "non_binary_truth", "negative_truth", "null_weight", "bad_weight", "null_pred",
     "non_binary_pred", "missing_propensity", "bad_propensity",
 )  # fmt: skip

@@ -166,10 +166,18 @@ class SQLSession:
         return grp | {self.cols.sample: row["sample"], self.cols.label: row["label"]}
 
     def _flagged(self, problem: str) -> dict[str, object] | None:
+        """An example row of ``problem``, with the offending value where the message shows it
+        (:data:`~polars_rankmetrics.checks.validation.VALUE_SHOWN`)."""
+        role = validation.VALUE_SHOWN.get(problem)
+        shown = f", {role}" if role else ""
         found = self._frame(
-            f"SELECT grp, sample, label FROM rankmetrics_row_flags WHERE {problem} = 1 LIMIT 1"
+            f"SELECT grp, sample, label{shown} FROM rankmetrics_row_flags WHERE {problem} = 1 "
+            "LIMIT 1"
         )
-        return self._example(found.row(0, named=True) if found.height else None)
+        example = self._example(found.row(0, named=True) if found.height else None)
+        if example is not None and role:
+            example[getattr(self.cols, role)] = found[role][0]
+        return example
 
     def _source_row(self, condition: str) -> dict[str, object] | None:
         """An example row of the source meeting ``condition`` (over its own columns)."""
