@@ -17,13 +17,13 @@ from polars_rankmetrics.engines import driver
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, paired
+from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
 from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.states import is_state, merge
-from polars_rankmetrics.states.params import zero_division_param
 
 
 @documented(Options)

@@ -10,6 +10,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
+from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_curves, label_scores
 from polars_rankmetrics.metrics.parameters import parameters
@@ -17,7 +18,6 @@ from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.undefined import table_case, warn
 from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.states import is_state, merge
-from polars_rankmetrics.states.params import zero_division_param
 
 REPORT_COLUMNS = (
     "support", "predicted", "precision", "recall", "f1", "average_precision", "roc_auc",

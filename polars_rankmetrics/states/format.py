@@ -9,7 +9,7 @@ Columns, in order: the ``by`` columns, then
   null (:mod:`polars_rankmetrics.inference.hashing`);
 - ``rm_name`` and ``rm_value``: a number and what it is;
 - ``rm_format`` (:data:`FORMAT`) and ``rm_params``: the parameters the numbers were computed
-  with, as canonical JSON (:func:`params_text`), on every row, so that a table of states in a
+  with, as canonical JSON (:func:`.recorded.text`), on every row, so that a table of states in a
   warehouse carries them.
 
 The parts:
@@ -34,15 +34,14 @@ every part that holds it.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
-FORMAT = 1
-SKETCH = 128
+from polars_rankmetrics.inference import recorded
+
+FORMAT, SKETCH = recorded.FORMAT, recorded.SKETCH
 PART, LABEL, SCORE, UNIT, NAME, VALUE = (
     "rm_part", "rm_label", "rm_score", "rm_unit", "rm_name", "rm_value",
 )  # fmt: skip
@@ -51,21 +50,6 @@ IDENTITY = (PART, LABEL, SCORE, UNIT, NAME)
 COLUMNS = (*IDENTITY, VALUE, FORMAT_COLUMN, PARAMS)
 PARTS = ("sums", "units", "labels", "curves", "precisions", "sketch")
 SAMPLES = "samples"
-
-
-def params_text(params: Mapping[str, Any]) -> str:
-    """``params`` as canonical JSON: sorted keys, no spaces, NaN as the string ``"nan"``."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, float) and math.isnan(value):
-            return "nan"
-        if isinstance(value, tuple | list):
-            return [plain(v) for v in value]
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items()}
-        return value
-
-    return json.dumps(plain(dict(params)), sort_keys=True, separators=(",", ":"))
 
 
 def check_by_names(by: Sequence[str]) -> None:
@@ -105,7 +89,8 @@ def finished(
     rows = pl.concat([p.with_columns(pl.col(LABEL).cast(label_type)) for p in parts])
     return (
         rows.with_columns(
-            pl.lit(FORMAT, pl.Int32).alias(FORMAT_COLUMN), pl.lit(params_text(params)).alias(PARAMS)
+            pl.lit(FORMAT, pl.Int32).alias(FORMAT_COLUMN),
+            pl.lit(recorded.text(params)).alias(PARAMS),
         )
         .sort([*by, PART, LABEL, SCORE, UNIT, NAME], nulls_last=True)
         .select(*by, *COLUMNS)

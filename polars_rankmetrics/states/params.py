@@ -1,11 +1,5 @@
-"""What a state records of how its numbers were computed, and the check that states merge.
-
-States merge only where every recorded parameter is equal: the metric keys, the columns' roles,
-the metrics' parameters (``log_base``, ``threshold``, ``beta``, ``zero_division``), the top-k
-shape (``n_labels``), the propensity model (a fingerprint of its table), whether a weight column
-was read, what the state keeps (``intervals``, ``per_label``, ``score_decimals``) and the
-resampling scheme (units, sketch size, hash).
-"""
+"""The parameters a state records (:mod:`polars_rankmetrics.inference.recorded`), read back,
+and the check that states merge: every recorded parameter equal."""
 
 from __future__ import annotations
 
@@ -16,52 +10,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from polars_rankmetrics.engines import driver, topk
-from polars_rankmetrics.inference import hashing
+from polars_rankmetrics.inference import recorded
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.registry import Context, MetricKey
-from polars_rankmetrics.states import format as fmt
 
 
 def params_of(
     keys: Sequence[MetricKey], cols: Columns, context: Context, inputs: driver.TopK, *,
     intervals: bool, per_label: bool, score_decimals: int | None,
 ) -> dict[str, Any]:  # fmt: skip
-    """The parameters a state of ``keys`` records (``cols`` as the user names them)."""
-    outer = cols.in_source()
-    return {
-        "format": fmt.FORMAT,
-        "metrics": [str(k) for k in keys],
-        "by": list(outer.by),
-        "columns": {
-            "sample": outer.sample,
-            "label": outer.label,
-            "score": outer.score,
-            "truth": outer.truth,
-            "pred": outer.pred,
-            "weight": outer.weight,
-        },  # fmt: skip
-        "log_base": context.log_base,
-        "threshold": context.threshold,
-        "beta": context.beta,
-        "zero_division": zero_division_param(context),
-        "n_labels": inputs.n_labels,
-        "top_k": inputs.truth_table is not None,
-        "propensities": _fingerprint(inputs.propensities, cols),
-        "intervals": intervals,
-        "per_label": per_label,
-        "score_decimals": score_decimals,
-        "units": hashing.UNITS,
-        "sketch": fmt.SKETCH,
-        "hash": "md5-62",
-    }
-
-
-def zero_division_param(context: Context) -> str | float:
-    """``zero_division`` as a state records it: ``"warn"``, ``"nan"`` or the number."""
-    if context.warn_zero_division:
-        return "warn"
-    return "nan" if math.isnan(context.zero_division) else context.zero_division
+    """The parameters a state of ``keys`` records (:func:`.recorded.params`; ``cols`` with the
+    inside names of the run)."""
+    return recorded.params(
+        keys, cols.in_source(), context, n_labels=inputs.n_labels,
+        top_k=inputs.truth_table is not None,
+        propensities=_fingerprint(inputs.propensities, cols), intervals=intervals,
+        per_label=per_label, score_decimals=score_decimals,
+    )  # fmt: skip
 
 
 def _fingerprint(propensities: Any, cols: Columns) -> str | None:

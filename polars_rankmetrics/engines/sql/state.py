@@ -23,10 +23,7 @@ PostgreSQL (the dialects of :data:`~.export.HEX_INTEGER`).
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
-from typing import Any
 
 from polars_rankmetrics.engines.sql import results
 from polars_rankmetrics.engines.sql.export import (
@@ -41,67 +38,39 @@ from polars_rankmetrics.engines.sql.export import (
     transpiled,
     view_statements,
 )
-from polars_rankmetrics.inference.hashing import UNITS
+from polars_rankmetrics.inference import recorded
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import VIEWS_WITH_K, Context, MetricKey
 from polars_rankmetrics.metrics.sums import undefined_column, weight_column
 from polars_rankmetrics.metrics.undefined import ill_defined_column
 
 STATE_DIALECTS = tuple(HEX_INTEGER)
-FORMAT = 1
-SKETCH = 128
 # The most replicates rankmetrics_replicates numbers (five digits).
 MAX_REPLICATES = 100_000
 # The evaluation views the state's parts read besides the per-sample views of its keys.
 _PART_VIEWS = ("rankmetrics_label_counts", "rankmetrics_score_counts")
 
 
-def _canonical(value: Any) -> Any:
-    """``value`` as the state's JSON holds it: NaN as the string ``"nan"``."""
-    if isinstance(value, float) and math.isnan(value):
-        return "nan"
-    if isinstance(value, tuple | list):
-        return [_canonical(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
-    return value
-
-
 def state_params(
     keys: Sequence[MetricKey], cols: Columns, context: Context, *, intervals: bool,
     n_labels: int | None = None, top_k: bool = False,
 ) -> str:  # fmt: skip
-    """A state's ``rm_params``: canonical JSON (sorted keys, no spaces, NaN as ``"nan"``) of
-    the parameters its numbers were computed with, as :func:`polars_rankmetrics.state` records
-    them (without propensities, per-label tables or rounded scores, which the SQL state does
-    not offer)."""
-    params = {
-        "format": FORMAT,
-        "metrics": [str(k) for k in keys],
-        "by": list(cols.by),
-        "columns": {
-            "sample": cols.sample,
-            "label": cols.label,
-            "score": cols.score,
-            "truth": cols.truth,
-            "pred": cols.pred,
-            "weight": cols.weight,
-        },
-        "log_base": context.log_base,
-        "threshold": context.threshold,
-        "beta": context.beta,
-        "zero_division": "warn" if context.warn_zero_division else context.zero_division,
-        "n_labels": n_labels,
-        "top_k": top_k,
-        "propensities": None,
-        "intervals": intervals,
-        "per_label": False,
-        "score_decimals": None,
-        "units": UNITS,
-        "sketch": SKETCH,
-        "hash": "md5-62",
-    }
-    return json.dumps(_canonical(params), sort_keys=True, separators=(",", ":"))
+    """A state's ``rm_params`` (:mod:`polars_rankmetrics.inference.recorded`), as
+    :func:`polars_rankmetrics.state` records them (without propensities, per-label tables or
+    rounded scores, which the SQL state does not offer)."""
+    return recorded.text(
+        recorded.params(
+            keys,
+            cols,
+            context,
+            n_labels=n_labels,
+            top_k=top_k,
+            propensities=None,
+            intervals=intervals,
+            per_label=False,
+            score_decimals=None,
+        )
+    )
 
 
 def _check_dialect(dialect: str) -> None:
