@@ -174,6 +174,13 @@ def poisson_counts(seed: int, replicates: int, n_units: int = UNITS) -> np.ndarr
     return counts
 
 
+def sign_words(seed: int, patterns: int, n_units: int = UNITS) -> np.ndarray:
+    """Patterns x words (int64): the values whose bits are the flips of :func:`sign_flips`,
+    unit ``u`` at bit ``u mod 30`` of word ``u div 30``."""
+    words = -(-n_units // SIGN_BITS)
+    return values(seed, (SIGN_WORDS, SIGN_PATTERNS), patterns, words)
+
+
 def sign_flips(seed: int, patterns: int, n_units: int = UNITS) -> np.ndarray:
     """Patterns x units: whether each pattern flips each unit (bool)."""
     words = -(-n_units // SIGN_BITS)

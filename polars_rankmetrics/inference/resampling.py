@@ -260,20 +260,20 @@ def sign_flip_p_values(paired: Paired, resamples: int, rng: np.random.Generator)
     return np.where(np.isnan(test.observed), np.nan, p)
 
 
-def pattern_p_values(paired: Paired, flips: np.ndarray) -> np.ndarray:
+def pattern_p_values(
+    paired: Paired, flipped: Callable[[np.ndarray], Iterator[np.ndarray]], patterns: int
+) -> np.ndarray:
     """Per key of a :class:`Paired` table, the paired randomization test of
-    :func:`sign_flip_p_values` over the given patterns: ``flips`` (patterns x rows of the
-    table, bool) swaps the two models' values of the rows where it is True. p = (hits + 1) /
-    (patterns + 1); the products in float64, a block of patterns at a time: flipping row i
-    turns ``sum(h)`` into ``sum(h) - 2 h_i``."""
+    :func:`sign_flip_p_values` over ``patterns`` given patterns, each swapping the two models'
+    values of some rows: ``flipped(h)`` yields, a block of patterns at a time, the product of
+    the patterns' flips (patterns x rows: 1 where a pattern swaps the row) with ``h`` (rows x
+    columns, float64). Flipping row i turns ``sum(h)`` into ``sum(h) - 2 h_i``. p = (hits +
+    1) / (patterns + 1)."""
     test = _FlipTest(paired)
-    halves = test.halves(np.float64)
     total = np.zeros(paired.k)
-    block = max(1, _BLOCK_ELEMENTS // max(flips.shape[1], 1))
-    for start in range(0, flips.shape[0], block):
-        bits = flips[start : start + block].astype(np.float64)
-        total += test.hits(test.column_sums - 2.0 * (bits @ halves))
-    p = (total + 1) / (flips.shape[0] + 1)
+    for products in flipped(test.halves(np.float64)):
+        total += test.hits(test.column_sums - 2.0 * products)
+    p = (total + 1) / (patterns + 1)
     return np.where(np.isnan(test.observed), np.nan, p)
 
 

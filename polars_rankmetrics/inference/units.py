@@ -23,7 +23,7 @@ key.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,10 +309,11 @@ def check_unit_test(test: str) -> None:
 class _Draws:
     """The draws of one comparison: the Poisson counts (the interval's ``n_boot`` replicates;
     for the bootstrap test, as many as either needs: the test reads the first
-    ``n_resamples``) and the sign-flip patterns (None for the bootstrap test)."""
+    ``n_resamples``) and the words of the sign-flip patterns (:func:`.hashing.sign_words`;
+    None for the bootstrap test)."""
 
     counts: np.ndarray
-    flips: np.ndarray | None
+    words: np.ndarray | None
     n_boot: int
     n_resamples: int
 
@@ -321,8 +322,37 @@ class _Draws:
         base_seed = resampling.entropy(seed)
         replicates = max(n_boot, n_resamples) if test == "bootstrap" else n_boot
         counts = hashing.poisson_counts(base_seed, replicates)
-        flips = hashing.sign_flips(base_seed, n_resamples) if test == "permutation" else None
-        return cls(counts, flips, n_boot, n_resamples)
+        words = hashing.sign_words(base_seed, n_resamples) if test == "permutation" else None
+        return cls(counts, words, n_boot, n_resamples)
+
+
+def _flipped(words: np.ndarray, units: np.ndarray) -> Callable[[np.ndarray], Iterator[np.ndarray]]:
+    """The products of the sign-flip patterns of ``words`` (patterns x words) with ``h`` (a
+    row per unit of ``units``), for :func:`.resampling.pattern_p_values`, without the
+    patterns x units matrix of flips: each byte of a word sets 8 of its bits, so a pattern's
+    product is the sum, over the bytes of its words, of a table of the 256 byte values (the
+    sum of the rows of h of the units whose bits the value sets)."""
+    bits = hashing.SIGN_BITS
+    n_words = words.shape[1]
+    value_bits = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.float64)
+
+    def products(h: np.ndarray) -> Iterator[np.ndarray]:
+        columns = h.shape[1]
+        by_unit = np.zeros((n_words * bits, columns))
+        by_unit[units] = h
+        # Bits 30 and 31 of a word flip no unit: 32 rows a word, the last two 0.
+        by_bit = np.zeros((n_words, 32, columns))
+        by_bit[:, :bits] = by_unit.reshape(n_words, bits, columns)
+        # Per column of h, the table of every (byte of a word, value of the byte).
+        tables = (value_bits @ by_bit.reshape(n_words * 4, 8, columns)).transpose(2, 0, 1)
+        tables = np.ascontiguousarray(tables).reshape(columns, n_words * 4 * 256)
+        offsets = np.arange(n_words * 4) * 256
+        block = max(1, _BLOCK_ELEMENTS // (n_words * 4))
+        for start in range(0, words.shape[0], block):
+            at = words[start : start + block].astype("<u4").view(np.uint8) + offsets
+            yield np.stack([np.take(table, at).sum(axis=-1) for table in tables], axis=1)
+
+    return products
 
 
 def _paired_units(mine: UnitSums, base: UnitSums) -> resampling.Paired:
@@ -359,11 +389,11 @@ def _compared(
         lo[j], hi[j] = _interval(drawn[: draws.n_boot, j], float(deltas[j]), None, level)
         null = drawn[: draws.n_resamples, j]
         kept = null[~np.isnan(null)]
-        if draws.flips is None and not math.isnan(deltas[j]) and kept.size:
+        if draws.words is None and not math.isnan(deltas[j]) and kept.size:
             p[j] = resampling.bootstrap_p_values(kept[:, None], deltas[j : j + 1])[0]
-    if draws.flips is not None:
-        flips, rows = _held(draws.flips, table.table, held)
-        p = resampling.pattern_p_values(resampling.Paired(rows, table.columns), flips)
+    if draws.words is not None:
+        flipped = _flipped(draws.words, held)
+        p = resampling.pattern_p_values(table, flipped, draws.words.shape[0])
         p[np.isnan(deltas)] = math.nan
     return {"value": model_values, "baseline_value": base_values, "delta": deltas,
             "delta_lo": lo, "delta_hi": hi, "p_value": p}  # fmt: skip
