@@ -122,6 +122,12 @@ def test_a_unit_table_sums_its_samples_by_the_md5_of_their_ids():
     assert table["samples"].sum() == len(ids)
 
 
+def test_a_unit_outside_the_units_is_refused():
+    table = pl.DataFrame({"rm_unit": [3, 4096], "lrap": [1.0, 0.5], "lrap/w": [1.0, 1.0]})
+    with pytest.raises(ValueError, match=r"rm_unit must be in \[0, 4096\), found 4096"):
+        units.UnitSums.of(table, parse_keys(["lrap"]))
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     n=st.integers(1, 40),

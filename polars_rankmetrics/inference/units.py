@@ -164,8 +164,9 @@ class UnitSums:
         of disjoint sets of samples is read as their sum). ``key/x`` and ``samples`` may be
         absent (no undefined value; samples unknown)."""
         unit = table[UNIT].cast(pl.Int64).to_numpy()
-        if unit.size and (unit.min() < 0 or unit.max() >= hashing.UNITS):
-            raise ValueError(f"{UNIT} must be in [0, {hashing.UNITS}), found {unit.min()}")
+        outside = unit[(unit < 0) | (unit >= hashing.UNITS)]
+        if outside.size:
+            raise ValueError(f"{UNIT} must be in [0, {hashing.UNITS}), found {outside[0]}")
 
         def summed(name: str) -> np.ndarray:
             column = table[name].cast(pl.Float64).fill_null(0.0).to_numpy()
