@@ -436,7 +436,7 @@ KEYS = ["lrap", "ndcg@3", "f1_samples", "f1_micro", "lwlrap"]
 
 
 def test_poisson_intervals_are_the_same_on_every_path(engine):
-    df = long_table(80, seed=4)
+    df = long_table(50, seed=4)
     options = {"by": "model", "weight": "weight", "ci": 0.9, "n_boot": 200}
     options["bootstrap"] = "poisson"
     expected = rm.evaluate(df, KEYS, **options)
