@@ -8,6 +8,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from servers import java_missing, postgres_server, spark_session  # noqa: E402
+
 import polars_rankmetrics as rm  # noqa: E402
 from polars_rankmetrics.engines.duckdb import DuckDBSession  # noqa: E402
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, parse_size  # noqa: E402
@@ -64,6 +66,27 @@ def engine(request) -> Engine:
     return request.param
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """The local Spark session, started once per test process (each pytest-xdist worker
+    that runs a test on Spark starts its own)."""
+    reason = java_missing()
+    if reason:
+        pytest.skip(f"Spark: {reason}")
+    return spark_session()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """The connection string of a throwaway PostgreSQL cluster, started once per test process
+    (each pytest-xdist worker has its own, on a port and in a directory of its own)."""
+    try:
+        with postgres_server() as dsn:
+            yield dsn
+    except RuntimeError as error:
+        pytest.skip(f"PostgreSQL: {error}")
+
+
 _SKIPPED: list[str] = []
 
 
@@ -74,7 +97,10 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     """Under CI (``CI`` set, as .ci/run runs), a skipped test fails the run: every test here
-    must run there, including those that need a command line tool or a server."""
+    must run there, including those that need a command line tool or a server. Under
+    pytest-xdist the controller, which receives every worker's reports, decides."""
+    if hasattr(session.config, "workerinput"):
+        return
     if os.environ.get("CI") and _SKIPPED and exitstatus == 0:
         session.exitstatus = 1
         sys.stderr.write("\nCI: these tests were skipped but must run:\n")
@@ -95,15 +121,31 @@ def _other_path(item) -> bool:
     return isinstance(engine, Engine) and (engine.name != "polars" or bool(engine.bucket_rows))
 
 
+def _long(item) -> bool:
+    """Whether ``item`` is among the longest tests: on Spark (its session, or a command that
+    starts one), or scikit-learn's own tests in a subprocess."""
+    params = getattr(item, "callspec", None)
+    values = params.params.values() if params is not None else ()
+    return (
+        {"spark", "spark_ready"} & set(item.fixturenames)
+        or any(isinstance(value, str) and value == "spark" for value in values)
+        or "spark" in item.name
+        or item.module.__name__ == "test_sklearn_suite"
+    )
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module.__name__ in _SLOW_MODULES or _other_path(item):
             item.add_marker(pytest.mark.slow)
+    # The longest first: pytest-xdist hands out one test at a time (pyproject.toml), so the
+    # workers start on them together and end on short tests at about the same time.
+    items.sort(key=lambda item: not _long(item))
 
 
 # A property test draws its full number of examples on the Polars engine's one piece, and a
 # third of them (at least 5) on each other path: three more paths, each checked against the
-# same oracle, at the cost of about one more full run (DuckDB's views cost ~0.2 s a call).
+# same oracle, at the cost of about one more full run.
 OTHER_PATH_SHARE = 3
 
 

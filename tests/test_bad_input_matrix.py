@@ -20,7 +20,6 @@ import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from servers import java_missing, spark_session
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import cli
@@ -231,14 +230,6 @@ def test_every_source_and_engine_gives_the_same_answer(kind, engine, family, tmp
         except AssertionError as failure:
             failures.append(f"{case}: {failure}")
     assert not failures, "\n".join(failures)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    reason = java_missing()
-    if reason:
-        pytest.skip(f"Spark: {reason}")
-    return spark_session()
 
 
 # Spark, on a Parquet file and on a Spark DataFrame: the dense families in one call (they share

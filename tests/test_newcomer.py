@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 from servers import java_missing
 from sklearn import metrics as skm
+from test_sql_engines import random_cases
 
 import polars_rankmetrics as rm
 from polars_rankmetrics import cli
@@ -409,13 +411,22 @@ def test_the_progress_line_shows_from_the_start_with_the_time():
 
 @pytest.mark.slow
 @pytest.mark.skipif(java_missing() is not None, reason=str(java_missing()))
-def test_spark_says_it_is_starting_and_shows_the_progress_line():
+def test_spark_says_it_is_starting_and_shows_the_progress_line(tmp_path):
+    """The command on Spark, in a process (and a JVM) of its own: it says it is starting Spark,
+    shows the progress line, and prints evaluate()'s numbers on tests/test_sql_engines.py's
+    random cases (ties, empty and full rows, zero weights, a model without positives)."""
+    path = tmp_path / "cases.parquet"
+    table = random_cases(3)
+    table.write_parquet(path)
     started = time.monotonic()
     status, stdout, terminal = on_a_terminal(
-        "evaluate", str(EXAMPLE), "--by", "model", "--engine", "spark"
-    )
+        "evaluate", str(path), "--engine", "spark", "--by", "model", "--weight", "weight",
+        "--metrics", "lrap,ndcg@3", "--format", "csv",
+    )  # fmt: skip
     took = time.monotonic() - started
-    assert status == 0 and "candidate" in stdout
+    assert status == 0, terminal
+    expected = rm.evaluate(table, ["lrap", "ndcg@3"], by="model", weight="weight")
+    assert_frame_equal(pl.read_csv(stdout.encode()), expected, check_exact=False, rel_tol=1e-9)
     assert terminal.index("rankmetrics: starting Spark") < PROGRESS.search(terminal).start()
     shown = PROGRESS.findall(terminal)
     assert shown[0][0] == "0" and shown[-1][0] == "100"

@@ -16,7 +16,6 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from servers import java_missing, postgres_server, spark_session
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
@@ -70,21 +69,15 @@ def random_cases(n_groups: int = 8, seed: int = 7) -> pl.DataFrame:
     return pl.concat(parts).sample(fraction=1.0, shuffle=True, seed=seed)
 
 
-@pytest.fixture(scope="module")
-def postgres_dsn():
-    try:
-        with postgres_server() as dsn:
-            yield dsn
-    except RuntimeError as error:
-        pytest.skip(f"PostgreSQL: {error}")
+# The session's servers (conftest.py) under the names other modules import from here.
+@pytest.fixture
+def postgres_dsn(postgres):
+    return postgres
 
 
-@pytest.fixture(scope="module")
-def spark_ready():
-    reason = java_missing()
-    if reason:
-        pytest.skip(f"Spark: {reason}")
-    return spark_session()
+@pytest.fixture
+def spark_ready(spark):
+    return spark
 
 
 ENGINE_NAMES = ["duckdb", "spark", "postgres", "datafusion", "sqlite"]
@@ -391,19 +384,11 @@ def test_the_documented_postgres_example_runs(postgres_dsn, tmp_path):
         assert f"{lrap:.12f}"[:12] in row and f"{ndcg:.12f}"[:12] in row, row
 
 
-def test_the_cli_runs_spark_on_parquet(spark_ready, tmp_path, capsys):
+def test_the_cli_refuses_a_memory_limit_on_spark(spark_ready, tmp_path, capsys):
+    """In this process, its Spark session already running (tests/test_newcomer.py runs the
+    command on Spark in a process of its own)."""
     path = tmp_path / "cases.parquet"
-    table = random_cases(3)
-    table.write_parquet(path)
-    done = subprocess.run(
-        [sys.executable, "-m", "polars_rankmetrics.cli", "evaluate", str(path), "--engine", "spark",
-         "--by", "model", "--weight", "weight", "--metrics", "lrap,ndcg@3", "--format", "csv"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    expected = rm.evaluate(table, ["lrap", "ndcg@3"], by="model", weight="weight")
-    assert_frame_equal(pl.read_csv(done.stdout.encode()), expected, check_exact=False, rel_tol=1e-9)
-    # The refusal in this process (its Spark session already running).
+    random_cases(3).write_parquet(path)
     argv = ["evaluate", str(path), "--engine", "spark", "--by", "model", "--memory-limit", "1GB"]
     assert cli.main(argv) == 1
     assert capsys.readouterr().err == (
