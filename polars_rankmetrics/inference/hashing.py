@@ -110,7 +110,7 @@ def units(hashes: pl.Expr) -> pl.Expr:
 
 def _step(z: np.ndarray, x: np.ndarray | int, multiplier: int) -> np.ndarray:
     y = (z + x + 1) % P * multiplier % P
-    return (y * y + STEP_ADD) % P * STEP_MULTIPLIER % P
+    return np.asarray((y * y + STEP_ADD) % P * STEP_MULTIPLIER % P)
 
 
 def keys(seed: int, stream: int, indices: np.ndarray) -> np.ndarray:

@@ -32,7 +32,6 @@ import polars as pl
 
 from polars_rankmetrics.inference import hashing, resampling
 from polars_rankmetrics.inference.intervals import (
-    MICRO,
     check_count,
     check_intervals,
     estimates,
@@ -47,6 +46,7 @@ from polars_rankmetrics.inference.paired import (
     tally,
 )
 from polars_rankmetrics.inference.samples import (
+    MICRO,
     Groups,
     means,
     per_sample_keys,
