@@ -9,6 +9,7 @@ from polars_rankmetrics import frames, sklearn
 from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
+from polars_rankmetrics.inference import units
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
@@ -43,6 +44,7 @@ compare = importlib.import_module("polars_rankmetrics.compare")
         spark_engine,
         state_build,
         topk,
+        units,
     ],
     ids=lambda m: m.__name__,
 )
