@@ -19,6 +19,7 @@ from polars_rankmetrics.frames import (
     ndcg_score,
 )
 from polars_rankmetrics.inputs.convert import from_dense, from_lists
+from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
 from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
@@ -62,5 +63,7 @@ __all__ = [
     "lwlrap_per_class",
     "ndcg_score",
     "rank_table",
+    "read_trec_qrels",
+    "read_trec_run",
     "state",
 ]
