@@ -26,6 +26,7 @@ from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
 from polars_rankmetrics.report import Report, html_report, label_report, lwlrap_per_class
 from polars_rankmetrics.report.calibration import calibration_table
 from polars_rankmetrics.states import finalize, state
+from polars_rankmetrics.trec import trec_eval
 
 
 def __getattr__(name: str) -> str:
@@ -63,6 +64,7 @@ __all__ = [
     "lwlrap_per_class",
     "ndcg_score",
     "rank_table",
+    "trec_eval",
     "read_trec_qrels",
     "read_trec_run",
     "state",

@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines import driver, topk
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_intervals, intervals
 from polars_rankmetrics.inference.samples import per_sample_keys, sample_groups, supported_keys
 from polars_rankmetrics.inference.units import unit_intervals, unit_tables
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import parse_keys
+from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
 from polars_rankmetrics.options import Options, Run, documented
 
 
 @documented(Options)
 def evaluate(
     data: Any,
-    metrics: str | Sequence[str] | None = None,
+    metrics: str | Sequence[str | MetricKey] | None = None,
     *,
     truth_table: Any = None,
     n_labels: int | None = None,
@@ -36,6 +39,11 @@ def evaluate(
     seed: int | None = 0,
     ci_method: str = "percentile",
     bootstrap: str = "multinomial",
+    ties: str | None = None,
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
     **options: Unpack[Options],
 ) -> pl.DataFrame:
     """Compute several metrics over a long table in one pass.
@@ -54,6 +62,15 @@ def evaluate(
         ``hit_rate@K``, ``mrr``, ``mrr@K``, ``map``, ``map@K``, ``r_precision``,
         ``psprecision@K``, ``psndcg@K`` and their ``_norm`` variants (see
         :mod:`polars_rankmetrics.metrics.retrieval`). Default: the six ranking metrics.
+        With ``truth_table`` (the qrels), the TREC keys, by trec_eval's names (``P_5``,
+        ``recall_100``, ``map_cut_10``, ``ndcg_cut_10``, ``Rprec``, ``recip_rank``,
+        ``bpref``, ``infAP``, ``gm_map``, ``num_rel``, ...) or ir_measures' (``P@5``,
+        ``P(rel=2)@5``, ``AP``, ``RR``, ``nDCG@10``, ``R@100``, ``Bpref``, ...), computed as
+        trec_eval computes them (:mod:`polars_rankmetrics.metrics.trec`; ``map`` and ``ndcg``
+        are the library's keys, trec_eval's are ``AP`` and ``nDCG``); they are asked for
+        apart from the other keys, on the Polars engine. Each result column is named by the
+        name asked for. ``gm_map`` and ``gm_bpref`` are geometric means; ``num_*`` are means
+        per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums).
     truth_table
         A top-k evaluation (:mod:`polars_rankmetrics.engines.topk`, Polars engine): the true
         labels, one row per (sample, label) with an optional gain in the ``truth`` column (1
@@ -117,6 +134,29 @@ def evaluate(
         replicate that draws no weight for a key is left out of its interval; BCa's
         acceleration leaves out one unit at a time. ``seed=None`` draws fresh entropy,
         reduced modulo 2^31 - 1, as every seed is (seeds equal modulo 2^31 - 1 draw alike).
+    ties
+        How tied scores within a sample are ordered. ``"average"`` (the default of every key
+        but the TREC keys): each metric takes its expected value over the orders of each tied
+        block, so the result never depends on row order or label names. ``"trec_eval"`` (the
+        default and only rule of the TREC keys): trec_eval's order, score descending, then the
+        label descending as text (``"b"`` before ``"a"``, ``"10"`` before ``"9"``); the
+        retrieval keys then equal trec_eval's on tied runs. :func:`~polars_rankmetrics.
+        tie_report` counts the samples whose ties straddle a cut-off, where the rules differ.
+    relevance_level
+        For the TREC keys (trec_eval's ``-l``): a judged relevance at least this is relevant
+        (default 1); ``nDCG``'s gains are the relevance values whatever the level.
+    max_docs
+        For the TREC keys (``-M``): only the first ``max_docs`` documents of each topic, in
+        trec_eval's order, are retrieved.
+    judged_only
+        For the TREC keys (``-J``): the documents the qrels do not judge (absent, or a negative
+        relevance) are removed from the run, and the rest renumbered.
+    complete
+        For the TREC keys (``-c``): every topic of the qrels is evaluated, a topic missing
+        from the run retrieving nothing (0 on every measure but the counts of relevant
+        documents). Without it, the topics are those of both the run and the qrels, as
+        trec_eval 9 and pytrec_eval take them (trec_eval 10.0 stops instead); a run's topic
+        missing from the qrels is never evaluated.
     **options
 
     Warns
@@ -164,11 +204,16 @@ def evaluate(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
     run, cols = Run.of(options, by=by)
+    data, truth_table, context = _ordered(
+        data, truth_table, keys, cols, run, context, ties=ties,
+        trec=_Trec(relevance_level, max_docs, judged_only, complete),
+    )  # fmt: skip
     inputs = driver.TopK(truth_table, n_labels, propensities)
     check_bootstrap(bootstrap)
     if ci is None:
-        return run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
-                            per_sample=per_sample)  # fmt: skip
+        result = run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
+                              per_sample=per_sample)  # fmt: skip
+        return _geometric(result, keys)
     check_intervals(ci, n_boot, ci_method)
     if per_sample:
         raise ValueError("ci= gives intervals of the means: not with per_sample=True")
@@ -188,4 +233,71 @@ def evaluate(
         else:
             result = intervals(groups, by_types, inner, keys, level=ci, n_boot=n_boot,
                                seed=seed, method=ci_method, context=context)  # fmt: skip
-    return inner.restored(result)
+    return _geometric(inner.restored(result), keys)
+
+
+def _geometric(result: pl.DataFrame, keys: Sequence[MetricKey]) -> pl.DataFrame:
+    """``result`` with the means of the geometric keys' logarithms (and their intervals'
+    ends) exponentiated: their geometric means (per sample, the floored values)."""
+    names = {str(key) for key in keys if key.metric.geometric}
+    logs = [c for c in result.columns if c in names or c[:-3] in names and c[-3:] in ("_lo", "_hi")]
+    return result.with_columns(pl.col(logs).exp()) if logs else result
+
+
+@dataclass(frozen=True)
+class _Trec:
+    """The options of the TREC keys (``-l``, ``-M``, ``-J``, ``-c``)."""
+
+    relevance_level: int = 1
+    max_docs: int | None = None
+    judged_only: bool = False
+    complete: bool = False
+
+
+def _ordered(
+    data: Any, truth_table: Any, keys: Sequence[MetricKey], cols: Columns, run: Run,
+    context: Context, *, ties: str | None, trec: _Trec,
+) -> tuple[Any, Any, Context]:  # fmt: skip
+    """The inputs with the tie rule applied (:func:`~polars_rankmetrics.engines.topk.
+    trec_order`), and, for the TREC keys, the run and qrels as they read them
+    (:func:`~polars_rankmetrics.engines.topk.trec_tables`) and the relevance level."""
+    trec_keys = [key for key in keys if key.metric.family == "trec"]
+    if ties is not None and ties not in topk.TIES:
+        raise ValueError(f"ties must be one of {', '.join(topk.TIES)}, not {ties!r}")
+    options = (trec.max_docs, trec.judged_only, trec.complete, trec.relevance_level)
+    if not trec_keys:
+        if options != (None, False, False, 1):
+            raise ValueError(
+                "relevance_level, max_docs, judged_only and complete are trec_eval's options "
+                "of the TREC keys (P_5, AP, nDCG@10, ...)"
+            )
+        if ties != "trec_eval":
+            return data, truth_table, context
+        opened = cols.in_source()
+        return topk.trec_order(Source.of(data).lazy(), opened), truth_table, context
+    if len(trec_keys) < len(keys):
+        other = next(key for key in keys if key.metric.family != "trec")
+        raise ValueError(
+            f"{trec_keys[0]} is a TREC key and {other} is not: ask for them in two calls (the "
+            "TREC keys read the truth table as qrels)"
+        )
+    if ties == "average":
+        raise ValueError(
+            f"{trec_keys[0]} follows trec_eval's tie rule (ties='trec_eval'); ties='average' is "
+            "for the library's keys (precision@K, map, ndcg@K, ...)"
+        )
+    if truth_table is None:
+        raise ValueError(f"{trec_keys[0]} evaluates a run against qrels: give truth_table=")
+    if run.engine.name != "polars":
+        raise ValueError(f"{trec_keys[0]} and the other TREC keys run on the Polars engine only")
+    level, most = trec.relevance_level, trec.max_docs
+    if isinstance(level, bool) or not isinstance(level, int) or level < 0:
+        raise ValueError(f"relevance_level must be an integer >= 0, not {level!r}")
+    if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
+        raise ValueError(f"max_docs must be a positive integer, not {most!r}")
+    opened = cols.in_source()
+    predictions, qrels = topk.trec_tables(
+        Source.of(data).lazy(), Source.of(truth_table).lazy(), opened, max_docs=most,
+        judged_only=trec.judged_only, complete=trec.complete,
+    )  # fmt: skip
+    return predictions, qrels, replace(context, relevance_level=level)

@@ -33,6 +33,7 @@ from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics.ranks import in_rank_order, scanned_ranks
 from polars_rankmetrics.metrics.registry import REGISTRY, MetricKey
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
+from polars_rankmetrics.metrics.trec import JUDGED, code
 
 LABEL_SPACE_METRICS = tuple(name for name, m in REGISTRY.items() if m.needs_label_space)
 _TRUE = "__true"
@@ -420,3 +421,72 @@ def label_propensities(
     c = (pl.lit(float(n)).log() - 1.0) * (b + 1.0) ** a
     p = 1.0 / (1.0 + c * (pl.col("__count").cast(pl.Float64) + b).pow(-a))
     return counts.select(label, p.alias("propensity")).sort(label).collect()
+
+
+TIES = ("average", "trec_eval")
+"""The tie rules of ``evaluate(ties=)``: the expected value over the orders of each tied block
+(``"average"``), or trec_eval's order (``"trec_eval"``: score descending, then label
+descending as text)."""
+
+
+def trec_order(predictions: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+    """``predictions`` with each score replaced by minus its position in trec_eval's order
+    within its sample (``form_res_rels.c``: score descending, then the label descending,
+    compared as text byte by byte), so that no two scores of a sample tie: every metric then
+    takes that one order. A null or NaN score is kept, for the checks to refuse."""
+    score = pl.col(cols.score)
+    keys = cols.sample_keys
+    ordered = predictions.sort(
+        [*keys, cols.score, pl.col(cols.label).cast(pl.String)],
+        descending=[False] * len(keys) + [True, True], nulls_last=True,
+    )  # fmt: skip
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(keys).cast(pl.Float64)
+    unordered = score.is_null() | score.cast(pl.Float64).is_nan()
+    return ordered.with_columns(
+        pl.when(unordered).then(score).otherwise(-position).alias(cols.score)
+    )
+
+
+def trec_tables(
+    predictions: pl.LazyFrame, qrels: pl.LazyFrame, cols: Columns, *,
+    max_docs: int | None = None, judged_only: bool = False, complete: bool = False,
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:  # fmt: skip
+    """A run and its qrels as the TREC keys read them (:mod:`polars_rankmetrics.metrics.trec`):
+    the run's documents in trec_eval's order (:func:`trec_order`), the first ``max_docs`` of
+    each topic (``-M``), then, with ``judged_only`` (``-J``), the judged ones alone (a
+    relevance >= 0), renumbered; the qrels' relevance as its code
+    (:func:`~polars_rankmetrics.metrics.trec.code`). The topics are those of the qrels that the
+    run has (trec_eval 9 and pytrec_eval; trec_eval 10.0 stops instead), or with ``complete``
+    (``-c``) every topic of the qrels, those missing from the run retrieving nothing. A ``by``
+    column that the qrels lack (the run tag of several runs) gives every group the same qrels.
+
+    Raises ``ValueError`` for a relevance that is not an integer, naming the column and a
+    sample."""
+    keys = [*cols.by, cols.sample, cols.label]
+    schema = qrels.collect_schema()
+    _check_schema(schema, [cols.sample, cols.label, cols.truth], "qrels")
+    relevance = pl.col(cols.truth)
+    if not schema[cols.truth].is_integer():
+        bad = qrels.filter(relevance.cast(pl.Float64).round() != relevance.cast(pl.Float64))
+        found = bad.select(cols.sample, cols.truth).head(1).collect()
+        if found.height or not schema[cols.truth].is_numeric():
+            where = f" (sample {found[cols.sample][0]!r})" if found.height else ""
+            raise ValueError(
+                f"column {cols.truth!r} (relevance) of the qrels must hold integers{where}"
+            )
+    missing = [b for b in cols.by if b not in schema]
+    if missing:
+        groups = predictions.select(missing).unique()
+        qrels = groups.join(qrels, how="cross")
+    qrels = qrels.select(*keys, code(relevance.cast(pl.Int64)).alias(cols.truth))
+    topics = qrels.select(cols.sample_keys).unique()
+    run = trec_order(predictions.join(topics, on=cols.sample_keys, how="semi"), cols)
+    position = -pl.col(cols.score)
+    if max_docs is not None:
+        run = run.filter(position <= max_docs)
+    if judged_only:
+        judged = qrels.filter(pl.col(cols.truth) >= JUDGED).select(keys)
+        run = trec_order(run.join(judged, on=keys, how="semi"), cols)
+    if not complete:
+        qrels = qrels.join(run.select(cols.sample_keys).unique(), on=cols.sample_keys, how="semi")
+    return run, qrels

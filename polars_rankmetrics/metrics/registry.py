@@ -45,6 +45,7 @@ A metric that reads its scores as probabilities (``probabilities``: the log loss
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from polars_rankmetrics.metrics import classification as cx
 from polars_rankmetrics.metrics import probabilities as px
 from polars_rankmetrics.metrics import ranking as rx
 from polars_rankmetrics.metrics import retrieval as qx
+from polars_rankmetrics.metrics import trec as tx
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ class Context:
     with a truth table).
 
     ``rows``: how the engine laid the rows out (:class:`Rows`).
+
+    ``relevance_level``: the TREC keys' relevance level (trec_eval's ``-l``): a judged document
+    of relevance at least this is relevant (:mod:`polars_rankmetrics.metrics.trec`).
     """
 
     truth: str = "truth"
@@ -112,6 +117,7 @@ class Context:
     n_labels: int | None = None
     top_k: bool = False
     rows: Rows = Rows()
+    relevance_level: int = 1
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,10 @@ class Metric:
     label_score: tuple[str, str] | None = None
     # Whether it reads each score as a probability, which must then lie in [0, 1].
     probabilities: bool = False
+    # Whether its per-sample value is a logarithm whose mean is exponentiated (trec_eval's gm_*).
+    geometric: bool = False
+    # Whether trec_eval sums it over topics instead of averaging (num_ret, num_rel, ...).
+    summed: bool = False
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -179,11 +189,16 @@ def unregister(name: str) -> None:
 class MetricKey:
     """One requested metric: its name, and the cut-off ``k`` of a metric that takes one.
 
-    ``k=None`` means the whole ranking. ``str(key)`` is the result column name.
+    ``k=None`` means the whole ranking. ``str(key)`` is the result column name: ``alias``, the
+    name the key was asked by (``P_5``, ``nDCG@10``), where given. ``params``: the parameters
+    of a TREC key, as (name, value) pairs (``("rel", 2)``, ``("recall", 0.5)``, ``("gains",
+    ((1, 3.0), (2, 9.0)))``).
     """
 
     name: str
     k: int | None = None
+    params: tuple[tuple[str, object], ...] = ()
+    alias: str | None = None
 
     def __post_init__(self) -> None:
         if self.name not in REGISTRY:
@@ -197,7 +212,13 @@ class MetricKey:
             raise ValueError(f"metric {self.name!r} needs a cut-off: ask for {self.name}@K")
 
     def __str__(self) -> str:
+        if self.alias is not None:
+            return self.alias
         return self.name if self.k is None else f"{self.name}@{self.k}"
+
+    def param(self, name: str, default: object = None) -> object:
+        """The value of parameter ``name`` (``default`` where not given)."""
+        return dict(self.params).get(name, default)
 
     @property
     def metric(self) -> Metric:
@@ -227,22 +248,29 @@ _KEY = re.compile(r"^([a-z][a-z0-9_]*)(?:@([0-9]+))?$")
 
 
 def parse_key(text: str) -> MetricKey:
-    """Parse ``"lrap"`` or ``"ndcg@5"``; raise ``ValueError`` naming the valid keys otherwise."""
+    """Parse ``"lrap"``, ``"ndcg@5"``, or a TREC key by trec_eval's or ir_measures' name
+    (``"P_5"``, ``"P@5"``, ``"nDCG@10"``: :func:`trec_key`); raise ``ValueError`` naming the
+    closest known names and the valid keys otherwise."""
     match = _KEY.match(text)
     if match is None or match.group(1) not in REGISTRY:
-        raise ValueError(f"unknown metric {text!r}; valid metrics are {_valid()}")
+        key = trec_key(text)
+        if key is not None:
+            return key
+        close = difflib.get_close_matches(text, known_names(), n=3, cutoff=0.5)
+        hint = f"; closest known names: {', '.join(close)}" if close else ""
+        raise ValueError(f"unknown metric {text!r}{hint}; valid metrics are {_valid()}")
     k = match.group(2)
     return MetricKey(match.group(1), None if k is None else int(k))
 
 
-def parse_keys(metrics: str | Iterable[str] | None) -> list[MetricKey]:
+def parse_keys(metrics: str | Iterable[str | MetricKey] | None) -> list[MetricKey]:
     """Parse a list of keys (or one string of comma-separated keys, or ``None`` for the default
-    ranking set), each once."""
+    ranking set), each once; a :class:`MetricKey` is taken as it is."""
     if metrics is None:
         metrics = DEFAULT_METRICS
     elif isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",")]
-    keys = [parse_key(m) for m in metrics]
+    keys = [m if isinstance(m, MetricKey) else parse_key(m) for m in metrics]
     if not keys:
         raise ValueError("metrics is empty; ask for at least one metric")
     return list(dict.fromkeys(keys))
@@ -443,20 +471,23 @@ for _name, _what in _LOSSES.items():
             probabilities=True,
         ))  # fmt: skip
 # Calibration: the score counts binned (metrics.probabilities); the key's @K is the number of
-# equal-width bins, 15 without.
+# bins, 15 without: equal-width (ece, mce) or equal-mass (ece_quantile, mce_quantile).
 _CALIBRATION = {
     "ece": "expected calibration error: the weighted mean gap between a bin's mean score and "
-    "its share of positives, over @K equal-width bins (default 15)",
+    "its share of positives",
     "mce": "maximum calibration error: the largest gap between a bin's mean score and its "
-    "share of positives, over @K equal-width bins (default 15)",
+    "share of positives",
 }
+_BINS = {"": "@K equal-width bins", "_quantile": "@K equal-mass bins (score quantiles)"}
 for _name, _what in _CALIBRATION.items():
-    for _average, _how in _LOSS_AVERAGES.items():
-        register(Metric(
-            f"{_name}_{_average}", f"{_what}; {_how.replace('mean', 'value', 1)}", "lower", None,
-            SCORE_VIEW, "", family="classification", reduction="curves",
-            label_score=(_name, _average), probabilities=True, takes_k=True,
-        ))  # fmt: skip
+    for _strategy, _bins in _BINS.items():
+        for _average, _how in _LOSS_AVERAGES.items():
+            register(Metric(
+                f"{_name}{_strategy}_{_average}",
+                f"{_what}, over {_bins} (default 15); {_how.replace('mean', 'value', 1)}",
+                "lower", None, SCORE_VIEW, "", family="classification", reduction="curves",
+                label_score=(f"{_name}{_strategy}", _average), probabilities=True, takes_k=True,
+            ))  # fmt: skip
 PROBABILITY_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].probabilities)
 
 
@@ -528,3 +559,173 @@ for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "
         needs_propensities=True,
         polars=_propensity_scored(qx.ps_ndcg_at, _normalised),
     )  # fmt: skip
+
+
+# trec_eval's measures (metrics.trec), over a run joined with its qrels by trec_eval's rules
+# (engines.topk.trec_tables): Polars engine only, each key asked for by trec_eval's or
+# ir_measures' name (trec_key).
+def _level(key: MetricKey, c: Context) -> int:
+    level = key.param("rel", c.relevance_level)
+    assert isinstance(level, int)
+    return level
+
+
+def _trec(
+    name: str, description: str, polars: Callable[[MetricKey, Context, int], pl.Expr], *,
+    takes_k: bool = False, requires_k: bool = False, geometric: bool = False,
+    summed: bool = False,
+) -> None:  # fmt: skip
+    register(Metric(
+        name, description, "higher",
+        lambda key, c: polars(key, c, _level(key, c)), "", "", family="trec",
+        takes_k=takes_k, requires_k=requires_k, binary_truth=False, geometric=geometric,
+        summed=summed,
+    ))  # fmt: skip
+
+
+def _counted(kind: str) -> Callable[[MetricKey, Context, int], pl.Expr]:
+    return lambda key, c, level: tx.count(kind, c.truth, c.score, level)
+
+
+def _cut(function: Callable[[str, str, int, int], pl.Expr]) -> Callable[..., pl.Expr]:
+    return lambda key, c, level: function(c.truth, c.score, level, _k(key))
+
+
+for _kind, _text in (
+    ("num_q", "topics evaluated"),
+    ("num_ret", "documents retrieved"),
+    ("num_rel", "relevant documents (R)"),
+    ("num_rel_ret", "relevant documents retrieved"),
+    ("num_nonrel_judged_ret", "judged non-relevant documents retrieved"),
+):
+    _trec(
+        f"trec_{_kind}", f"{_text}, per topic (summed over topics by trec_eval)",
+        _counted(_kind), summed=True,
+    )  # fmt: skip
+_trec(
+    "trec_map", "average precision (map; map_cut_K with @K)",
+    lambda key, c, level: tx.average_precision(c.truth, c.score, level, key.k), takes_k=True,
+)  # fmt: skip
+_trec(
+    "trec_gm_map", "average precision, geometric mean over topics (floor 1e-5)",
+    lambda key, c, level: tx.geometric(tx.average_precision(c.truth, c.score, level)),
+    geometric=True,
+)  # fmt: skip
+_trec(
+    "trec_rprec", "precision after R documents",
+    lambda key, c, level: tx.r_precision(c.truth, c.score, level),
+)  # fmt: skip
+_trec(
+    "trec_bpref", "binary preference over judged documents",
+    lambda key, c, level: tx.bpref(c.truth, c.score, level),
+)  # fmt: skip
+_trec(
+    "trec_gm_bpref", "bpref, geometric mean over topics (floor 1e-5)",
+    lambda key, c, level: tx.geometric(tx.bpref(c.truth, c.score, level)), geometric=True,
+)  # fmt: skip
+_trec(
+    "trec_recip_rank", "reciprocal rank of the first relevant document",
+    lambda key, c, level: tx.reciprocal_rank(c.truth, c.score, level),
+)  # fmt: skip
+_trec(
+    "trec_infap", "inferred average precision over a sampled pool",
+    lambda key, c, level: tx.inferred_ap(c.truth, c.score, level),
+)  # fmt: skip
+_trec(
+    "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1",
+    lambda key, c, level: tx.eleven_point_average(c.truth, c.score, level),
+)  # fmt: skip
+
+
+def _recall_point(key: MetricKey) -> float:
+    recall = key.param("recall")
+    assert isinstance(recall, float)
+    return recall
+
+
+def _gains(key: MetricKey) -> tuple[tuple[int, float], ...]:
+    gains = key.param("gains", ())
+    assert isinstance(gains, tuple)
+    return gains
+
+
+_trec(
+    "trec_iprec_at_recall", "interpolated precision at a recall point (params recall=)",
+    lambda key, c, level: tx.interpolated_precision(c.truth, c.score, level, _recall_point(key)),
+)  # fmt: skip
+for _name, _text, _function in (
+    ("trec_p", "relevant documents among the first K, over K", tx.precision),
+    ("trec_recall", "relevant documents among the first K, over R", tx.recall),
+    ("trec_success", "1 if a relevant document is among the first K", tx.success),
+):
+    _trec(_name, _text, _cut(_function), takes_k=True, requires_k=True)
+_trec(
+    "trec_ndcg", "nDCG with the relevance as gain (ndcg; ndcg_cut_K with @K)",
+    lambda key, c, level: tx.ndcg(c.truth, c.score, level, key.k, _gains(key)), takes_k=True,
+)  # fmt: skip
+TREC_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "trec")
+
+# The names that ask for a TREC key: trec_eval's (as it prints them) and ir_measures'.
+_TREC_NAMES = {
+    "num_q": "trec_num_q", "num_ret": "trec_num_ret", "num_rel": "trec_num_rel",
+    "num_rel_ret": "trec_num_rel_ret", "num_nonrel_judged_ret": "trec_num_nonrel_judged_ret",
+    "gm_map": "trec_gm_map", "Rprec": "trec_rprec", "bpref": "trec_bpref",
+    "gm_bpref": "trec_gm_bpref", "recip_rank": "trec_recip_rank", "infAP": "trec_infap",
+    "11pt_avg": "trec_11pt_avg",
+    "NumQ": "trec_num_q", "NumRet": "trec_num_ret", "NumRel": "trec_num_rel",
+    "NumRelRet": "trec_num_rel_ret", "AP": "trec_map", "RR": "trec_recip_rank",
+    "Bpref": "trec_bpref", "nDCG": "trec_ndcg",
+}  # fmt: skip
+_TREC_CUTS = {
+    "P": "trec_p", "recall": "trec_recall", "success": "trec_success", "map_cut": "trec_map",
+    "ndcg_cut": "trec_ndcg",
+}  # fmt: skip
+_IR_MEASURES_CUTS = {
+    "P": "trec_p", "R": "trec_recall", "Success": "trec_success", "AP": "trec_map",
+    "nDCG": "trec_ndcg",
+}  # fmt: skip
+# ir_measures' measures that read a relevance level (rel=).
+_TAKES_REL = {"trec_p", "trec_recall", "trec_success", "trec_map", "trec_rprec",
+              "trec_recip_rank", "trec_bpref", "trec_num_rel", "trec_num_rel_ret"}  # fmt: skip
+_IR_MEASURES = re.compile(r"^([A-Za-z]+)(?:\(rel=([0-9]+)\))?(?:@([0-9.]+))?$")
+
+
+def trec_key(text: str) -> MetricKey | None:
+    """The TREC key that ``text`` names, None if none: trec_eval's printed names (``P_5``,
+    ``recall_100``, ``map_cut_10``, ``ndcg_cut_10``, ``success_1``, ``iprec_at_recall_0.50``,
+    ``gm_map``, ``Rprec``, ``bpref``, ``recip_rank``, ``infAP``, ``gm_bpref``, ``11pt_avg``,
+    ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``) and
+    ir_measures' (``P@5``, ``P(rel=2)@5``, ``R@100``, ``Success@1``, ``AP``, ``AP@10``,
+    ``RR``, ``nDCG``, ``nDCG@10``, ``Bpref``, ``infAP``, ``Rprec``, ``IPrec@0.5``, ``NumQ``,
+    ``NumRet``, ``NumRel``, ``NumRelRet``). ``map`` and ``ndcg`` name the library's own keys
+    (ties averaged, truth > 0 relevant): trec_eval's are ``AP`` and ``nDCG``."""
+    if text in _TREC_NAMES:
+        return MetricKey(_TREC_NAMES[text], alias=text)
+    cut = re.fullmatch(r"(P|recall|success|map_cut|ndcg_cut)_([0-9]+)", text)
+    if cut is not None and int(cut.group(2)) > 0:
+        return MetricKey(_TREC_CUTS[cut.group(1)], int(cut.group(2)), alias=text)
+    point = re.fullmatch(r"iprec_at_recall_([0-9]*\.?[0-9]+)", text)
+    if point is not None and float(point.group(1)) <= 1:
+        return MetricKey("trec_iprec_at_recall", params=(("recall", float(point.group(1))),),
+                         alias=text)  # fmt: skip
+    match = _IR_MEASURES.match(text)
+    if match is None:
+        return None
+    name, rel, cutoff = match.groups()
+    params: tuple[tuple[str, object], ...] = () if rel is None else (("rel", int(rel)),)
+    if name == "IPrec" and rel is None and cutoff is not None and float(cutoff) <= 1:
+        return MetricKey("trec_iprec_at_recall", params=(("recall", float(cutoff)),),
+                         alias=text)  # fmt: skip
+    internal = _IR_MEASURES_CUTS.get(name) if cutoff is not None else _TREC_NAMES.get(name)
+    if internal is None or (rel is not None and internal not in _TAKES_REL):
+        return None
+    if cutoff is not None and not cutoff.isdigit() or cutoff is not None and int(cutoff) < 1:
+        return None
+    return MetricKey(internal, None if cutoff is None else int(cutoff), params, alias=text)
+
+
+def known_names() -> list[str]:
+    """Every metric name a key may start with: the registry's and the TREC names (what an
+    unknown name is compared with)."""
+    cuts = [f"{name}_10" for name in _TREC_CUTS] + [f"{name}@10" for name in _IR_MEASURES_CUTS]
+    return [*REGISTRY, *_TREC_NAMES, *cuts, "iprec_at_recall_0.50", "IPrec@0.5"]

@@ -1,0 +1,235 @@
+"""trec_eval's measures (``P_5``, ``map``, ``bpref``, ``infAP``, ``ndcg_cut_10``, ...) as Polars
+expressions over one topic's rows: its retrieved documents and its qrels, joined
+(:mod:`polars_rankmetrics.engines.topk`, :func:`~polars_rankmetrics.engines.topk.trec_tables`).
+
+**The rows.** A topic's rows are its retrieved documents (a score) and its judged documents
+that were not retrieved (no score). Each row's score is minus its position in trec_eval's order
+(score descending, then document id descending as text: ``form_res_rels.c``), after the
+``max_docs`` cut and, for ``judged_only``, with the unjudged documents left out: positions are
+1, 2, 3, ... without ties, so every measure here is trec_eval's plain value. The truth column
+holds a code (:func:`code`): 0 for a retrieved document that the qrels do not name
+(trec_eval's ``RELVALUE_NONPOOL``), 1 for one the qrels give a negative relevance (in the pool
+but unjudged, ``RELVALUE_UNJUDGED``), ``r + 2`` for a judged relevance ``r >= 0``.
+
+**Relevance.** A document is relevant when judged with ``r >= relevance_level`` (trec_eval's
+``-l``, default 1), judged non-relevant when judged with ``r < relevance_level``; every measure
+that counts relevant documents reads this, and R (``num_rel``) counts the topic's relevant
+judged documents, retrieved or not. The gains of ``ndcg`` and ``ndcg_cut`` are the relevance
+values themselves (or ``ndcg``'s gain parameters), whatever the level, as in trec_eval.
+
+**Degenerate cases.** A topic without a relevant document scores 0 on every measure that
+divides by R (map, Rprec, recall, bpref, infAP, ndcg's ideal), as trec_eval gives; P_K divides
+by K also when fewer than K documents are retrieved; ``gm_map`` and ``gm_bpref`` take each
+topic's value at least 1e-5 (trec_eval's ``MIN_GEO_MEAN``) before the geometric mean.
+``iprec_at_recall_0.00`` of a topic that retrieved nothing is NaN, as trec_eval computes it
+(0 / 0; only with ``judged_only`` or ``complete``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+NONPOOL = 0
+"""The code of a retrieved document the qrels do not name."""
+UNJUDGED = 1
+"""The code of a document the qrels give a negative relevance (in the pool, unjudged)."""
+JUDGED = 2
+"""The code of a judged relevance ``r >= 0`` is ``r + JUDGED``."""
+MIN_GEO_MEAN = 1e-5
+"""The floor of each topic's value before a geometric mean (trec_eval's ``MIN_GEO_MEAN``)."""
+INFAP_EPSILON = 1e-5
+"""The smoothing of infAP's estimated precision (trec_eval's ``INFAP_EPSILON``)."""
+
+
+def code(relevance: pl.Expr) -> pl.Expr:
+    """The truth code of a qrels relevance (see the module's notes): 1 where negative,
+    ``r + 2`` otherwise. A document absent from the qrels gets 0 from the join."""
+    return pl.when(relevance < 0).then(UNJUDGED).otherwise(relevance + JUDGED).cast(pl.Int64)
+
+
+class Topic:
+    """The columns of one topic's rows that the measures read: ``score`` holds minus the
+    position (null where not retrieved), ``truth`` the code."""
+
+    def __init__(self, truth: str, score: str, level: int) -> None:
+        self.code = pl.col(truth)
+        self.position = -pl.col(score)
+        self.retrieved = pl.col(score).is_not_null()
+        self.judged = self.code >= JUDGED
+        self.relevant = self.code >= level + JUDGED
+        self.nonrelevant = self.judged & ~self.relevant
+        self.unjudged = self.code == UNJUDGED
+        self.hit = self.relevant & self.retrieved
+
+    def num_rel(self) -> pl.Expr:
+        """R: the topic's relevant judged documents, retrieved or not."""
+        return self.relevant.sum().cast(pl.Float64)
+
+    def per_rel(self, value: pl.Expr) -> pl.Expr:
+        """``value`` over R; 0 without a relevant document."""
+        r = self.num_rel()
+        return pl.when(r > 0).then(value / r).otherwise(0.0)
+
+    def hits_within(self, k: int | pl.Expr) -> pl.Expr:
+        """The relevant documents retrieved within the first ``k`` positions."""
+        return (self.hit & (self.position <= k)).sum().cast(pl.Float64)
+
+    def in_order(self, value: pl.Expr, keep: pl.Expr) -> pl.Expr:
+        """``value`` on the retrieved rows that ``keep`` selects, in position order."""
+        rows = self.retrieved & keep
+        return value.filter(rows).sort_by(self.position.filter(rows))
+
+
+def count(kind: str, truth: str, score: str, level: int) -> pl.Expr:
+    """``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret`` or ``num_q`` of one
+    topic."""
+    t = Topic(truth, score, level)
+    counted = {
+        "num_ret": t.retrieved,
+        "num_rel": t.relevant,
+        "num_rel_ret": t.hit,
+        "num_nonrel_judged_ret": t.nonrelevant & t.retrieved,
+    }
+    if kind == "num_q":
+        return pl.lit(1.0)
+    return counted[kind].sum().cast(pl.Float64)
+
+
+def precision(truth: str, score: str, level: int, k: int) -> pl.Expr:
+    """``P_K``: the relevant documents among the first K retrieved, over K."""
+    return Topic(truth, score, level).hits_within(k) / k
+
+
+def recall(truth: str, score: str, level: int, k: int) -> pl.Expr:
+    """``recall_K``: the relevant documents among the first K retrieved, over R."""
+    t = Topic(truth, score, level)
+    return t.per_rel(t.hits_within(k))
+
+
+def success(truth: str, score: str, level: int, k: int) -> pl.Expr:
+    """``success_K``: 1 if a relevant document is among the first K retrieved."""
+    return (Topic(truth, score, level).hits_within(k) > 0).cast(pl.Float64)
+
+
+def r_precision(truth: str, score: str, level: int) -> pl.Expr:
+    """``Rprec``: the relevant documents among the first R retrieved, over R."""
+    t = Topic(truth, score, level)
+    return t.per_rel(t.hits_within(t.num_rel()))
+
+
+def reciprocal_rank(truth: str, score: str, level: int) -> pl.Expr:
+    """``recip_rank``: 1 over the position of the first relevant document retrieved; 0 without
+    one."""
+    t = Topic(truth, score, level)
+    return (1.0 / t.position.filter(t.hit).min()).fill_null(0.0)
+
+
+def average_precision(truth: str, score: str, level: int, k: int | None = None) -> pl.Expr:
+    """``map`` (``k`` None) and ``map_cut_K``: the sum of the precisions at the positions
+    (within K) of the relevant documents retrieved, over R. The i-th relevant document
+    retrieved, at position p, has precision i / p."""
+    t = Topic(truth, score, level)
+    keep = t.hit if k is None else t.hit & (t.position <= k)
+    at = t.position.filter(keep)
+    return t.per_rel((at.rank("ordinal").cast(pl.Float64) / at).sum())
+
+
+def geometric(value: pl.Expr) -> pl.Expr:
+    """The logarithm of a topic's value floored at ``MIN_GEO_MEAN``: the mean of these is the
+    logarithm of ``gm_map``'s or ``gm_bpref``'s geometric mean."""
+    return pl.max_horizontal(value, pl.lit(MIN_GEO_MEAN)).log()
+
+
+def bpref(truth: str, score: str, level: int) -> pl.Expr:
+    """``bpref`` (Buckley and Voorhees, SIGIR 2004): over the relevant documents retrieved,
+    ``1 - min(n, R) / min(N, R)``, n the judged non-relevant documents retrieved above it and N
+    those of the topic (1 where n = 0), summed over R. Unjudged documents are skipped."""
+    t = Topic(truth, score, level)
+    judged = t.in_order(t.relevant, t.judged)
+    above = (~judged).cast(pl.Int64).cum_sum().filter(judged).cast(pl.Float64)
+    r, n = t.num_rel(), t.nonrelevant.sum().cast(pl.Float64)
+    share = pl.min_horizontal(above, r) / pl.min_horizontal(n, r)
+    return t.per_rel(pl.when(above > 0).then(1.0 - share).otherwise(1.0).sum())
+
+
+def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
+    """``infAP`` (Yilmaz and Aslam, CIKM 2006): at each relevant document retrieved, at 0-based
+    position j > 0, ``1 / (j + 1) + j / (j + 1) * (above / j) * (rel + e) / (rel + nonrel +
+    2e)``, where ``above`` counts the judged and pooled-unjudged documents above it, ``rel`` and
+    ``nonrel`` the judged relevant and non-relevant ones, e = 1e-5; 1 at j = 0; summed over R.
+    Documents outside the pool count only through j."""
+    t = Topic(truth, score, level)
+    pooled = t.judged | t.unjudged
+    relevant = t.in_order(t.relevant, pooled)
+    j = t.in_order(t.position, pooled).filter(relevant) - 1.0
+    rel = relevant.cast(pl.Int64).cum_sum().filter(relevant).cast(pl.Float64) - 1.0
+    nonrel = t.in_order(t.nonrelevant, pooled).cast(pl.Int64).cum_sum().filter(relevant)
+    unjudged = t.in_order(t.unjudged, pooled).cast(pl.Int64).cum_sum().filter(relevant)
+    above = rel + nonrel + unjudged
+    e = INFAP_EPSILON
+    estimate = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (above / j) * (
+        (rel + e) / (rel + nonrel + 2 * e)
+    )
+    return t.per_rel(pl.when(j == 0).then(1.0).otherwise(estimate).sum())
+
+
+def interpolated_precision(truth: str, score: str, level: int, recall: float) -> pl.Expr:
+    """``iprec_at_recall_X``: the largest precision at or after the position where the topic
+    reaches ``lround(X * R)`` relevant documents retrieved (the first relevant one for a count
+    of 0); 0 where it never does; NaN for a count of 0 on a topic that retrieved nothing (0/0
+    in trec_eval)."""
+    t = Topic(truth, score, level)
+    at = t.position.filter(t.hit).sort()
+    nth = pl.int_range(1, at.len() + 1, dtype=pl.Int64)
+    precisions = nth.cast(pl.Float64) / at
+    wanted = (recall * t.num_rel() + 0.5).floor()
+    found = t.hit.sum().cast(pl.Float64)
+    best = precisions.filter(nth >= pl.max_horizontal(wanted, pl.lit(1.0))).max()
+    nothing = t.retrieved.sum() == 0
+    return (
+        pl.when(wanted > found).then(0.0)
+        .when(nothing).then(float("nan"))
+        .when(found == 0).then(0.0)
+        .otherwise(best)
+    )  # fmt: skip
+
+
+ELEVEN_POINTS = tuple(i / 10 for i in range(11))
+
+
+def eleven_point_average(truth: str, score: str, level: int) -> pl.Expr:
+    """``11pt_avg``: the mean of ``iprec_at_recall`` at recall 0.0, 0.1, ..., 1.0."""
+    points = [interpolated_precision(truth, score, level, x) for x in ELEVEN_POINTS]
+    return pl.sum_horizontal(points) / len(points)
+
+
+def _gain(t: Topic, gains: Sequence[tuple[int, float]]) -> pl.Expr:
+    """A judged document's gain: its relevance, or the gain ``gains`` gives its relevance;
+    0 where unjudged."""
+    relevance = (t.code - JUDGED).cast(pl.Float64)
+    if gains:
+        levels, values = zip(*gains, strict=True)
+        relevance = relevance.replace([float(v) for v in levels], list(values))
+    return pl.when(t.judged).then(relevance).otherwise(0.0)
+
+
+def ndcg(
+    truth: str, score: str, level: int, k: int | None = None,
+    gains: Sequence[tuple[int, float]] = (),
+) -> pl.Expr:  # fmt: skip
+    """``ndcg`` (``k`` None) and ``ndcg_cut_K``: ``sum of gain / log2(p + 1)`` over the
+    documents retrieved at positions p (within K), over the same sum for the topic's judged
+    documents of positive gain in descending gain order (0 where that ideal is 0). The gain is
+    the relevance value, or ``gains``' value for a relevance it names (``ndcg.1=3,2=9``)."""
+    t = Topic(truth, score, level)
+    gain = _gain(t, gains)
+    shown = t.retrieved if k is None else t.retrieved & (t.position <= k)
+    actual = (gain / (t.position + 1.0).log(2)).filter(shown).sum()
+    best = gain.filter(gain > 0).sort(descending=True)
+    if k is not None:
+        best = best.head(k)
+    positions = pl.int_range(1, best.len() + 1).cast(pl.Float64)
+    ideal = (best / (positions + 1.0).log(2)).sum()
+    return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0)

@@ -1,0 +1,159 @@
+"""trec_eval's evaluation of runs against qrels, as a table of what it prints: the measures
+of :mod:`polars_rankmetrics.trec.measures`, computed by :func:`~polars_rankmetrics.evaluate`'s
+TREC keys (:mod:`polars_rankmetrics.metrics.trec`), summarised over topics as trec_eval does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Unpack
+
+import polars as pl
+
+from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.options import Options, documented
+from polars_rankmetrics.trec.measures import Measure
+from polars_rankmetrics.trec.measures import measures as parse_measures
+
+__all__ = ["trec_eval"]
+
+_SUMMARIES = {
+    "mean": lambda c: c.mean(),
+    "sum": lambda c: c.sum(),
+    "geometric": lambda c: c.log().mean().exp(),
+}
+
+
+@documented(Options)
+def trec_eval(
+    run: Any,
+    qrels: Any,
+    measures: str | Sequence[str] = ("official",),
+    *,
+    per_topic: bool = False,
+    complete: bool = False,
+    max_docs: int | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    ties: str = "trec_eval",
+    **options: Unpack[Options],
+) -> pl.DataFrame:
+    """Evaluate one or several runs against qrels as trec_eval 10.0 does, one row per value it
+    prints.
+
+    Parameters
+    ----------
+    run
+        A frame, LazyFrame or path of the run: columns ``run`` (the run tag; several tags are
+        several runs, evaluated apart), ``sample`` (the topic id), ``label`` (the document
+        id), ``score`` and optionally ``rank``, which is never read: trec_eval orders each
+        topic's documents by score descending, then by document id descending as text.
+    qrels
+        The qrels: ``sample``, ``label`` and ``truth`` (the relevance, an integer: 0 judged
+        non-relevant, a negative value in the pool but unjudged, as trec_eval reads them).
+    measures
+        trec_eval's ``-m`` arguments: ``"official"`` (default), ``"all_trec"`` (the families
+        of :data:`~polars_rankmetrics.trec.measures.FAMILIES` that it names), a family
+        (``"P"``, ``"ndcg_cut"``) or a family with parameters (``"P.5,10"``,
+        ``"ndcg.1=3,2=9"``, ``"iprec_at_recall.0,.5"``).
+    per_topic
+        trec_eval's ``-q``: the values of each topic too, before the summary.
+    complete
+        ``-c``: every topic of the qrels counts, those missing from a run scoring 0. Without
+        it the topics are those of both the run and the qrels (as trec_eval 9 and pytrec_eval;
+        trec_eval 10.0 stops with exit 4 where a qrels topic is missing from the run).
+    max_docs
+        ``-M``: only the first ``max_docs`` documents of each topic are read.
+    relevance_level
+        ``-l``: a judged relevance at least this is relevant (default 1).
+    judged_only
+        ``-J``: the documents the qrels do not judge are removed from the run first.
+    ties
+        ``"trec_eval"``, the only rule of trec_eval's measures (see
+        :func:`~polars_rankmetrics.evaluate`).
+    **options
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``run``, ``measure`` (the name trec_eval prints: ``P_5``), ``topic`` (the
+        topic id, or ``all`` for the summary), ``value`` (Float64; null for ``runid``) and
+        ``text`` (the value as trec_eval prints it: ``%.4f``, an integer for the counts, the
+        run tag for ``runid``). One block per run (by run tag): with ``per_topic`` each topic's
+        rows (topics in text order, measures in trec_eval's order; ``num_q``, ``gm_map``,
+        ``gm_bpref`` and ``runid`` only in the summary), then the ``all`` rows: the mean over
+        topics, the geometric mean for ``gm_map`` and ``gm_bpref`` (each topic's value at least
+        1e-5), the sum for the ``num_*`` counts.
+
+    Raises
+    ------
+    ValueError
+        For an unknown measure or bad parameters, a relevance that is not an integer, input
+        ``evaluate`` refuses, or runs and qrels without a topic in common.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as rm
+    >>> run = pl.DataFrame({"run": "bm25", "sample": "q1", "label": ["d1", "d2", "d3"],
+    ...                     "score": [2.0, 1.0, 1.0]})
+    >>> qrels = pl.DataFrame({"sample": "q1", "label": ["d2", "d3"], "truth": [1, 0]})
+    >>> rm.trec_eval(run, qrels, ["map", "P.2"]).select("measure", "topic", "text")
+    shape: (2, 3)
+    ┌─────────┬───────┬────────┐
+    │ measure ┆ topic ┆ text   │
+    │ ---     ┆ ---   ┆ ---    │
+    │ str     ┆ str   ┆ str    │
+    ╞═════════╪═══════╪════════╡
+    │ map     ┆ all   ┆ 0.3333 │
+    │ P_2     ┆ all   ┆ 0.0000 │
+    └─────────┴───────┴────────┘
+    """
+    chosen = parse_measures(measures)
+    keys = [m.key for m in chosen if m.key is not None]
+    if not keys:
+        raise ValueError("measures names no measure with a value; ask for one besides runid")
+    topics = evaluate(
+        run, keys, truth_table=qrels, by="run", per_sample=True, ties=ties,
+        relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
+        complete=complete, **options,
+    ).sort("run", pl.col("sample").cast(pl.String))  # fmt: skip
+    if topics.height == 0:
+        raise ValueError("no topic has both a run and qrels (trec_eval's exit 7)")
+    blocks = []
+    for (tag,), values in topics.group_by("run", maintain_order=True):
+        rows = _topic_rows(values, chosen) if per_topic else []
+        blocks.append(_frame(str(tag), [*rows, *_summary_rows(str(tag), values, chosen)]))
+    return pl.concat(blocks)
+
+
+def _text(measure: Measure, value: float) -> str:
+    return f"{round(value)}" if measure.summary == "sum" else f"{value:.4f}"
+
+
+def _topic_rows(values: pl.DataFrame, chosen: Sequence[Measure]) -> list[tuple[Any, ...]]:
+    shown = [m for m in chosen if m.per_topic and m.key is not None]
+    rows = []
+    for topic in values.iter_rows(named=True):
+        for m in shown:
+            value = topic[m.name]
+            rows.append((m.name, str(topic["sample"]), value, _text(m, value)))
+    return rows
+
+
+def _summary_rows(
+    tag: str, values: pl.DataFrame, chosen: Sequence[Measure]
+) -> list[tuple[Any, ...]]:
+    computed = [m for m in chosen if m.key is not None]
+    means = values.select(_SUMMARIES[m.summary](pl.col(m.name)) for m in computed).row(0)
+    summary = dict(zip([m.name for m in computed], means, strict=True))
+    return [
+        (m.name, "all", None, tag) if m.key is None
+        else (m.name, "all", summary[m.name], _text(m, summary[m.name]))
+        for m in chosen
+    ]  # fmt: skip
+
+
+def _frame(tag: str, rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    schema = {"measure": pl.String, "topic": pl.String, "value": pl.Float64, "text": pl.String}
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.select(pl.lit(tag, pl.String).alias("run"), pl.all())

@@ -1,0 +1,166 @@
+"""trec_eval's ``-m`` syntax (``official``, ``all_trec``, ``P``, ``P.5,10``, ``ndcg_cut.10,20``,
+``ndcg.1=3,2=9``, ``iprec_at_recall.0,.5``) read into the measures to compute, in trec_eval's
+print order, each with the name trec_eval prints (``P_5``), the TREC key that computes it
+(:mod:`polars_rankmetrics.metrics.trec`) and how its topics' values summarise (mean,
+geometric mean, sum, or none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from polars_rankmetrics.metrics.registry import MetricKey
+
+Summary = Literal["mean", "geometric", "sum", "text"]
+
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One trec_eval measure family: the TREC metric computing it (None: ``runid``, text),
+    its parameters (``"cutoffs"``: integer cut-offs, ``"recalls"``: recall points,
+    ``"gains"``: ``level=gain`` pairs, ``"none"``), their defaults, how its topics' values
+    summarise, and whether trec_eval prints a value per topic (``-q``)."""
+
+    metric: str | None
+    params: Literal["cutoffs", "recalls", "gains", "none"] = "none"
+    defaults: tuple[float, ...] = ()
+    summary: Summary = "mean"
+    per_topic: bool = True
+
+
+# In trec_eval's print order (measures.c, te_trec_measures).
+FAMILIES: dict[str, Family] = {
+    "runid": Family(None, summary="text", per_topic=False),
+    "num_q": Family("trec_num_q", summary="sum", per_topic=False),
+    "num_ret": Family("trec_num_ret", summary="sum"),
+    "num_rel": Family("trec_num_rel", summary="sum"),
+    "num_rel_ret": Family("trec_num_rel_ret", summary="sum"),
+    "map": Family("trec_map"),
+    "gm_map": Family("trec_gm_map", summary="geometric", per_topic=False),
+    "Rprec": Family("trec_rprec"),
+    "bpref": Family("trec_bpref"),
+    "recip_rank": Family("trec_recip_rank"),
+    "iprec_at_recall": Family("trec_iprec_at_recall", "recalls", _RECALLS),
+    "P": Family("trec_p", "cutoffs", _CUTOFFS),
+    "recall": Family("trec_recall", "cutoffs", _CUTOFFS),
+    "infAP": Family("trec_infap"),
+    "gm_bpref": Family("trec_gm_bpref", summary="geometric", per_topic=False),
+    "11pt_avg": Family("trec_11pt_avg"),
+    "ndcg": Family("trec_ndcg", "gains"),
+    "ndcg_cut": Family("trec_ndcg", "cutoffs", _CUTOFFS),
+    "map_cut": Family("trec_map", "cutoffs", _CUTOFFS),
+    "success": Family("trec_success", "cutoffs", (1, 5, 10)),
+    "num_nonrel_judged_ret": Family("trec_num_nonrel_judged_ret", summary="sum"),
+}
+"""The measure families computed, by trec_eval's name."""
+
+OFFICIAL = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P",
+)  # fmt: skip
+"""trec_eval's ``official`` set (its default)."""
+ALL_TREC = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid",
+    "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+    "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
+    "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+)  # fmt: skip
+"""trec_eval 10.0's ``all_trec`` set (``measures.c``)."""
+NOT_COMPUTED = tuple(name for name in ALL_TREC if name not in FAMILIES)
+"""The families of ``all_trec`` not computed here: ``all_trec`` gives the others."""
+_SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure to print: the name trec_eval prints, its TREC key (None for ``runid``),
+    how its topics' values summarise, and whether a value is printed per topic."""
+
+    name: str
+    key: MetricKey | None
+    summary: Summary
+    per_topic: bool
+
+
+def measures(requested: str | Sequence[str]) -> list[Measure]:
+    """The measures of ``requested`` (trec_eval's ``-m`` arguments: a set name, a family, or a
+    family with parameters after a dot), each once, in trec_eval's print order; a family asked
+    for twice takes the parameters of its first request, as trec_eval does. Raises
+    ``ValueError`` for an unknown name (naming the known ones) or bad parameters."""
+    wanted: dict[str, str | None] = {}
+    for text in [requested] if isinstance(requested, str) else list(requested):
+        name, dot, params = text.partition(".")
+        if name in _SETS and not dot:
+            for family in _SETS[name]:
+                if family in FAMILIES:
+                    wanted.setdefault(family, None)
+            continue
+        if name not in FAMILIES:
+            why = "not computed here" if name in ALL_TREC else "unknown"
+            known = ", ".join([*_SETS, *FAMILIES])
+            raise ValueError(f"measure {text!r}: {why}; the measures are {known}")
+        wanted.setdefault(name, params if dot else None)
+    return [m for family in FAMILIES if family in wanted for m in _family(family, wanted[family])]
+
+
+def _family(name: str, params: str | None) -> list[Measure]:
+    family = FAMILIES[name]
+    if family.metric is None:
+        return [Measure(name, None, family.summary, family.per_topic)]
+
+    def measure(printed: str, k: int | None = None, **values: object) -> Measure:
+        key = MetricKey(family.metric or "", k, tuple(values.items()), alias=printed)
+        return Measure(printed, key, family.summary, family.per_topic)
+
+    if family.params == "cutoffs":
+        cuts = _cutoffs(name, params) if params else [int(c) for c in family.defaults]
+        return [measure(f"{name}_{k}", k) for k in cuts]
+    if family.params == "recalls":
+        points = _recalls(name, params) if params else list(family.defaults)
+        return [measure(f"{name}_{x:3.2f}", recall=x) for x in points]
+    if family.params == "gains" and params:
+        return [measure(f"{name}_{params}", gains=_gains(name, params))]
+    if params:
+        raise ValueError(f"measure {name!r} takes no parameters, not {params!r}")
+    return [measure(name)]
+
+
+def _cutoffs(name: str, params: str) -> list[int]:
+    """trec_eval's integer cut-offs: positive, sorted, each once."""
+    try:
+        cuts = sorted({int(p) for p in params.split(",")})
+    except ValueError:
+        cuts = []
+    if not cuts or cuts[0] < 1:
+        raise ValueError(f"measure {name!r}: cut-offs must be positive integers, not {params!r}")
+    return cuts
+
+
+def _recalls(name: str, params: str) -> list[float]:
+    try:
+        points = sorted({float(p) for p in params.split(",")})
+    except ValueError:
+        points = []
+    if not points or points[0] < 0 or points[-1] > 1:
+        raise ValueError(f"measure {name!r}: recall points must be in [0, 1], not {params!r}")
+    return points
+
+
+def _gains(name: str, params: str) -> tuple[tuple[int, float], ...]:
+    """``level=gain`` pairs, as ``ndcg.1=3,2=9``."""
+    pairs = []
+    for pair in params.split(","):
+        level, _, gain = pair.partition("=")
+        try:
+            pairs.append((int(level), float(gain)))
+        except ValueError:
+            raise ValueError(
+                f"measure {name!r}: parameters are level=gain pairs, not {params!r}"
+            ) from None
+    return tuple(pairs)
