@@ -29,6 +29,7 @@ from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import BOOTSTRAPS, CI_METHODS
 from polars_rankmetrics.inference.paired import TESTS
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report.comparison import FORMATS, Comparison
@@ -36,12 +37,16 @@ from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.report.page import html_report, require_matplotlib
 from polars_rankmetrics.states import finalize, is_state, state
 from polars_rankmetrics.states.merge import OVERLAP
+from polars_rankmetrics.trec import trec_eval
+from polars_rankmetrics.trec.output import trec_eval_lines
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
 # The relations the SQL views read, and where they are described.
 _INPUT_RELATIONS = ("rankmetrics_input", "rankmetrics_cutoffs", "rankmetrics_parameters")
 SQL_ALONE = "see docs/engines.md, SQL alone"
+# The order trec_eval gives documents of equal score (form_res_rels.c, comp_sim_docno).
+TREC_TIES = "by score descending, then by docno descending (as text)"
 # What starting the Spark engine costs (docs/engines.md, Spark).
 SPARK_START = (
     "a local session in a new JVM: its start and the planning of the queries take tens of seconds"
@@ -189,6 +194,7 @@ def _parser() -> argparse.ArgumentParser:
     _threshold_options(report, beta=False)
     _resampling_options(report)
     _overlap_option(report)
+    _trec_parser(commands)
     sql_help = (
         "print the SQL views in a dialect (run them after defining rankmetrics_input, "
         f"rankmetrics_cutoffs and rankmetrics_parameters, or let --input define them; {SQL_ALONE})"
@@ -231,6 +237,53 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _trec_parser(commands: Any) -> None:
+    """``rankmetrics trec``: trec_eval 10.0's command line, its options' letters and output."""
+    te = commands.add_parser(
+        "trec",
+        help="evaluate TREC run files against qrels as trec_eval 10.0 does, printed in its "
+        "format (docs/trec.md)",
+        description="Evaluate TREC run files against qrels as trec_eval 10.0 does, printing its "
+        "lines (measure, topic or all, value). Ties in score are broken as trec_eval breaks "
+        f"them: {TREC_TIES}.",
+    )
+    te.add_argument("qrels", metavar="QRELS", help="the qrels file (qid iter docno rel)")
+    te.add_argument(
+        "runs", nargs="+", metavar="RUN",
+        help="run files or globs (qid Q0 docno rank score tag), gzip too; each tag is a run, "
+        "printed in turn",
+    )  # fmt: skip
+    te.add_argument(
+        "-m", "--measure", action="append", default=[], metavar="MEASURE",
+        help="a measure or family, with parameters after a dot (P.5,10; ndcg.1=3,2=9), or "
+        "official (default), all_trec; repeatable",
+    )  # fmt: skip
+    te.add_argument(
+        "-q", dest="per_topic", action="store_true", help="each topic's values before the summary"
+    )
+    te.add_argument(
+        "-c", dest="complete", action="store_true",
+        help="every topic of the qrels counts, a topic missing from a run scoring 0 (without it: "
+        "the topics of both, where trec_eval 10.0 stops)",
+    )  # fmt: skip
+    te.add_argument(
+        "-M", dest="max_docs", type=_positive, metavar="N",
+        help="read the first N documents per topic",
+    )  # fmt: skip
+    te.add_argument(
+        "-l", dest="relevance_level", type=int, default=1, metavar="N",
+        help="a relevance at least N is relevant (default 1)",
+    )  # fmt: skip
+    te.add_argument(
+        "-J", dest="judged_only", action="store_true",
+        help="remove the documents the qrels do not judge from the runs first",
+    )  # fmt: skip
+    te.add_argument(
+        "-n", dest="no_summary", action="store_true", help="no summary lines (topic all)"
+    )
+    _run_options(te)
+
+
 def _overlap_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overlap", choices=OVERLAP, default="error",
@@ -267,7 +320,6 @@ def _input_options(
         help="group column(s), comma-separated or repeated"
         + ("" if by is None else f" (default: {by}, the column naming the model)"),
     )  # fmt: skip
-    parser.add_argument("--engine", choices=engine_names(), default="polars")
     parser.add_argument(
         "--format", choices=formats,
         help="output format (default: from the --output file's extension, else table)",
@@ -276,6 +328,12 @@ def _input_options(
     for name in ("sample", "label", "score", "truth"):
         parser.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
     parser.add_argument("--weight", help="sample weight column")
+    _run_options(parser)
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    """How a command runs: the engine, its memory and temporary files, the progress line."""
+    parser.add_argument("--engine", choices=engine_names(), default="polars")
     parser.add_argument(
         "--memory-limit",
         metavar="SIZE",
@@ -312,6 +370,16 @@ def _zero_division(text: str) -> float | str:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not warn, 0, 1 or nan: {text!r}") from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return value
 
 
 def _split(values: list[str]) -> list[str]:
@@ -478,6 +546,15 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
     )  # fmt: skip
 
 
+def _trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
+    """``rankmetrics trec``: rm.trec_eval's table of the files."""
+    return trec_eval(
+        read_trec_run(args.runs), read_trec_qrels(args.qrels), args.measure or ["official"],
+        per_topic=args.per_topic, complete=args.complete, max_docs=args.max_docs,
+        relevance_level=args.relevance_level, judged_only=args.judged_only, **options,
+    )  # fmt: skip
+
+
 # What evaluate and report of state files take from the command line; any other option given is
 # refused, the states having recorded theirs.
 _OF_STATES = {"command", "paths", "metrics", "k", "by", "ci", "ci_method", "n_boot", "seed",
@@ -533,7 +610,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "sql":
         return _print_sql(args)
     try:
-        by = _by(args)
+        by = [] if args.command == "trec" else _by(args)
         engine_errors = get_engine(args.engine).errors
         if args.command == "report" and args.html is not None:
             require_matplotlib()
@@ -544,20 +621,30 @@ def _run(args: argparse.Namespace) -> int:
         ValueError, OSError, ImportError, pl.exceptions.PolarsError, *engine_errors,
     )  # fmt: skip
     line = None if args.quiet or not sys.stderr.isatty() else _ProgressLine(args.engine)
-    options = {
-        "by": by or None, "weight": args.weight, "engine": args.engine,
-        "sample": args.sample, "label": args.label, "score": args.score, "truth": args.truth,
-        "pred": args.pred, "threshold": args.threshold, "zero_division": args.zero_division,
-        "memory_limit": args.memory_limit, "temp_dir": args.temp_dir, "progress": line,
+    options: dict[str, Any] = {
+        "engine": args.engine, "memory_limit": args.memory_limit, "temp_dir": args.temp_dir,
+        "progress": line,
     }  # fmt: skip
+    if args.command != "trec":
+        options |= {
+            "by": by or None, "weight": args.weight, "sample": args.sample, "label": args.label,
+            "score": args.score, "truth": args.truth, "pred": args.pred,
+            "threshold": args.threshold, "zero_division": args.zero_division,
+        }  # fmt: skip
     try:
         with line or contextlib.nullcontext():
-            result = _compute(args, options)
+            result = _trec(args, options) if args.command == "trec" else _compute(args, options)
     except reported as error:
         if isinstance(error.__context__, Interrupted):
             raise
         print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
         return 1
+    if args.command == "trec" and result is not None:
+        if not args.quiet:
+            print(f"rankmetrics: ties broken {TREC_TIES}, as trec_eval", file=sys.stderr)
+        for text in trec_eval_lines(result, summary=not args.no_summary):
+            print(text)
+        return 0
     if result is None:
         print(f"rankmetrics: wrote {args.output if args.command == 'state' else args.html}",
               file=sys.stderr)  # fmt: skip

@@ -1,0 +1,206 @@
+"""``rankmetrics trec``: trec_eval 10.0's command, options and output, line for line.
+
+The expected outputs are trec_eval's own: the files of its test folder
+(``tests/data/trec_eval``, see its README), and for the small files below the output of the
+trec_eval binary built from its 10.0 source, pasted here.
+"""
+
+import shlex
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from polars_rankmetrics.cli import main
+from polars_rankmetrics.trec.output import trec_eval_lines
+
+DATA = Path(__file__).parent / "data" / "trec_eval"
+
+# trec_eval's test commands (its Makefile's quicktest) and the file of their expected output.
+OFFICIAL = {
+    "out.test": "qrels.test results.test",
+}
+
+
+def _trec(arguments, directory, capsys):
+    """``rankmetrics trec ARGUMENTS`` run in ``directory``: its status, stdout and stderr."""
+    words = shlex.split(arguments)
+    files = [w for w in words if not w.startswith("-") and (directory / w).exists()]
+    words = [str(directory / w) if w in files else w for w in words]
+    try:
+        status = main(["trec", *words])
+    except SystemExit as usage:  # argparse's one-line usage errors
+        status = usage.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("expected", OFFICIAL)
+def test_trec_eval_test_expectations(expected, capsys):
+    status, out, err = _trec(OFFICIAL[expected], DATA, capsys)
+    assert (status, err.splitlines()[-1:]) == (0, [TIES])
+    assert out.splitlines() == (DATA / expected).read_text().splitlines()
+
+
+TIES = (
+    "rankmetrics: ties broken by score descending, then by docno descending (as text), as trec_eval"
+)
+# Ties (b before a, u before c), an unjudged document (u), a negative relevance (d: in the pool,
+# unjudged), grades (a: 2), a run topic missing from the qrels (4: ignored) and, in QRELS_B, a
+# qrels topic missing from the run (3: an error in trec_eval 10.0 without -c).
+QRELS_A = "1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d -1\n1 0 e 1\n2 0 a 1\n2 0 x 0\n"
+QRELS_B = QRELS_A + "3 0 z 1\n"
+RUN = (
+    "1 Q0 a 1 1.0 r\n1 Q0 b 2 1.0 r\n1 Q0 c 3 0.5 r\n1 Q0 u 4 0.5 r\n1 Q0 d 5 0.2 r\n"
+    "2 Q0 x 1 3 r\n2 Q0 y 2 2 r\n2 Q0 a 3 1 r\n4 Q0 a 1 1 r\n"
+)
+RUN2 = "1 Q0 e 1 2 s\n1 Q0 a 2 1 s\n2 Q0 a 1 5 s\n"
+
+SMALL = {
+    "per_topic": (
+        "-q -m runid -m num_q -m map -m gm_map -m bpref -m P.2 -m ndcg_cut.3 "
+        "-m num_nonrel_judged_ret",
+        "qrels_a",
+        (
+            "map                   \t1\t0.3333\n"
+            "bpref                 \t1\t0.0000\n"
+            "P_2                   \t1\t0.5000\n"
+            "ndcg_cut_3            \t1\t0.4030\n"
+            "num_nonrel_judged_ret \t1\t1\n"
+            "map                   \t2\t0.3333\n"
+            "bpref                 \t2\t0.0000\n"
+            "P_2                   \t2\t0.0000\n"
+            "ndcg_cut_3            \t2\t0.5000\n"
+            "num_nonrel_judged_ret \t2\t1\n"
+            "runid                 \tall\tr\n"
+            "num_q                 \tall\t2\n"
+            "map                   \tall\t0.3333\n"
+            "gm_map                \tall\t0.3333\n"
+            "bpref                 \tall\t0.0000\n"
+            "P_2                   \tall\t0.2500\n"
+            "ndcg_cut_3            \tall\t0.4515\n"
+            "num_nonrel_judged_ret \tall\t2\n"
+        ),
+    ),
+    "complete": (
+        "-c -q -m map -m P.2 -m num_ret",
+        "qrels_b",
+        (
+            "num_ret               \t1\t5\n"
+            "map                   \t1\t0.3333\n"
+            "P_2                   \t1\t0.5000\n"
+            "num_ret               \t2\t3\n"
+            "map                   \t2\t0.3333\n"
+            "P_2                   \t2\t0.0000\n"
+            "num_ret               \t3\t0\n"
+            "map                   \t3\t0.0000\n"
+            "P_2                   \t3\t0.0000\n"
+            "num_ret               \tall\t8\n"
+            "map                   \tall\t0.2222\n"
+            "P_2                   \tall\t0.1667\n"
+        ),
+    ),
+    "max_docs": (
+        "-M3 -q -m map -m num_ret",
+        "qrels_a",
+        (
+            "num_ret               \t1\t3\n"
+            "map                   \t1\t0.1667\n"
+            "num_ret               \t2\t3\n"
+            "map                   \t2\t0.3333\n"
+            "num_ret               \tall\t6\n"
+            "map                   \tall\t0.2500\n"
+        ),
+    ),
+    "relevance_level": (
+        "-l2 -q -m map -m num_rel",
+        "qrels_a",
+        (
+            "num_rel               \t1\t1\n"
+            "map                   \t1\t0.5000\n"
+            "num_rel               \t2\t0\n"
+            "map                   \t2\t0.0000\n"
+            "num_rel               \tall\t1\n"
+            "map                   \tall\t0.2500\n"
+        ),
+    ),
+    "judged_only": (
+        "-J -q -m map -m P.2",
+        "qrels_a",
+        (
+            "map                   \t1\t0.3889\n"
+            "P_2                   \t1\t0.5000\n"
+            "map                   \t2\t0.5000\n"
+            "P_2                   \t2\t0.5000\n"
+            "map                   \tall\t0.4444\n"
+            "P_2                   \tall\t0.5000\n"
+        ),
+    ),
+    "no_summary": (
+        "-n -q -m map",
+        "qrels_a",
+        ("map                   \t1\t0.3333\nmap                   \t2\t0.3333\n"),
+    ),
+    "nothing": ("-n -m map", "qrels_a", ()),
+}
+TWO_RUNS = (
+    "runid                 \tall\tr\n"
+    "map                   \tall\t0.3333\n"
+    "P_1                   \tall\t0.0000\n"
+    "runid                 \tall\ts\n"
+    "map                   \tall\t0.8333\n"
+    "P_1                   \tall\t1.0000\n"
+)
+
+
+@pytest.fixture
+def small(tmp_path):
+    for name, text in [("qrels_a", QRELS_A), ("qrels_b", QRELS_B), ("run", RUN), ("run2", RUN2)]:
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize("case", SMALL)
+def test_options_as_trec_eval(case, small, capsys):
+    options, qrels, expected = SMALL[case]
+    status, out, err = _trec(f"{options} {qrels} run", small, capsys)
+    assert (status, out, err) == (0, "".join(expected), TIES + "\n")
+
+
+def test_several_runs_one_block_each(small, capsys):
+    status, out, err = _trec("-m runid -m map -m P.1 --quiet qrels_a run2 run", small, capsys)
+    assert (status, out, err) == (0, "".join(TWO_RUNS), "")
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ("-m nope qrels_a run", "measure 'nope': unknown; the measures are "),
+    ("qrels_a nothere", "no run file matches 'nothere'"),
+    ("missing run", "no qrels file matches 'missing'"),
+    ("qrels_a bad_run", "run file '{dir}/bad_run', line 2: the score 'x' is not a number"),
+    ("-M0 qrels_a run", "argument -M: not a positive integer: '0'"),
+])  # fmt: skip
+def test_errors_in_one_line(arguments, message, small, capsys):
+    (small / "bad_run").write_text("1 Q0 a 1 1.0 r\n1 Q0 b 2 x r\n")
+    status, out, err = _trec(arguments, small, capsys)
+    assert status in (1, 2) and out == ""
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("rankmetrics: error: " + message.format(dir=small))
+
+
+def test_lines_of_a_hand_made_table():
+    table = pl.DataFrame({
+        "run": "r", "measure": ["a_name_longer_than_22_chars", "P_5", "P_5"],
+        "topic": ["q1", "q1", "all"], "value": [1.0, 0.4, 0.4],
+        "text": ["1", "0.4000", "0.4000"],
+    })  # fmt: skip
+    assert list(trec_eval_lines(table)) == [
+        "a_name_longer_than_22_chars\tq1\t1",
+        "P_5                   \tq1\t0.4000",
+        "P_5                   \tall\t0.4000",
+    ]
+    assert list(trec_eval_lines(table, summary=False)) == [
+        "a_name_longer_than_22_chars\tq1\t1",
+        "P_5                   \tq1\t0.4000",
+    ]
+    with pytest.raises(ValueError, match="column 'text' is missing"):
+        list(trec_eval_lines(table.drop("text")))
