@@ -59,11 +59,13 @@ from sklearn_suite.run import node_ids
 
 # The functions routed, by the module of scikit-learn that defines them, and which calls are the
 # drop-in's: "sets" (y_true and y_pred multilabel indicator), "curves" (y_true multilabel
-# indicator), "gains" (y_true a samples x labels matrix of any numbers).
+# indicator, with scores or probabilities), "gains" (y_true a samples x labels matrix of any
+# numbers).
 ROUTES = {
     "sklearn.metrics._classification": {
         "accuracy_score": "sets", "classification_report": "sets", "f1_score": "sets",
         "fbeta_score": "sets", "hamming_loss": "sets", "jaccard_score": "sets",
+        "log_loss": "curves", "brier_score_loss": "curves",
         "multilabel_confusion_matrix": "sets", "precision_recall_fscore_support": "sets",
         "precision_score": "sets", "recall_score": "sets", "zero_one_loss": "sets",
     },
