@@ -122,7 +122,10 @@ def per_sample_losses(loss: str, y_true, y_score) -> np.ndarray:
 
 
 def test_the_keys_are_registered_as_losses():
-    calibration_names = {f"{n}_{a}" for n in ("ece", "mce") for a in ("micro", "macro", "weighted")}
+    calibration_names = {
+        f"{n}{s}_{a}" for n in ("ece", "mce") for s in ("", "_quantile")
+        for a in ("micro", "macro", "weighted")
+    }  # fmt: skip
     assert set(PROBABILITY_METRICS) == set(KEYS) | calibration_names
     assert {rm.evaluate.__module__}  # the keys parse through the public verb below
     result = rm.evaluate(rm.from_dense([[1, 0]], [[0.5, 0.5]]), KEYS)
@@ -296,7 +299,8 @@ def sql_engine(request):
 @pytest.mark.parametrize("per_sample", [False, True])
 def test_the_sql_engines_give_the_polars_numbers(sql_engine, per_sample):
     table = random_probabilities()
-    calibration = ["ece_micro", "mce_macro@5", "ece_weighted@3"]
+    calibration = ["ece_micro", "mce_macro@5", "ece_weighted@3", "ece_quantile_macro@4",
+                   "mce_quantile_micro"]  # fmt: skip
     keys = ["log_loss_samples", "brier_samples"] if per_sample else KEYS + calibration
     cols = Columns.of(by="model", weight="weight")
     ours = driver.run(
@@ -314,7 +318,7 @@ def test_states_of_parts_finalize_to_the_whole():
     whole."""
     table = random_probabilities(3)
     halves = table.with_columns(half=pl.col("sample").hash(1) % 2).partition_by("half")
-    keys = [*KEYS, "ece_micro@4", "mce_macro"]
+    keys = [*KEYS, "ece_micro@4", "mce_macro", "ece_quantile_weighted@3", "mce_quantile_micro"]
     states = [rm.state(half.drop("half"), keys, by="model", weight="weight") for half in halves]
     ours = rm.finalize(pl.concat(states), by="model").sort("model")
     expected = rm.evaluate(table, keys, by="model", weight="weight").sort("model")
@@ -419,39 +423,52 @@ CALIBRATION_KEYS = [
 ]
 
 
-def sklearn_calibration(y, p, n_bins: int) -> tuple[float, float]:
+def sklearn_edges(p, n_bins: int, strategy: str) -> np.ndarray:
+    """calibration_curve's bin edges (its own rule: linspace or the percentiles)."""
+    if strategy == "uniform":
+        return np.linspace(0.0, 1.0, n_bins + 1)
+    return np.percentile(p, np.linspace(0.0, 1.0, n_bins + 1) * 100)
+
+
+def sklearn_bins(p, n_bins: int, strategy: str) -> np.ndarray:
+    """The cells of each of calibration_curve's bins (searchsorted over the inner edges)."""
+    ids = np.searchsorted(sklearn_edges(p, n_bins, strategy)[1:-1], p)
+    return np.bincount(ids, minlength=n_bins)
+
+
+def sklearn_calibration(y, p, n_bins: int, strategy: str = "uniform") -> tuple[float, float]:
     """(ECE, MCE) of one binary problem from ``calibration_curve``'s non-empty bins, each bin
-    weighing its share of the cells (counted by scikit-learn's own rule: searchsorted over the
-    inner edges of linspace)."""
-    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins)
-    bins = np.searchsorted(np.linspace(0.0, 1.0, n_bins + 1)[1:-1], p)
-    counts = np.bincount(bins, minlength=n_bins)
+    weighing its share of the cells."""
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy=strategy)
+    counts = sklearn_bins(p, n_bins, strategy)
     counts = counts[counts > 0]
     gaps = np.abs(prob_true - prob_pred)
     return float((counts * gaps).sum() / counts.sum()), float(gaps.max())
 
 
 def expanded(y_true, y_score, weights):
-    """The matrices with each sample repeated by its weight (weights of 0, 0.5, 1, 3 doubled to
-    whole numbers: the calibration errors are ratios, unchanged by a common factor)."""
+    """The matrices with each sample repeated by its weight, a whole number."""
     if weights is None:
         return y_true, y_score
-    repeats = np.rint(2 * weights).astype(int)
+    repeats = weights.astype(int)
+    assert (repeats == weights).all()
     return np.repeat(y_true, repeats, axis=0), np.repeat(y_score, repeats, axis=0)
 
 
-def sklearn_calibration_keys(y_true, y_score, weights) -> dict[str, float]:
+def sklearn_calibration_keys(y_true, y_score, weights, strategy="uniform") -> dict[str, float]:
     support = (y_true * (1 if weights is None else weights[:, None])).sum(axis=0)
     y, p = expanded(y_true, y_score, weights)
+    name = {"uniform": "{}", "quantile": "{}_quantile"}[strategy]
     values = {}
     for k, n_bins in (("", 15), ("@1", 1), ("@3", 3), ("@10", 10)):
-        per_label = np.array([sklearn_calibration(y[:, j], p[:, j], n_bins) for j in
-                              range(y.shape[1])])  # fmt: skip
-        pooled = sklearn_calibration(y.ravel(), p.ravel(), n_bins)
-        for i, name in enumerate(("ece", "mce")):
-            values[f"{name}_micro{k}"] = pooled[i]
-            values[f"{name}_macro{k}"] = per_label[:, i].mean()
-            values[f"{name}_weighted{k}"] = (
+        per_label = np.array([sklearn_calibration(y[:, j], p[:, j], n_bins, strategy)
+                              for j in range(y.shape[1])])  # fmt: skip
+        pooled = sklearn_calibration(y.ravel(), p.ravel(), n_bins, strategy)
+        for i, error in enumerate(("ece", "mce")):
+            key = name.format(error)
+            values[f"{key}_micro{k}"] = pooled[i]
+            values[f"{key}_macro{k}"] = per_label[:, i].mean()
+            values[f"{key}_weighted{k}"] = (
                 np.average(per_label[:, i], weights=support)
                 if support.sum() > 0
                 else per_label[:, i].mean()
@@ -467,17 +484,45 @@ def test_the_calibration_errors_match_calibration_curve(engine, table):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # never ill-defined
         result = engine.evaluate(df, CALIBRATION_KEYS, weight=weight)
-    expected = sklearn_calibration_keys(y_true.astype(int), y_score, weights)
+    # The weights 0, 0.5, 1, 3 doubled to whole repetitions: the errors are ratios, unchanged by
+    # a common factor.
+    doubled = None if weights is None else 2 * weights
+    expected = sklearn_calibration_keys(y_true.astype(int), y_score, doubled)
     for key in CALIBRATION_KEYS:
         assert result[key][0] == pytest.approx(expected[key], rel=1e-12, abs=1e-12), key
 
 
+QUANTILE_KEYS = [key.replace("ce_", "ce_quantile_") for key in CALIBRATION_KEYS]
+
+
 @SETTINGS
-@given(table=probability_tables(), n_bins=st.sampled_from([1, 2, 5, 10, 15]))
-def test_the_calibration_table_is_calibration_curve_per_label(engine, table, n_bins):
+@given(table=probability_tables())
+def test_the_equal_mass_calibration_errors_match_calibration_curve(engine, table):
+    """ece_quantile_A@K, mce_quantile_A@K: calibration_curve(strategy="quantile") per label and
+    pooled; a sample's whole weight w counts as w repetitions of it (the drawn weights doubled
+    to whole numbers: 0, 1, 2, 6), also where buckets split the samples."""
+    df, y_true, y_score, weights = table
+    if weights is not None:
+        weights = 2 * weights
+        df = df.with_columns(pl.col("weight") * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # never ill-defined
+        result = engine.evaluate(df, QUANTILE_KEYS, weight=None if weights is None else "weight")
+    expected = sklearn_calibration_keys(y_true.astype(int), y_score, weights, "quantile")
+    for key in QUANTILE_KEYS:
+        assert result[key][0] == pytest.approx(expected[key], rel=1e-12, abs=1e-12), key
+
+
+@SETTINGS
+@given(
+    table=probability_tables(),
+    n_bins=st.sampled_from([1, 2, 5, 10, 15]),
+    strategy=st.sampled_from(["uniform", "quantile"]),
+)
+def test_the_calibration_table_is_calibration_curve_per_label(engine, table, n_bins, strategy):
     df, y_true, y_score, _ = table
     df = df.drop("weight", strict=False)
-    result = engine._call(rm.calibration_table, df, n_bins=n_bins)
+    result = engine._call(rm.calibration_table, df, n_bins=n_bins, strategy=strategy)
     y_true = y_true.astype(int)
     labels = sorted(df["label"].unique().to_list())
     for j, label in [(None, None), *enumerate(labels)]:
@@ -485,11 +530,10 @@ def test_the_calibration_table_is_calibration_curve_per_label(engine, table, n_b
             pl.col("label").is_null() if label is None else pl.col("label") == label
         ).sort("bin")
         y, p = (y_true.ravel(), y_score.ravel()) if j is None else (y_true[:, j], y_score[:, j])
-        prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins)
+        prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy=strategy)
         np.testing.assert_allclose(rows["observed"], prob_true, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(rows["mean_score"], prob_pred, rtol=1e-12, atol=1e-12)
-        bins = np.searchsorted(np.linspace(0.0, 1.0, n_bins + 1)[1:-1], p)
-        counts = np.bincount(bins, minlength=n_bins)
+        counts = sklearn_bins(p, n_bins, strategy)
         assert rows["bin"].to_list() == np.flatnonzero(counts).tolist()
         assert rows["count"].to_list() == counts[counts > 0].tolist()
 
@@ -507,8 +551,8 @@ def test_a_score_on_an_edge_falls_in_the_bin_below():
 
 def test_the_calibration_table_refuses_what_it_cannot_do():
     df = rm.from_dense([[1, 0]], [[0.9, 0.2]])
-    with pytest.raises(ValueError, match="strategy='quantile' is not available"):
-        rm.calibration_table(df, strategy="quantile")
+    with pytest.raises(ValueError, match="strategy must be 'uniform' or 'quantile', not 'mass'"):
+        rm.calibration_table(df, strategy="mass")
     with pytest.raises(ValueError, match="n_bins must be a positive integer, not 0"):
         rm.calibration_table(df, n_bins=0)
     with pytest.raises(ValueError, match="k must be a positive integer"):

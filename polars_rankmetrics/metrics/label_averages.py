@@ -24,7 +24,8 @@ score with ``sample_weight``:
   :func:`~polars_rankmetrics.metrics.probabilities.label_losses` (scikit-learn's
   ``log_loss(y[:, j], p[:, j], labels=[0, 1])`` and ``brier_score_loss(y[:, j], p[:, j])``).
 - ``ece``, ``mce``: the expected and maximum calibration errors of the label's cells over
-  equal-width bins, :func:`~polars_rankmetrics.metrics.probabilities.calibration_errors`.
+  equal-width bins (``ece_quantile``, ``mce_quantile``: equal-mass bins),
+  :func:`~polars_rankmetrics.metrics.probabilities.calibration_errors`.
 
 The averages (:func:`averages`), as scikit-learn's ``average=``:
 
@@ -175,12 +176,23 @@ def averages(
     return per_label.group_by(list(group)).agg(values)
 
 
-def _cells(counts: pl.DataFrame, keys: Sequence[str], kind: str, n_bins: int) -> pl.DataFrame:
-    """Per ``keys``, from score counts: ``support`` and the loss or calibration error ``kind``
-    of the cells."""
-    if kind in LOSSES:
-        return label_losses(counts, keys, [kind])
-    return calibration_errors(counts, keys, n_bins)
+def _cells(
+    counts: pl.DataFrame, keys: Sequence[str], kinds: Sequence[str], n_bins: int
+) -> pl.DataFrame:
+    """Per ``keys``, from score counts: ``support`` and each loss or calibration error of
+    ``kinds`` over the cells, the losses in one pass and the errors in one per binning."""
+    parts = []
+    losses = [kind for kind in kinds if kind in LOSSES]
+    if losses:
+        parts.append(label_losses(counts, keys, losses))
+    for strategy in dict.fromkeys(CALIBRATION[kind] for kind in kinds if kind in CALIBRATION):
+        errors = calibration_errors(counts, keys, n_bins, strategy)
+        suffix = "" if strategy == "uniform" else f"_{strategy}"
+        parts.append(errors.rename({"ece": f"ece{suffix}", "mce": f"mce{suffix}"}))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.join(part.drop("support"), on=list(keys), how="left", nulls_equal=True)
+    return result
 
 
 def label_means(
@@ -191,6 +203,15 @@ def label_means(
     (``"labels"``: label counts, ``"curves"``: score counts)."""
     group = list(group)
     options = {"beta": context.beta, "zero_division": context.zero_division}
+    # The probability keys read the score counts once per grouping and number of bins, every
+    # loss and calibration error of the run at once.
+    wanted: dict[tuple[bool, int], list[str]] = {}
+    for key in keys:
+        kind, average = key.metric.label_score  # type: ignore[misc]
+        if kind in LOSSES or kind in CALIBRATION:
+            n_bins = key.k or N_BINS if kind in CALIBRATION else 0
+            wanted.setdefault((average == "micro", n_bins), []).append(kind)
+    cells: dict[tuple[bool, int], pl.DataFrame] = {}
     parts = []
     for key in keys:
         kind, average = key.metric.label_score  # type: ignore[misc]
@@ -203,12 +224,14 @@ def label_means(
                 per_label = label_scores(table, [kind], **options)
                 value = averages(per_label, group, [kind], average, no_support=None)
         elif kind in LOSSES or kind in CALIBRATION:
-            n_bins = key.k or N_BINS
+            at = (average == "micro", key.k or N_BINS if kind in CALIBRATION else 0)
+            if at not in cells:
+                over = group if average == "micro" else [*group, LABEL]
+                cells[at] = _cells(table, over, sorted(set(wanted[at])), at[1])
             if average == "micro":
-                value = _cells(table, group, kind, n_bins).select(*group, kind)
+                value = cells[at].select(*group, kind)
             else:
-                per_label = _cells(table, [*group, LABEL], kind, n_bins)
-                value = averages(per_label, group, [kind], average, no_support=None)
+                value = averages(cells[at], group, [kind], average, no_support=None)
         elif average == "micro":
             value = label_curves(table, group).select(*group, kind)
         else:

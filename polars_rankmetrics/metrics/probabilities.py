@@ -84,7 +84,15 @@ def label_losses(counts: pl.DataFrame, keys: Sequence[str], kinds: Sequence[str]
 
 
 N_BINS = 15
-CALIBRATION = ("ece", "mce")
+STRATEGIES = ("uniform", "quantile")
+# The calibration errors and the binning each reads: ``ece``/``mce`` over equal-width bins,
+# ``ece_quantile``/``mce_quantile`` over equal-mass bins.
+CALIBRATION = {
+    "ece": "uniform",
+    "mce": "uniform",
+    "ece_quantile": "quantile",
+    "mce_quantile": "quantile",
+}
 
 
 def uniform_bins(scores: np.ndarray, n_bins: int) -> np.ndarray:
@@ -96,32 +104,140 @@ def uniform_bins(scores: np.ndarray, n_bins: int) -> np.ndarray:
     return np.searchsorted(edges[1:-1], scores, side="left")
 
 
-def calibration_bins(counts: pl.DataFrame, keys: Sequence[str], n_bins: int) -> pl.DataFrame:
-    """Per ``keys`` and non-empty ``bin`` (:func:`uniform_bins`) from score counts: ``weight``
-    (the weighted cells), ``score_sum`` (their weighted scores) and ``positives`` (their weighted
-    positive cells). Bins of disjoint sets of samples add up."""
-    pos, neg = pl.col("pos"), pl.col("neg")
-    bins = uniform_bins(counts.get_column("score").to_numpy(), n_bins)
-    return (
-        counts.with_columns(pl.Series("bin", bins, dtype=pl.Int64))
-        .group_by([*keys, "bin"])
-        .agg(
-            (pos + neg).sum().alias("weight"),
-            (pl.col("score") * (pos + neg)).sum().alias("score_sum"),
-            pos.sum().alias("positives"),
+def _lerp(a: pl.Expr, b: pl.Expr, t: pl.Expr) -> pl.Expr:
+    """``numpy.percentile``'s linear interpolation between ``a`` and ``b``, operation for
+    operation (from ``b`` backwards where ``t >= 0.5``), so that the edges are numpy's to the
+    last bit."""
+    diff = b - a
+    return pl.when(t >= 0.5).then(b - diff * (1.0 - t)).otherwise(a + diff * t)
+
+
+def quantile_edges(cells: pl.DataFrame, n_bins: int) -> pl.DataFrame:
+    """Per ``__group``: the inner edges (``edge`` number 1 to ``n_bins - 1``, ``value``) of
+    ``n_bins`` equal-mass bins of the cells (``__group``, ``score``, ``weight`` > 0, one row per
+    group and distinct score), as scikit-learn's ``calibration_curve(strategy="quantile")``
+    takes them: ``numpy.percentile`` of the scores at ``linspace(0, 100, n_bins + 1)``, linear
+    interpolation, to the last bit.
+
+    The weights count as repetitions: with whole weights the edges are the percentiles of the
+    scores each repeated by its weight; any weights place the order statistic ``t`` (0-based,
+    from 0 to ``W - 1``, ``W`` the group's total weight) on the distinct score whose span of
+    cumulative weight ``[C - w, C)`` holds ``t``. A total weight of 1 or less puts every edge on
+    the lowest score. The edges read only the weight of each distinct score, which adds up over
+    buckets of samples: they are exact out of core.
+    """
+    # As numpy.percentile(p, q * 100), which divides q * 100 by 100 again.
+    quantiles = np.true_divide(np.linspace(0.0, 1.0, n_bins + 1) * 100, 100)[1:-1]
+    weight = pl.col("weight")
+    starts = (
+        cells.sort("__group", "score")
+        .select(
+            "__group",
+            "score",
+            (weight.cum_sum().over("__group") - weight).alias("__start"),
+            weight.sum().over("__group").alias("__total"),
         )
-        .filter(pl.col("weight") > 0)
+        .sort("__start")
+    )
+    total = pl.col("__total")
+    h = (total - 1.0) * pl.col("__q")
+    # numpy: at or past the last order statistic both neighbours are the last, before the first
+    # both the first.
+    last, first = h >= total - 1.0, h < 0
+    positions = (
+        starts.group_by("__group")
+        .agg(total.first())
+        .join(pl.DataFrame({"edge": np.arange(1, n_bins), "__q": quantiles}), how="cross")
+        .select(
+            "__group",
+            "edge",
+            (h - h.floor()).alias("__gamma"),
+            pl.when(last).then(total).when(first).then(0.0).otherwise(h.floor()).alias("__lower"),
+            pl.when(last).then(total).when(first).then(0.0).otherwise(h.floor() + 1.0)
+            .alias("__upper"),
+        )
+    )  # fmt: skip
+
+    def at(position: str) -> pl.DataFrame:
+        # Order statistic t: the score of the last span starting at or before t.
+        return (
+            positions.sort(position)
+            .join_asof(starts, left_on=position, right_on="__start", by="__group",
+                       check_sortedness=False)
+            .select("__group", "edge", pl.col("score").alias(position))
+        )  # fmt: skip
+
+    lower, upper = pl.col("__lower"), pl.col("__upper")
+    return (
+        positions.select("__group", "edge", "__gamma")
+        .join(at("__lower"), on=["__group", "edge"])
+        .join(at("__upper"), on=["__group", "edge"])
+        .select("__group", "edge", _lerp(lower, upper, pl.col("__gamma")).alias("value"))
     )
 
 
-def calibration_errors(counts: pl.DataFrame, keys: Sequence[str], n_bins: int) -> pl.DataFrame:
+def quantile_bins(cells: pl.DataFrame, keys: Sequence[str], n_bins: int) -> pl.Series:
+    """The bin of each of ``cells`` (``score``, ``weight`` > 0, one row per ``keys`` and distinct
+    score) among the equal-mass bins of its keys (:func:`quantile_edges`): the number of inner
+    edges strictly below the score, as scikit-learn's ``numpy.searchsorted`` over them."""
+    if n_bins == 1:
+        return pl.Series("bin", [0] * cells.height, dtype=pl.Int64)
+    group = pl.struct(list(keys)).rank("dense").alias("__group")
+    cells = cells.select(group, "score", "weight").with_row_index("__row")
+    edges = (
+        quantile_edges(cells, n_bins)
+        .group_by("__group", "value")
+        .agg(pl.col("edge").max())  # where edges repeat, a score above counts them all
+        .sort("value")
+    )
+    binned = (
+        cells.sort("score")
+        .join_asof(edges, left_on="score", right_on="value", by="__group",
+                   allow_exact_matches=False, check_sortedness=False)
+        .sort("__row")
+    )  # fmt: skip
+    return binned.get_column("edge").fill_null(0).cast(pl.Int64).alias("bin")
+
+
+def calibration_bins(
+    counts: pl.DataFrame, keys: Sequence[str], n_bins: int, strategy: str = "uniform"
+) -> pl.DataFrame:
+    """Per ``keys`` and non-empty ``bin`` from score counts: ``weight`` (the weighted cells),
+    ``score_sum`` (their weighted scores) and ``positives`` (their weighted positive cells).
+    ``strategy`` ``"uniform"`` bins by :func:`uniform_bins`, ``"quantile"`` by
+    :func:`quantile_bins` (equal mass: each bin about ``1 / n_bins`` of the weight, fewer
+    non-empty bins where ties straddle an edge). Bins of disjoint sets of samples add up for
+    ``"uniform"``; the equal-mass bins are recomputed from the summed score counts."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}, "
+                         f"not {strategy!r}")  # fmt: skip
+    keys = list(keys)
+    pos, neg = pl.col("pos"), pl.col("neg")
+    cells = counts.with_columns((pos + neg).alias("weight")).filter(pl.col("weight") > 0)
+    if strategy == "uniform":
+        bins = uniform_bins(cells.get_column("score").to_numpy(), n_bins)
+        cells = cells.with_columns(pl.Series("bin", bins, dtype=pl.Int64))
+    else:
+        cells = cells.group_by([*keys, "score"]).agg(pos.sum(), neg.sum(), pl.col("weight").sum())
+        cells = cells.with_columns(quantile_bins(cells, keys, n_bins))
+    return cells.group_by([*keys, "bin"]).agg(
+        pl.col("weight").sum(),
+        (pl.col("score") * pl.col("weight")).sum().alias("score_sum"),
+        pos.sum().alias("positives"),
+    )
+
+
+def calibration_errors(
+    counts: pl.DataFrame, keys: Sequence[str], n_bins: int, strategy: str = "uniform"
+) -> pl.DataFrame:
     """Per ``keys`` from score counts: ``support`` (the weighted positives), ``ece`` (the sum
     over bins of the bin's share of the weight times the gap between its mean score and its
-    share of positives) and ``mce`` (the largest such gap over the non-empty bins)."""
+    share of positives) and ``mce`` (the largest such gap over the non-empty bins), over the
+    bins of ``strategy`` (:func:`calibration_bins`). Keys whose cells all weigh 0 have no row."""
     weight, positives = pl.col("weight"), pl.col("positives")
     gap = (pl.col("score_sum") - positives).abs()
     return (
-        calibration_bins(counts, keys, n_bins)
+        calibration_bins(counts, keys, n_bins, strategy)
         .group_by(list(keys))
         .agg(
             positives.sum().alias("support"),

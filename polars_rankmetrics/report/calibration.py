@@ -12,7 +12,7 @@ from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
 from polars_rankmetrics.metrics.label_averages import LABEL, combine
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.probabilities import N_BINS, calibration_bins
+from polars_rankmetrics.metrics.probabilities import N_BINS, STRATEGIES, calibration_bins
 from polars_rankmetrics.metrics.registry import MetricKey
 from polars_rankmetrics.options import Options, Run, documented
 
@@ -40,12 +40,19 @@ def calibration_table(
         As for :func:`~polars_rankmetrics.evaluate`; the table is checked the same way (binary
         truth, and every score in [0, 1] as for the probability keys).
     n_bins
-        The number of equal-width bins of [0, 1] (default 15, as ``ece_macro``).
+        The number of bins (default 15, as ``ece_macro``).
     strategy
-        ``"uniform"``: equal-width bins, a score on an edge in the bin below it, as
-        scikit-learn's ``calibration_curve(strategy="uniform")``. ``"quantile"`` (equal-mass
-        bins) is refused: its edges are percentiles of the scores, which the per-label sums
-        every engine adds up over buckets do not hold exactly once cells are weighted.
+        ``"uniform"``: equal-width bins of [0, 1], a score on an edge in the bin below it, as
+        scikit-learn's ``calibration_curve(strategy="uniform")`` (the bins of ``ece_*``).
+        ``"quantile"``: equal-mass bins, their edges the percentiles of the scores of each
+        label (of all labels for the pooled rows), as ``calibration_curve(strategy="quantile")``
+        (the bins of ``ece_quantile_*``). Where tied scores straddle an edge, or edges
+        coincide, fewer bins are non-empty. The sample weights count as repetitions of the
+        sample: with whole weights the edges are those of the table with each sample repeated
+        that many times
+        (:func:`~polars_rankmetrics.metrics.probabilities.quantile_edges`). Both are exact on
+        every engine and out of core: the bins are computed from the per-label score counts,
+        which add up over buckets of samples.
     **options
 
     Returns
@@ -56,8 +63,8 @@ def calibration_table(
         (the cells, weighted by the sample weights), ``mean_score`` (their weighted mean score)
         and ``observed`` (their weighted share of positives). Per label without weights,
         ``observed`` and ``mean_score`` are ``calibration_curve(y[:, j], p[:, j],
-        n_bins=n_bins)``'s ``prob_true`` and ``prob_pred``. Sorted by the ``by`` columns, the
-        label (pooled first) and the bin.
+        n_bins=n_bins, strategy=strategy)``'s ``prob_true`` and ``prob_pred``. Sorted by the
+        ``by`` columns, the label (pooled first) and the bin.
 
     Examples
     --------
@@ -79,13 +86,8 @@ def calibration_table(
     """
     if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, not {n_bins!r}")
-    if strategy == "quantile":
-        raise ValueError(
-            "strategy='quantile' is not available: equal-mass bins need the scores' percentiles, "
-            "which the per-label sums do not hold exactly; use strategy='uniform'"
-        )
-    if strategy != "uniform":
-        raise ValueError(f"strategy must be 'uniform', not {strategy!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be 'uniform' or 'quantile', not {strategy!r}")
     run, cols = Run.of(options, by=by)
     validation.check_result_names(cols, CALIBRATION_COLUMNS)
     with driver.inside_names(cols) as inner:
@@ -94,10 +96,10 @@ def calibration_table(
         counts = combine(collected["curves"], [*group, LABEL, "score"])
         table = pl.concat(
             [
-                calibration_bins(counts, group, n_bins).with_columns(
+                calibration_bins(counts, group, n_bins, strategy).with_columns(
                     pl.lit(None, counts.schema[LABEL]).alias(LABEL)
                 ),
-                calibration_bins(counts, [*group, LABEL], n_bins),
+                calibration_bins(counts, [*group, LABEL], n_bins, strategy),
             ],
             how="diagonal",
         )
