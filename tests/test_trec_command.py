@@ -5,6 +5,7 @@ The expected outputs are trec_eval's own: the files of its test folder
 trec_eval binary built from its 10.0 source, pasted here.
 """
 
+import doctest
 import shlex
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import polars as pl
 import pytest
 
 from polars_rankmetrics.cli import main
+from polars_rankmetrics.trec import output
 from polars_rankmetrics.trec.output import trec_eval_lines
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
@@ -204,3 +206,38 @@ def test_lines_of_a_hand_made_table():
     ]
     with pytest.raises(ValueError, match="column 'text' is missing"):
         list(trec_eval_lines(table.drop("text")))
+
+
+def test_docs_worked_example_of_ties():
+    """docs/trec.md's table of the tie rules: the library's numbers under both rules, and
+    pytrec_eval's (trec_eval's C code)."""
+    import pytrec_eval
+
+    import polars_rankmetrics as rm
+
+    doc = (Path(__file__).parent.parent / "docs" / "trec.md").read_text()
+    scores = {"a": 1.0, "b": 1.0, "c": 0.5}
+    judged = {"a": 1, "b": 0, "c": 1}
+    run = pl.DataFrame(
+        {"run": "r", "sample": "q1", "label": list(scores), "score": list(scores.values())}
+    )
+    qrels = pl.DataFrame({"sample": "q1", "label": list(judged), "truth": list(judged.values())})
+    keys = ["map", "mrr", "precision@1"]
+    trec, average = (
+        rm.evaluate(run, keys, truth_table=qrels, ties=ties).row(0)
+        for ties in ("trec_eval", "average")
+    )
+    tagged = rm.evaluate(run, ["AP", "RR", "P_1"], truth_table=qrels).row(0)
+    measures = ("map", "recip_rank", "P_1")
+    oracle = pytrec_eval.RelevanceEvaluator({"q1": judged}, set(measures)).evaluate({"q1": scores})
+    assert trec == tagged == tuple(oracle["q1"][m] for m in measures)
+    assert average == pytest.approx((17 / 24, 3 / 4, 1 / 2))  # by hand, as the table shows
+    rows = ["| average precision |", "| reciprocal rank |", "| precision at 1 |"]
+    for row, first, mean in zip(rows, trec, average, strict=True):
+        line = next(line for line in doc.splitlines() if line.startswith(row))
+        assert f"= {first:.4f} |" in line and line.endswith(f"= {mean:.4f} |")
+
+
+def test_docstring_examples():
+    result = doctest.testmod(output, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
