@@ -1,0 +1,207 @@
+"""trec_eval's measures end to end, from run and qrels files to numbers: ``rankmetrics trec``
+(``rm.trec_eval`` behind it), pytrec_eval-terrier and the trec_eval binary, on the same files,
+each in a fresh process: wall time and peak RSS.
+
+    make -C /tmp/trec_eval              # trec_eval 10.0's source (github.com/usnistgov/trec_eval)
+    python benchmarks/trec.py --trec-eval /tmp/trec_eval/trec_eval [--topics 10000]
+        [--docs 1000] [--measure all_trec] [--rounds 1]
+
+The run: ``--topics`` topics x ``--docs`` documents, scores rounded to 2 decimals (about 100
+distinct values a topic: many ties, which trec_eval breaks by docno). The qrels: graded (0 to 3)
+judgements of ``--docs`` / 5 documents a topic, half of them retrieved, a few -1 (in the pool,
+unjudged); 1% of the run's topics have no qrels (every tool ignores them: a qrels topic missing
+from the run stops trec_eval 10.0 without -c). Seeded: the same arguments write
+the same files (to ``benchmarks/out/``, ignored by git). Every tool is asked for the same
+``-m``; where one computes fewer measures the record says how many each printed, and the
+largest difference between the summary values the tools share. Writes
+``benchmarks/results/trec-<topics>x<docs>.json`` (committed), with the machine's load average
+before each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).parent))
+from measure import environment, run  # noqa: E402
+
+OUT = Path(__file__).parent / "out"
+RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
+TOOLS = ("rankmetrics", "pytrec_eval", "trec_eval")
+
+
+def write_files(directory: Path, topics: int, docs: int, seed: int = 0) -> tuple[Path, Path]:
+    """The run and qrels files of the docstring, written once per size."""
+    run_path, qrels_path = directory / "run.txt", directory / "qrels.txt"
+    if run_path.exists() and qrels_path.exists():
+        return run_path, qrels_path
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    # Each topic retrieves docs documents out of a pool of 2 * docs ids.
+    pool = 2 * docs
+    retrieved = np.argsort(rng.random((topics, pool)), axis=1)[:, :docs]
+    scores = np.round(rng.random((topics, docs)) * 10, 2)
+    order = np.argsort(-scores, axis=1, kind="stable")
+    topic_ids = np.repeat(np.arange(topics), docs)
+    pl.DataFrame({
+        "qid": topic_ids, "iter": "Q0",
+        "docno": "D" + pl.Series(np.take_along_axis(retrieved, order, 1).ravel()).cast(pl.String),
+        "rank": np.tile(np.arange(1, docs + 1), topics),
+        "score": np.take_along_axis(scores, order, 1).ravel(), "tag": "bench",
+    }).write_csv(run_path, separator=" ", include_header=False)  # fmt: skip
+    judged = docs // 5
+    # Half the judged documents among the retrieved, half among the others of the pool.
+    inside = retrieved[:, : judged // 2]
+    outside = np.argsort(rng.random((topics, pool)), axis=1)
+    is_retrieved = np.zeros((topics, pool), dtype=bool)
+    np.put_along_axis(is_retrieved, retrieved, True, axis=1)
+    others = np.array([row[~is_retrieved[i, row]][: judged - judged // 2]
+                       for i, row in enumerate(outside)])  # fmt: skip
+    judged_ids = np.concatenate([inside, others], axis=1)
+    grades = rng.choice([-1, 0, 1, 2, 3], size=judged_ids.shape, p=[0.02, 0.68, 0.15, 0.1, 0.05])
+    pl.DataFrame({
+        "qid": np.repeat(np.arange(topics), judged_ids.shape[1]), "iter": 0,
+        "docno": "D" + pl.Series(judged_ids.ravel()).cast(pl.String), "rel": grades.ravel(),
+    }).filter(  # 1% of the run's topics have no qrels
+        pl.col("qid") % 100 != 99
+    ).write_csv(qrels_path, separator=" ", include_header=False)  # fmt: skip
+    return run_path, qrels_path
+
+
+def pytrec_eval_lines(qrels_path: Path, run_path: Path, measure: str) -> str:
+    """pytrec_eval's summary, as trec_eval's lines: its own parsers, its evaluator, then the
+    mean of every measure over the topics (the geometric mean for gm_*, as trec_eval)."""
+    import pytrec_eval
+
+    with open(qrels_path) as qrels_file, open(run_path) as run_file:
+        qrels, run_dict = pytrec_eval.parse_qrel(qrels_file), pytrec_eval.parse_run(run_file)
+    per_topic = pytrec_eval.RelevanceEvaluator(qrels, {measure}).evaluate(run_dict)
+    names = sorted({name for values in per_topic.values() for name in values})
+    lines = []
+    for name in names:
+        values = [values[name] for values in per_topic.values()]
+        summary = pytrec_eval.compute_aggregated_measure(name, values)
+        lines.append(f"{name:<22}\tall\t{summary:.4f}")
+    return "\n".join(lines) + "\n"
+
+
+def summaries(text: str) -> dict[str, float]:
+    """The summary lines (topic ``all``) of trec_eval's output, as numbers."""
+    values = {}
+    for line in text.splitlines():
+        name, topic, value = (field.strip() for field in line.split("\t"))
+        if topic == "all":
+            try:
+                values[name] = float(value)
+            except ValueError:  # runid, relstring
+                continue
+    return values
+
+
+def command(tool: str, qrels: Path, run_file: Path, args: argparse.Namespace) -> list[str]:
+    if tool == "rankmetrics":
+        return ["rankmetrics", "trec", "--quiet", "-m", args.measure, str(qrels), str(run_file)]
+    if tool == "trec_eval":
+        if args.trec_eval is None:
+            raise SystemExit("--trec-eval: the path of the trec_eval binary built from 10.0")
+        return [args.trec_eval, "-m", args.measure, str(qrels), str(run_file)]
+    return [sys.executable, __file__, "--peer", str(qrels), str(run_file), "-m", args.measure]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=10_000)
+    parser.add_argument("--docs", type=int, default=1_000)
+    parser.add_argument("-m", "--measure", default="all_trec")
+    parser.add_argument("--trec-eval", help="the trec_eval binary built from its 10.0 source")
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument(
+        "--rounds", type=int, default=1,
+        help="run every tool this many times, in turn; each records the median",
+    )  # fmt: skip
+    parser.add_argument("--peer", nargs=2, help=argparse.SUPPRESS)  # internal: pytrec_eval here
+    args = parser.parse_args()
+    if args.peer:
+        print(pytrec_eval_lines(Path(args.peer[0]), Path(args.peer[1]), args.measure), end="")
+        return
+    directory = OUT / f"trec-{args.topics}x{args.docs}"
+    run_path, qrels_path = write_files(directory, args.topics, args.docs)
+    tools = args.tools.split(",")
+    commands = {tool: command(tool, qrels_path, run_path, args) for tool in tools}
+    runs: dict[str, list] = {tool: [] for tool in tools}
+    loads: dict[str, list] = {tool: [] for tool in tools}
+    for _ in range(args.rounds):  # the tools in turn, so that a slow spell slows them all
+        for tool in tools:
+            for path in (run_path, qrels_path):  # each tool starts from the page cache
+                path.read_bytes()
+            loads[tool].append(round(os.getloadavg()[0], 2))
+            runs[tool].append(run(commands[tool]))
+            done = runs[tool][-1]
+            print(tool, round(done.seconds, 2), "s", done.returncode, flush=True)
+            if done.returncode != 0:
+                print(done.stderr[-500:], file=sys.stderr)
+    values = {
+        tool: summaries(done[0].stdout) if done[0].returncode == 0 else {}
+        for tool, done in runs.items()
+    }
+    shared = set.intersection(*(set(v) for v in values.values())) if values else set()
+    differences = {
+        f"{a} - {b}": max((abs(values[a][m] - values[b][m]) for m in shared), default=None)
+        for i, a in enumerate(tools) for b in tools[i + 1:]
+    }  # fmt: skip
+    results = {
+        tool: {
+            "command": " ".join(commands[tool]),
+            "seconds": round(statistics.median(d.seconds for d in done), 2),
+            "runs": [round(d.seconds, 2) for d in done],
+            "load_before": loads[tool],
+            "peak_rss_mib": round(max(d.peak_rss_mib for d in done)),
+            "summary_values": len(values[tool]),
+            "error": None if done[0].returncode == 0 else done[0].stderr[-500:],
+        }
+        for tool, done in runs.items()
+    }
+    record = {
+        **environment(), "topics": args.topics, "docs": args.docs, "measure": args.measure,
+        "run_lines": args.topics * args.docs,
+        "versions": _versions(args),
+        "largest_difference_of_shared_summaries": differences,
+        "shared_summaries": len(shared), "results": results,
+    }  # fmt: skip
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"trec-{args.topics}x{args.docs}.json"
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    print("wrote", path)
+    fastest_peer = min(
+        (r["seconds"] for t, r in results.items() if t != "rankmetrics" and r["error"] is None),
+        default=math.nan,
+    )
+    if "rankmetrics" in results:
+        print(
+            "rankmetrics against the fastest peer:",
+            fastest_peer / results["rankmetrics"]["seconds"],
+        )
+
+
+def _versions(args: argparse.Namespace) -> dict[str, str | None]:
+    from importlib.metadata import version
+
+    trec_eval = None
+    if args.trec_eval is not None:
+        done = subprocess.run([args.trec_eval, "-v"], capture_output=True, text=True)
+        trec_eval = (done.stderr or done.stdout).strip()
+    return {"pytrec_eval-terrier": version("pytrec-eval-terrier"), "trec_eval": trec_eval}
+
+
+if __name__ == "__main__":
+    main()
