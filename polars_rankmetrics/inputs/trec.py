@@ -273,7 +273,12 @@ def _check(lines: pl.LazyFrame, files: list[str], layout: _Layout) -> None:
             .implode()
             .alias("bad"),
             content.sum().alias("rows"),
-            pl.struct(keys).hash(_SEED).filter(content).n_unique().alias("distinct"),
+            # Fields hold no tab: the joined text is one key.
+            pl.concat_str(keys, separator="\t")
+            .hash(_SEED)
+            .filter(content)
+            .n_unique()
+            .alias("distinct"),
         )
         .collect()
         .row(0, named=True)
