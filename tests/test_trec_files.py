@@ -227,6 +227,26 @@ def test_run_read_back_as_written(tmp_path_factory, case):
 
 @settings(max_examples=25, deadline=None)
 @given(
+    case=_run_files(),
+    at=st.integers(0, 100),
+    bad=st.sampled_from([
+        ("1 Q0 d 1 2.5", "expected at least 6 fields"),
+        ("  1 Q0 d x 2.5 r", "the rank 'x' is not an integer"),
+        ("1\tQ0\td\t1\t--1\tr", "the score '--1' is not a number"),
+    ]),
+)  # fmt: skip
+def test_the_malformed_line_is_named(tmp_path_factory, case, at, bad):
+    _, text = case
+    lines = text.split("\n")
+    at = at % (len(lines) + 1)
+    path = tmp_path_factory.mktemp("run") / "run.txt"
+    path.write_text("\n".join([*lines[:at], bad[0], *lines[at:]]))
+    with pytest.raises(ValueError, match=re.escape(f"line {at + 1}: {bad[1]}")):
+        rm.read_trec_run(path)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
     keys=st.lists(st.tuples(_TOKEN, _TOKEN), unique=True, max_size=12),
     data=st.data(),
 )
