@@ -1,3 +1,104 @@
+-- rankmetrics_probability_sums: per (grp, label) the sums the probability losses of the label
+-- averages are made of, from rankmetrics_score_counts (each score read as the probability that
+-- the label is true): support (the weighted positives), cells (the weighted cells), log_loss_sum
+-- (their weighted cross-entropy, the probability of the outcome clipped to [eps, 1 - eps],
+-- eps = 2.220446049250313e-16 as in rankmetrics_probability_per_sample) and brier_sum (their
+-- weighted (truth - p)^2).
+CREATE OR REPLACE VIEW rankmetrics_probability_sums AS
+SELECT
+    grp, label, sum(pos) AS support, sum(pos + neg) AS cells,
+    sum(pos * -ln(CASE WHEN p < eps THEN eps WHEN p > one - eps THEN one - eps ELSE p END)
+        + neg * -ln(CASE WHEN q < eps THEN eps WHEN q > one - eps THEN one - eps ELSE q END)
+    ) AS log_loss_sum,
+    sum(pos * q * q + neg * p * p) AS brier_sum
+FROM (
+    SELECT grp, label, pos, neg, eps, one, score AS p, one - score AS q
+    FROM rankmetrics_score_counts
+    CROSS JOIN (
+        SELECT CAST(2.220446049250313e-16 AS DOUBLE) AS eps, CAST(1 AS DOUBLE) AS one
+    ) AS constants
+) AS cells
+GROUP BY grp, label;
+
+-- rankmetrics_probability_bins: per (grp, label, bin) the non-empty bins of ece_* and mce_* at
+-- their default 15 equal-width bins of [0, 1], from rankmetrics_score_counts: weight (the
+-- weighted cells), score_sum (their weighted scores), positives (their weighted positives). A
+-- cell's bin is the number of inner edges i * (1 / 15), i = 1..14 (numpy.linspace's values),
+-- strictly below its score, as scikit-learn's calibration_curve: with f = floor(15 * score),
+-- the edges 1..f-1 lie below it, f and f + 1 are compared, and those above f + 1 do not.
+CREATE OR REPLACE VIEW rankmetrics_probability_bins AS
+SELECT
+    grp, label, bin,
+    sum(pos + neg) AS weight, sum(score * (pos + neg)) AS score_sum, sum(pos) AS positives
+FROM (
+    SELECT
+        grp, label, score, pos, neg,
+        CASE WHEN f - 1 < 0 THEN 0 WHEN f - 1 > 14 THEN 14 ELSE f - 1 END
+        + CASE WHEN f >= 1 AND f <= 14 AND f * step < score THEN 1 ELSE 0 END
+        + CASE WHEN f >= 0 AND f <= 13 AND (f + 1) * step < score THEN 1 ELSE 0 END AS bin
+    FROM (
+        SELECT
+            grp, label, score, pos, neg, step,
+            CAST(floor(score * CAST(15 AS DOUBLE)) AS DOUBLE) AS f
+        FROM rankmetrics_score_counts
+        CROSS JOIN (SELECT CAST(1 AS DOUBLE) / CAST(15 AS DOUBLE) AS step) AS constants
+    ) AS floored
+) AS binned
+GROUP BY grp, label, bin
+HAVING sum(pos + neg) > 0;
+
+-- rankmetrics_label_probabilities: per (grp, label) what the probability keys average over
+-- labels, as scikit-learn's binary calls on the label's column:
+--   support   the weighted positives
+--   log_loss  log_loss(y[:, j], p[:, j], labels=[0, 1]): the weighted mean cross-entropy
+--   brier     brier_score_loss(y[:, j], p[:, j]): the weighted mean squared error
+--   ece       the sum over the bins of |score_sum - positives| over the weight of every bin
+--             (each bin's share of the weight times its gap |mean score - share of positives|)
+--   mce       the largest gap |score_sum - positives| / weight over the bins
+-- NULL where the label's cells weigh nothing. rankmetrics_micro_probabilities: the same per
+-- grp, every cell of the group pooled (the _micro keys).
+CREATE OR REPLACE VIEW rankmetrics_label_probabilities AS
+SELECT
+    s.grp, s.label, s.support,
+    CASE WHEN s.cells > 0 THEN s.log_loss_sum / s.cells END AS log_loss,
+    CASE WHEN s.cells > 0 THEN s.brier_sum / s.cells END AS brier,
+    b.ece, b.mce
+FROM rankmetrics_probability_sums AS s
+LEFT JOIN (
+    SELECT
+        grp, label,
+        sum(abs(score_sum - positives)) / sum(weight) AS ece,
+        max(abs(score_sum - positives) / weight) AS mce
+    FROM rankmetrics_probability_bins
+    GROUP BY grp, label
+) AS b ON s.grp = b.grp AND s.label = b.label;
+
+CREATE OR REPLACE VIEW rankmetrics_micro_probabilities AS
+SELECT
+    s.grp,
+    CASE WHEN s.cells > 0 THEN s.log_loss_sum / s.cells END AS log_loss,
+    CASE WHEN s.cells > 0 THEN s.brier_sum / s.cells END AS brier,
+    b.ece, b.mce
+FROM (
+    SELECT grp, sum(cells) AS cells, sum(log_loss_sum) AS log_loss_sum, sum(brier_sum) AS brier_sum
+    FROM rankmetrics_probability_sums
+    GROUP BY grp
+) AS s
+LEFT JOIN (
+    SELECT
+        grp,
+        sum(abs(score_sum - positives)) / sum(weight) AS ece,
+        max(abs(score_sum - positives) / weight) AS mce
+    FROM (
+        SELECT
+            grp, bin, sum(weight) AS weight, sum(score_sum) AS score_sum,
+            sum(positives) AS positives
+        FROM rankmetrics_probability_bins
+        GROUP BY grp, bin
+    ) AS pooled
+    GROUP BY grp
+) AS b ON s.grp = b.grp;
+
 -- rankmetrics_label_summary: one row per grp: the metrics averaged over labels, as scikit-learn's
 -- average= (sklearn.metrics.precision_score, average_precision_score, roc_auc_score, ...):
 --   *_micro     the score of the counts pooled over labels (curves: one ranking of every cell)
@@ -9,7 +110,10 @@
 -- library warns: a 0/0 precision (no predicted cells), recall (no true cells), F-beta and Jaccard
 -- (neither), given zero_division; an average precision without positives (0) and a ROC AUC of
 -- one class only (NULL). A *_micro average is ill-defined where the count equals the group's
--- labels.
+-- labels. The probability keys (log_loss_*, brier_*, and ece_* and mce_* at 15 equal-width bins)
+-- from rankmetrics_label_probabilities and rankmetrics_micro_probabilities, averaged as the set
+-- scores (where no label has support, the plain mean); NULL for a group of one label whose cells
+-- weigh nothing.
 CREATE OR REPLACE VIEW rankmetrics_label_summary AS
 SELECT
     s.grp,
@@ -54,8 +158,34 @@ SELECT
     count(CASE WHEN s.support + s.predicted = 0 THEN 1 END) AS ill_defined_fbeta,
     count(CASE WHEN s.support + s.predicted = 0 THEN 1 END) AS ill_defined_jaccard,
     count(CASE WHEN s.support = 0 THEN 1 END) AS ill_defined_average_precision,
-    count(CASE WHEN s.roc_auc IS NULL THEN 1 END) AS ill_defined_roc_auc
+    count(CASE WHEN s.roc_auc IS NULL THEN 1 END) AS ill_defined_roc_auc,
+    min(pm.log_loss) AS log_loss_micro,
+    avg(pp.log_loss) AS log_loss_macro,
+    CASE WHEN sum(CASE WHEN pp.log_loss IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
+        THEN sum(CASE WHEN pp.log_loss IS NOT NULL AND pp.support > 0 THEN pp.log_loss * pp.support END)
+            / sum(CASE WHEN pp.log_loss IS NOT NULL AND pp.support > 0 THEN pp.support END)
+        ELSE avg(pp.log_loss) END AS log_loss_weighted,
+    min(pm.brier) AS brier_micro,
+    avg(pp.brier) AS brier_macro,
+    CASE WHEN sum(CASE WHEN pp.brier IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
+        THEN sum(CASE WHEN pp.brier IS NOT NULL AND pp.support > 0 THEN pp.brier * pp.support END)
+            / sum(CASE WHEN pp.brier IS NOT NULL AND pp.support > 0 THEN pp.support END)
+        ELSE avg(pp.brier) END AS brier_weighted,
+    min(pm.ece) AS ece_micro,
+    avg(pp.ece) AS ece_macro,
+    CASE WHEN sum(CASE WHEN pp.ece IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
+        THEN sum(CASE WHEN pp.ece IS NOT NULL AND pp.support > 0 THEN pp.ece * pp.support END)
+            / sum(CASE WHEN pp.ece IS NOT NULL AND pp.support > 0 THEN pp.support END)
+        ELSE avg(pp.ece) END AS ece_weighted,
+    min(pm.mce) AS mce_micro,
+    avg(pp.mce) AS mce_macro,
+    CASE WHEN sum(CASE WHEN pp.mce IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
+        THEN sum(CASE WHEN pp.mce IS NOT NULL AND pp.support > 0 THEN pp.mce * pp.support END)
+            / sum(CASE WHEN pp.mce IS NOT NULL AND pp.support > 0 THEN pp.support END)
+        ELSE avg(pp.mce) END AS mce_weighted
 FROM rankmetrics_label_scores AS s
 JOIN rankmetrics_set_scores AS t ON s.grp = t.grp AND t.level = 'micro'
 JOIN rankmetrics_micro_curves AS m ON s.grp = m.grp
+LEFT JOIN rankmetrics_label_probabilities AS pp ON s.grp = pp.grp AND s.label = pp.label
+LEFT JOIN rankmetrics_micro_probabilities AS pm ON s.grp = pm.grp
 GROUP BY s.grp;

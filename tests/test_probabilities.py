@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from reference import dense
+from scipy import stats
 from servers import java_missing, postgres_server, spark_session
 from sklearn import metrics as skm
 from sklearn.calibration import calibration_curve
@@ -27,7 +28,8 @@ from test_bad_input_matrix import BAD_ROW, SOURCES, valid, write
 import polars_rankmetrics as rm
 from polars_rankmetrics import sklearn as dropins
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.engines.base import get_engine
+from polars_rankmetrics.engines.base import Settings, get_engine
+from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.probabilities import EPS
@@ -276,11 +278,13 @@ def random_probabilities(n_groups: int = 6, seed: int = 3) -> pl.DataFrame:
     return pl.concat(parts).sample(fraction=1.0, shuffle=True, seed=seed)
 
 
-@pytest.fixture(scope="module", params=["spark", "postgres", "datafusion", "sqlite"])
+@pytest.fixture(scope="module", params=["duckdb", "spark", "postgres", "datafusion", "sqlite"])
 def sql_engine(request):
-    """The SQL engines besides DuckDB (which the ``engine`` fixture runs): Spark as the
-    library's engine, the others on the exported SQL (tests/sql_engines.py)."""
-    if request.param == "spark":
+    """The SQL engines: DuckDB and Spark as the library's engines, the others on the exported
+    SQL (tests/sql_engines.py)."""
+    if request.param == "duckdb":
+        yield get_engine("duckdb")
+    elif request.param == "spark":
         reason = java_missing()
         if reason:
             pytest.skip(f"Spark: {reason}")
@@ -296,20 +300,78 @@ def sql_engine(request):
         yield SQLTestEngine(request.param)
 
 
-@pytest.mark.parametrize("per_sample", [False, True])
-def test_the_sql_engines_give_the_polars_numbers(sql_engine, per_sample):
+def edge_probabilities() -> pl.DataFrame:
+    """:func:`random_probabilities` with scores on the 15 equal-width bins' edges (k / 15 as
+    linspace makes them, and as decimals) in place of the inner ones."""
     table = random_probabilities()
+    edges = np.linspace(0.0, 1.0, 16)[[1, 3, 7, 14]].tolist() + [0.2, 7 / 15, 0.6]
+    picks = np.random.default_rng(5).integers(0, len(edges), table.height)
+    return table.with_columns(
+        score=pl.when(pl.col("score").is_between(0.05, 0.95))
+        .then(pl.Series(np.array(edges)[picks]))
+        .otherwise(pl.col("score"))
+    )
+
+
+def test_the_sql_engines_give_the_polars_numbers(sql_engine):
+    """One cell per engine: every key (and the per-sample values of the _samples keys) through
+    the driver, and rankmetrics_label_summary's probability columns for SQL alone (the Python
+    side reduces the score counts itself) at the calibration keys' default 15 bins, where a
+    score on an edge falls in the bin below."""
+    table = edge_probabilities()
+    cols = Columns.of(by="model", weight="weight")
     calibration = ["ece_micro", "mce_macro@5", "ece_weighted@3", "ece_quantile_macro@4",
                    "mce_quantile_micro"]  # fmt: skip
-    keys = ["log_loss_samples", "brier_samples"] if per_sample else KEYS + calibration
-    cols = Columns.of(by="model", weight="weight")
-    ours = driver.run(
-        sql_engine, table, cols, parse_keys(keys), parameters=parameters(), per_sample=per_sample
+    for keys, per_sample in ((KEYS + calibration, False), (KEYS[:1] + KEYS[4:5], True)):
+        ours = driver.run(sql_engine, table, cols, parse_keys(keys), parameters=parameters(),
+                          per_sample=per_sample)  # fmt: skip
+        expected = rm.evaluate(table, keys, by="model", weight="weight", per_sample=per_sample)
+        sort = ["model", "sample"] if per_sample else ["model"]
+        assert_frame_equal(ours.sort(sort), expected.sort(sort), check_exact=False,
+                           rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
+    keys = [f"{k}_{a}" for k in ("log_loss", "brier", "ece", "mce") for a in AVERAGES[1:]]
+    views = ("rankmetrics_label_summary",)
+    settings = Settings(keys=tuple(parse_keys(keys)), context=parameters(), views=views)
+    with sql_engine.open(table, cols, settings) as session:
+        summary = session._frame("SELECT * FROM rankmetrics_label_summary")
+    summary = sql_results.ungroup(summary, cols).select("model", *keys).sort("model")
+    expected = rm.evaluate(table, keys, by="model", weight="weight").sort("model")
+    assert_frame_equal(summary, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12,
+                       check_dtypes=False)  # fmt: skip
+
+
+def test_intervals_and_paired_tests_read_the_per_sample_losses():
+    """The _samples keys are means over samples: compare()'s paired t-test is scipy's on
+    scikit-learn's per-sample losses, wins count the samples where the candidate's loss is
+    lower (lower is better), and evaluate(ci=) brackets the value, on both engines alike."""
+    rng = np.random.default_rng(11)
+    y_true = (rng.random((40, 4)) < 0.4).astype(int)
+    scores = {
+        name: np.clip(0.2 + 0.6 * y_true + rng.normal(0, noise, y_true.shape), 0, 1)
+        for name, noise in (("baseline", 0.35), ("candidate", 0.25))
+    }
+    df = pl.concat(
+        rm.from_dense(y_true, p).with_columns(model=pl.lit(name)) for name, p in scores.items()
     )
-    expected = rm.evaluate(table, keys, by="model", weight="weight", per_sample=per_sample)
-    sort = ["model", "sample"] if per_sample else ["model"]
-    assert_frame_equal(ours.sort(sort), expected.sort(sort), check_exact=False, rel_tol=1e-12,
-                       abs_tol=1e-12)  # fmt: skip
+    keys = ["log_loss_samples", "brier_samples"]
+    result = rm.compare(df, keys, test="t", correction=None)
+    for key in keys:
+        loss = key.removesuffix("_samples")
+        mine, base = (per_sample_losses(loss, y_true, scores[m]) for m in ("candidate", "baseline"))
+        row = result.filter(metric=key).row(0, named=True)
+        assert row["p_value"] == pytest.approx(stats.ttest_rel(mine, base).pvalue, rel=1e-9)
+        assert row["delta"] == pytest.approx(mine.mean() - base.mean(), rel=1e-12)
+        assert (row["wins"], row["ties"], row["losses"]) == (
+            (mine < base).sum(), (mine == base).sum(), (mine > base).sum()
+        )  # fmt: skip
+    intervals = [
+        rm.evaluate(df, keys, by="model", ci=0.9, n_boot=200, seed=3, engine=engine).sort("model")
+        for engine in ("polars", "duckdb")
+    ]
+    assert_frame_equal(intervals[0], intervals[1], check_exact=False, rel_tol=1e-12)
+    for key in keys:
+        assert (intervals[0][f"{key}_lo"] < intervals[0][key]).all()
+        assert (intervals[0][key] < intervals[0][f"{key}_hi"]).all()
 
 
 def test_states_of_parts_finalize_to_the_whole():
