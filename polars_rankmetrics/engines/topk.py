@@ -481,12 +481,13 @@ def trec_tables(
     qrels = qrels.select(*keys, code(relevance.cast(pl.Int64)).alias(cols.truth))
     topics = qrels.select(cols.sample_keys).unique()
     run = trec_order(predictions.join(topics, on=cols.sample_keys, how="semi"), cols)
+    if not complete:
+        # The run's topics before any document is cut: a topic that -M or -J empties counts.
+        qrels = qrels.join(run.select(cols.sample_keys).unique(), on=cols.sample_keys, how="semi")
     position = -pl.col(cols.score)
     if max_docs is not None:
         run = run.filter(position <= max_docs)
     if judged_only:
         judged = qrels.filter(pl.col(cols.truth) >= JUDGED).select(keys)
         run = trec_order(run.join(judged, on=keys, how="semi"), cols)
-    if not complete:
-        qrels = qrels.join(run.select(cols.sample_keys).unique(), on=cols.sample_keys, how="semi")
     return run, qrels

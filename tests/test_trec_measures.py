@@ -1,0 +1,257 @@
+"""The TREC keys and rm.trec_eval against pytrec_eval-terrier (trec_eval's own C code) on
+hypothesis-made runs with heavy ties, unjudged and negatively judged documents, graded qrels
+and topics missing on either side; the tie rules against each other on a worked example; the
+name parsers."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import polars_rankmetrics as rm
+from polars_rankmetrics.metrics.registry import MetricKey, parse_key
+from polars_rankmetrics.trec.measures import measures
+
+# Every family computed, with cut-offs that small runs reach.
+MEASURES = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P.1,2,3", "recall.1,2,4", "infAP", "gm_bpref",
+    "11pt_avg", "ndcg", "ndcg_cut.1,3", "map_cut.1,3", "success.1,2",
+    "num_nonrel_judged_ret",
+]  # fmt: skip
+SUMMARY_ONLY = {"num_q", "gm_map", "gm_bpref"}
+# Document ids whose text order differs from their numeric order ("d10" < "d9").
+DOCS = ["d1", "d2", "d9", "d10", "D3", "d1a"]
+TOPICS = ["q1", "q10", "q2"]
+
+
+@st.composite
+def cases(draw):
+    """(run rows, qrels rows): scores from few values (heavy ties), relevance in {-1, 0, 1, 2,
+    3}, documents retrieved and not judged or judged and not retrieved, topics in the run only
+    or the qrels only; a rank column with arbitrary values (never read)."""
+    run, qrels = [], []
+    for topic in TOPICS:
+        in_run, in_qrels = draw(st.sampled_from([(True, True), (True, True), (True, False),
+                                                 (False, True)]))  # fmt: skip
+        for doc in DOCS:
+            if in_run and draw(st.booleans()):
+                score = draw(st.sampled_from([0.0, 0.5, 0.5, 1.0, 1.0, -2.0]))
+                run.append((topic, doc, score, draw(st.integers(0, 9))))
+            if in_qrels and draw(st.integers(0, 2)):
+                qrels.append((topic, doc, draw(st.sampled_from([-1, 0, 0, 1, 1, 2, 3]))))
+        if in_qrels and all(rel < 0 for t, _, rel in qrels if t == topic):
+            # A qrels topic without a judgment >= 0 crashes trec_eval's C code (rel_levels of
+            # size max_rel + 1 <= 0): one judged non-relevant document it never retrieves.
+            qrels.append((topic, "d0", 0))
+    return run, qrels
+
+
+def _frames(run, qrels):
+    run_frame = pl.DataFrame(
+        run, orient="row",
+        schema={"sample": pl.String, "label": pl.String, "score": pl.Float64, "rank": pl.Int64},
+    ).with_columns(pl.lit("tag").alias("run"))  # fmt: skip
+    qrels_frame = pl.DataFrame(
+        qrels, orient="row", schema={"sample": pl.String, "label": pl.String, "truth": pl.Int64}
+    )
+    return run_frame, qrels_frame
+
+
+def _in_trec_order(run):
+    """The run's rows per topic in trec_eval's order, written out here: score descending, then
+    document id descending as text."""
+    return sorted(run, key=lambda row: (row[0], -row[2], [-ord(c) for c in row[1]] + [1]))
+
+
+def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
+    """pytrec_eval's per-topic values: the run cut at ``max_docs`` documents per topic (in the
+    order written out above, as trec_eval's -M cuts); with ``complete``, a qrels topic missing
+    from the run as an empty ranking (trec_eval's -c)."""
+    qrels_dict: dict[str, dict[str, int]] = {}
+    for topic, doc, rel in qrels:
+        qrels_dict.setdefault(topic, {})[doc] = rel
+    run_dict: dict[str, dict[str, float]] = {}
+    taken: dict[str, int] = {}
+    for topic, doc, score, _ in _in_trec_order(run):
+        taken[topic] = taken.get(topic, 0) + 1
+        if max_docs is None or taken[topic] <= max_docs:
+            run_dict.setdefault(topic, {})[doc] = score
+    if complete:
+        for topic in qrels_dict:
+            run_dict.setdefault(topic, {})
+    wanted = {m for m in MEASURES if m != "runid"}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels_dict, wanted, relevance_level=level, judged_docs_only_flag=judged_only
+    )
+    values = evaluator.evaluate(run_dict)
+    for topic, topic_values in values.items():
+        relevance = qrels_dict[topic]
+        ranked = [doc for _, doc, _, _ in _in_trec_order(
+            [(topic, doc, score, 0) for doc, score in run_dict[topic].items()]
+        ) if not judged_only or relevance.get(doc, -1) >= 0]  # fmt: skip
+        points = _interpolated(ranked, relevance, level)
+        topic_values.update({f"iprec_at_recall_{x:3.2f}": v for x, v in points.items()})
+        topic_values["11pt_avg"] = sum(points.values()) / len(points)
+    return values
+
+
+def _interpolated(ranked, relevance, level):
+    """trec_eval 10.0's interpolated precisions at recall 0, 0.1, ..., 1, written out from
+    m_iprec_at_recall.c: the cut-off of recall x is round(x * R) relevant documents (10.0
+    rounds; pytrec_eval-terrier builds trec_eval 9, which truncates x * R + 0.9). Walking up
+    from the last document retrieved, the largest precision seen so far is the value of every
+    cut-off reached at a relevant document; cut-offs past the relevant documents retrieved are
+    0; those never reached take the largest precision (NaN when nothing was retrieved)."""
+    r = sum(1 for rel in relevance.values() if rel >= level)
+    hits = [relevance.get(doc, -1) >= level for doc in ranked]
+    found = sum(hits)
+    cuts = {x / 10: math.floor(x / 10 * r + 0.5) for x in range(11)}
+    values = {x: 0.0 for x, cut in cuts.items() if cut > found}
+    best = found / len(ranked) if ranked else math.nan
+    so_far = found
+    for i in range(len(ranked), 0, -1):
+        if so_far == 0:
+            break
+        best = max(best, so_far / i)
+        if hits[i - 1]:
+            for x, cut in cuts.items():
+                if cut == so_far and x not in values:
+                    values[x] = best
+            so_far -= 1
+    return {x: values.get(x, best) for x in cuts}
+
+
+def _close(ours: float, theirs: float) -> bool:
+    return (math.isnan(ours) and math.isnan(theirs)) or math.isclose(
+        ours, theirs, rel_tol=1e-9, abs_tol=1e-12
+    )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    cases(),
+    st.sampled_from([1, 1, 2]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([None, None, 2]),
+)
+def test_trec_eval_equals_pytrec_eval(case, level, judged_only, complete, max_docs):
+    run, qrels = case
+    expected = _oracle(
+        run, qrels, level=level, judged_only=judged_only, complete=complete, max_docs=max_docs
+    )
+    run_frame, qrels_frame = _frames(run, qrels)
+    if not expected or not run:  # no topic in common, or no run to evaluate
+        with pytest.raises(ValueError, match="no topic|empty"):
+            rm.trec_eval(run_frame, qrels_frame, MEASURES, complete=complete)
+        return
+    got = rm.trec_eval(
+        run_frame, qrels_frame, MEASURES, per_topic=True, complete=complete,
+        relevance_level=level, judged_only=judged_only, max_docs=max_docs,
+    )  # fmt: skip
+    per_topic = got.filter(pl.col("topic") != "all")
+    assert set(per_topic["topic"]) == set(expected)
+    names = set()
+    for _, measure, topic, value, text in per_topic.iter_rows():
+        names.add(measure)
+        assert _close(value, expected[topic][measure]), (measure, topic, value, expected[topic])
+        assert text == (f"{round(value)}" if measure.startswith("num_") else f"{value:.4f}")
+    assert names == set(expected[next(iter(expected))]) - SUMMARY_ONLY
+    summary = got.filter(pl.col("topic") == "all")
+    assert summary["measure"].to_list() == [m.name for m in measures(MEASURES)]
+    for _, measure, _, value, text in summary.iter_rows():
+        if measure == "runid":
+            assert (value, text) == (None, "tag")
+            continue
+        values = [expected[topic][measure] for topic in expected]
+        if measure.startswith("gm_"):  # pytrec_eval gives each topic's log
+            want = math.exp(sum(values) / len(values))
+        elif measure.startswith("num_"):
+            want = sum(values)
+        else:
+            want = sum(values) / len(values)
+        assert _close(value, want), (measure, value, want)
+
+
+# A worked example where the tie rules differ: q1 retrieves d1 and d2 tied, d3 below; only d1
+# is relevant. trec_eval's order puts d2 (the larger id) first.
+TIED_RUN = pl.DataFrame(
+    {"sample": ["q1"] * 3, "label": ["d1", "d2", "d3"], "score": [0.5, 0.5, 0.2]}
+)
+TIED_QRELS = pl.DataFrame({"sample": ["q1"], "label": ["d1"], "truth": [1]})
+
+
+def test_tie_rules_on_a_worked_example():
+    keys = ["precision@1", "mrr", "map"]
+    average = rm.evaluate(TIED_RUN, keys, truth_table=TIED_QRELS)
+    trec = rm.evaluate(TIED_RUN, keys, truth_table=TIED_QRELS, ties="trec_eval")
+    # Over the two orders of {d1, d2}: d1 first half the time.
+    assert average.row(0) == pytest.approx((0.5, 0.75, 0.75))
+    # d2 then d1: nothing at 1, d1 at position 2.
+    assert trec.row(0) == pytest.approx((0.0, 0.5, 0.5))
+    named = rm.evaluate(TIED_RUN, ["P_1", "RR", "AP"], truth_table=TIED_QRELS)
+    assert named.row(0) == pytest.approx((0.0, 0.5, 0.5))
+    assert named.columns == ["P_1", "RR", "AP"]
+    # Dense tables take the rule too; label order is text order ("d10" before "d9").
+    dense = pl.DataFrame(
+        {"sample": [1, 1, 1], "label": ["d9", "d10", "x"], "score": [1.0, 1.0, 0.0],
+         "truth": [0, 1, 0]}
+    )  # fmt: skip
+    assert rm.evaluate(dense, "precision@1", ties="trec_eval").item() == 0.0
+    assert rm.evaluate(dense, "precision@1").item() == 0.5
+
+
+def test_ndcg_gains_and_relevance_level():
+    run = pl.DataFrame(
+        {"run": "r", "sample": "q1", "label": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}
+    )
+    qrels = pl.DataFrame({"sample": "q1", "label": ["a", "b", "c"], "truth": [0, 1, 2]})
+    got = rm.trec_eval(run, qrels, ["ndcg.1=3,2=9", "P.1,3"], relevance_level=2)
+    # dcg = 3 / log2(3) + 9 / log2(4); ideal = 9 + 3 / log2(3).
+    dcg, ideal = 3 / math.log2(3) + 9 / 2, 9 + 3 / math.log2(3)
+    assert got["measure"].to_list() == ["P_1", "P_3", "ndcg_1=3,2=9"]
+    assert got["value"].to_list() == pytest.approx([0.0, 1 / 3, dcg / ideal])
+
+
+def test_names():
+    assert parse_key("P_5") == MetricKey("trec_p", 5, alias="P_5")
+    assert parse_key("P(rel=2)@5") == MetricKey("trec_p", 5, (("rel", 2),), "P(rel=2)@5")
+    assert parse_key("nDCG@10").name == parse_key("ndcg_cut_10").name == "trec_ndcg"
+    assert parse_key("iprec_at_recall_0.50").param("recall") == 0.5
+    assert parse_key("map") == MetricKey("map")  # the library's key
+    with pytest.raises(ValueError, match="closest known names: bpref, Bpref"):
+        parse_key("bpreff")
+    with pytest.raises(ValueError, match="unknown metric 'P_0'"):
+        parse_key("P_0")
+    assert [m.name for m in measures(["P.10,5", "map", "P"])] == ["map", "P_5", "P_10"]
+    assert [m.name for m in measures("official")][:3] == ["runid", "num_q", "num_ret"]
+    assert [m.name for m in measures("iprec_at_recall.0,.5")] == [
+        "iprec_at_recall_0.00", "iprec_at_recall_0.50"
+    ]  # fmt: skip
+    for bad, why in (("foo", "unknown"), ("P.x", "positive"), ("map.3", "no parameters"),
+                     ("ndcg.1", "level=gain")):  # fmt: skip
+        with pytest.raises(ValueError, match=why):
+            measures(bad)
+
+
+def test_refusals():
+    with pytest.raises(ValueError, match="two calls"):
+        rm.evaluate(TIED_RUN, ["P_1", "precision@1"], truth_table=TIED_QRELS)
+    with pytest.raises(ValueError, match="give truth_table"):
+        rm.evaluate(TIED_RUN.with_columns(truth=1), ["P_1"])
+    with pytest.raises(ValueError, match="trec_eval's tie rule"):
+        rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS, ties="average")
+    with pytest.raises(ValueError, match="ties must be one of"):
+        rm.evaluate(TIED_RUN, ["precision@1"], truth_table=TIED_QRELS, ties="random")
+    with pytest.raises(ValueError, match="of the TREC keys"):
+        rm.evaluate(TIED_RUN, ["precision@1"], truth_table=TIED_QRELS, max_docs=3)
+    with pytest.raises(ValueError, match="must hold integers"):
+        rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS.with_columns(truth=0.5))
+    with pytest.raises(ValueError, match="Polars engine only"):
+        rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS, engine="duckdb")
