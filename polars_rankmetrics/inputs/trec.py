@@ -22,6 +22,7 @@ here.
 from __future__ import annotations
 
 import glob
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -35,6 +36,12 @@ _OTHER_SPACES = ["\t", "\x0b", "\x0c", "\r"]
 # The 64-bit hash that finds a docno seen twice in a topic without holding the strings; a
 # collision only costs the exact search that follows it.
 _SEED = 0x7E5C
+# How many lines' hashes the duplicate check counts in memory at once (about 60 bytes each), and
+# the bytes of text a line takes at least, which tell from a file's size whether it may hold
+# more.
+_KEYS_AT_ONCE = 4_000_000
+_LINE_BYTES = 25
+_COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip's and zstd's magic numbers
 
 TrecPaths = str | PathLike[str] | Sequence[str | PathLike[str]]
 
@@ -73,7 +80,8 @@ def read_trec_run(paths: TrecPaths) -> pl.LazyFrame:
     paths
         A file, a glob, or a list of them; gzip- or zstd-compressed files are read as they are.
         Every file is checked line by line when this is called (a scan: a file larger than
-        memory is read in pieces), and scanned again when the frame is collected.
+        memory is read in pieces, and the check's memory is bounded), and scanned again when
+        the frame is collected.
 
     Returns
     -------
@@ -260,37 +268,65 @@ def _keys(layout: _Layout) -> list[str]:
 
 def _check(lines: pl.LazyFrame, files: list[str], layout: _Layout) -> None:
     """Raise ``ValueError`` for the first malformed line (by file, then line), then for a docno
-    twice in a topic; one streaming pass for both, and a second only when a hash says there is
-    a duplicate."""
-    keys = _keys(layout)
+    twice in a topic.
+
+    Each line is reduced to its place, whether it is malformed or content, and a 64-bit hash
+    of its key (tag, qid, docno); a docno seen twice shows as a hash seen twice, and only the
+    lines of such hashes are compared as text. Files too large for their hashes to be counted
+    in memory at once have the hashes written to a temporary Parquet file (17 bytes a line),
+    then counted in buckets of ``_KEYS_AT_ONCE`` lines.
+    """
     bad = _bad_line(layout)
-    content = pl.col("content") & ~bad
-    found = (
-        lines.select(
-            pl.struct("file", "number", "n", *layout.fields)
-            .filter(bad)
-            .bottom_k_by(_position().filter(bad), k=1)
-            .implode()
-            .alias("bad"),
-            content.sum().alias("rows"),
-            # Fields hold no tab: the joined text is one key.
-            pl.concat_str(keys, separator="\t")
-            .hash(_SEED)
-            .filter(content)
-            .n_unique()
-            .alias("distinct"),
-        )
-        .collect()
-        .row(0, named=True)
+    keyed = lines.select(
+        _position().alias("at"),
+        bad.alias("bad"),
+        (pl.col("content") & ~bad).alias("kept"),
+        _key_hash(layout).alias("key"),
     )
-    if found["bad"]:
-        first = found["bad"][0]
-        raise ValueError(
-            f"{layout.kind} file {files[first['file']]!r}, line {first['number']}: "
-            f"{_reason(first, layout)}"
-        )
-    if found["rows"] != found["distinct"]:
-        _check_duplicates(lines.filter("content"), files, layout)
+    large = sum(_size(f) for f in files) > _KEYS_AT_ONCE * _LINE_BYTES
+    with tempfile.TemporaryDirectory(prefix="rankmetrics-trec-") as directory:
+        if large:
+            spilled = Path(directory) / "keys.parquet"
+            keyed.sink_parquet(spilled)
+            keyed = pl.scan_parquet(spilled)
+        found = (
+            keyed.select(
+                pl.col("at").filter("bad").min().alias("bad"),
+                pl.col("kept").sum().alias("rows"),
+                # Counted in this pass when the file is small: a second pass only on a repeat.
+                pl.col("key").filter("kept").n_unique().alias("distinct") if not large
+                else pl.lit(None).alias("distinct"),
+            )
+            .collect()
+            .row(0, named=True)
+        )  # fmt: skip
+        if found["bad"] is not None:
+            first = lines.filter(_position() == found["bad"]).collect().row(0, named=True)
+            raise ValueError(
+                f"{layout.kind} file {files[first['file']]!r}, line {first['number']}: "
+                f"{_reason(first, layout)}"
+            )
+        if found["distinct"] == found["rows"]:
+            return
+        buckets = -(-found["rows"] // _KEYS_AT_ONCE)
+        for bucket in range(buckets):
+            part = keyed.filter("kept", pl.col("key") % buckets == bucket)
+            repeated = part.group_by("key").len().filter(pl.col("len") > 1).head(1).collect()
+            if repeated.height:
+                twice = _key_hash(layout).is_in(repeated["key"].implode())
+                _check_duplicates(lines.filter("content", twice), files, layout)
+
+
+def _key_hash(layout: _Layout) -> pl.Expr:
+    """The hash of a line's key; fields hold no tab, so the joined text is the key."""
+    return pl.concat_str(_keys(layout), separator="\t").hash(_SEED)
+
+
+def _size(path: str) -> int:
+    """What a file holds, roughly: its size, ten times that when it is compressed."""
+    with open(path, "rb") as file:
+        compressed = file.read(4).startswith(_COMPRESSED)
+    return Path(path).stat().st_size * (10 if compressed else 1)
 
 
 def _position() -> pl.Expr:
