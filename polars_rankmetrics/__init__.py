@@ -9,7 +9,7 @@ a pipeline, :func:`state` per partition and :func:`finalize` over any merge of t
 from polars_rankmetrics import expressions
 from polars_rankmetrics.compare import compare
 from polars_rankmetrics.engines.topk import label_propensities
-from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.evaluate import evaluate, tie_report
 from polars_rankmetrics.frames import (
     coverage_error,
     dcg_score,
@@ -64,6 +64,7 @@ __all__ = [
     "lwlrap_per_class",
     "ndcg_score",
     "rank_table",
+    "tie_report",
     "trec_eval",
     "read_trec_qrels",
     "read_trec_run",

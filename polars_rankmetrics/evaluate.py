@@ -301,3 +301,95 @@ def _ordered(
         judged_only=trec.judged_only, complete=trec.complete,
     )  # fmt: skip
     return predictions, qrels, replace(context, relevance_level=level)
+
+
+@documented(Options)
+def tie_report(
+    data: Any,
+    k: int | Sequence[int] = (1, 5, 10),
+    *,
+    truth_table: Any = None,
+    by: str | Sequence[str] | None = None,
+    **options: Unpack[Options],
+) -> pl.DataFrame:
+    """Count the samples whose tied scores make the tie rule matter (``evaluate(ties=)``).
+
+    A tied block (labels of a sample sharing a score) straddles a cut-off K when it holds
+    positions K and K + 1: the rules then disagree on which of its labels fall within the top
+    K. They disagree on a number only where such a block mixes true and false labels.
+
+    Parameters
+    ----------
+    data
+        The scored rows: a long table, or a top-k table's predictions (with ``truth_table``),
+        as :func:`evaluate` reads them (read with Polars).
+    k
+        The cut-offs to audit (positive integers).
+    truth_table
+        The true labels of a top-k table (a ``truth`` column, 1 without one), or None: the
+        truth is ``data``'s truth column where it has one.
+    by
+        Column(s) splitting the table into groups, one row each.
+    **options
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per ``by`` group (sorted by them): ``samples``; ``tied``, the samples with a
+        tied block; ``straddling@K``, those with a block straddling K; with truth, ``mixed``,
+        those with a block mixing true (truth > 0) and false labels (where map, mrr and the
+        ranking metrics depend on the rule), and ``mixed@K``, those with a mixed block
+        straddling K (where precision@K, recall@K, P_K, ... do). A sample without a tie counts
+        in ``samples`` alone; unscored labels (a top-k table's) are never tied.
+
+    Raises
+    ------
+    ValueError
+        For a cut-off that is not a positive integer, or a missing column.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_rankmetrics as rm
+    >>> run = pl.DataFrame({"sample": [1, 1, 1, 2, 2], "label": ["a", "b", "c", "a", "b"],
+    ...                     "score": [0.9, 0.5, 0.5, 0.3, 0.2], "truth": [0, 1, 0, 1, 0]})
+    >>> rm.tie_report(run, [1, 2]).row(0)  # sample 1 ties b and c at positions 2 and 3
+    (2, 1, 0, 1, 1, 0, 1)
+    """
+    cuts = [k] if isinstance(k, int) else list(k)
+    if not cuts or any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cuts):
+        raise ValueError(f"k must be positive integers, not {k!r}")
+    _, cols = Run.of(options, by=by)
+    keys = cols.sample_keys
+    rows = Source.of(data).lazy()
+    if truth_table is not None:
+        true = Source.of(truth_table).lazy()
+        gain = pl.col(cols.truth) if cols.truth in true.collect_schema() else pl.lit(1)
+        true = true.select(*keys, cols.label, gain.alias("__truth"))
+        rows = rows.join(true, on=[*keys, cols.label], how="left")
+        truth: pl.Expr | None = pl.col("__truth").fill_null(0) > 0
+    elif cols.truth in rows.collect_schema():
+        truth = pl.col(cols.truth) > 0
+    else:
+        truth = None
+    score = pl.col(cols.score)
+    first = score.rank("min", descending=True).over(keys)
+    last = score.rank("max", descending=True).over(keys)
+    flags = [(last > first).alias("tied")]
+    flags += [((first <= c) & (last > c)).alias(f"straddling@{c}") for c in cuts]
+    if truth is not None:
+        mixed = truth.n_unique().over(*keys, cols.score) > 1
+        flags.append(mixed.alias("mixed"))
+        flags += [(mixed & (first <= c) & (last > c)).alias(f"mixed@{c}") for c in cuts]
+    names = [str(f.meta.output_name()) for f in flags]
+    per_sample = (
+        rows.filter(score.is_not_null())
+        .select(*keys, *flags)
+        .group_by(keys)
+        .agg(pl.col(names).any())
+    )
+    counts = [pl.len().alias("samples"), *(pl.col(n).sum() for n in names)]
+    counts = [count.cast(pl.Int64) for count in counts]
+    if cols.by:
+        return per_sample.group_by(cols.by).agg(counts).sort(cols.by).collect()
+    return per_sample.select(counts).collect()

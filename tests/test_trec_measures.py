@@ -255,3 +255,32 @@ def test_refusals():
         rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS.with_columns(truth=0.5))
     with pytest.raises(ValueError, match="Polars engine only"):
         rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS, engine="duckdb")
+
+
+@settings(max_examples=10, deadline=None)
+@given(cases())
+def test_tie_report_flags_every_sample_where_the_rules_differ(case):
+    run, qrels = case
+    run_frame, qrels_frame = _frames(run, qrels)
+    if run_frame.height == 0:
+        return
+    run_frame = run_frame.with_columns(group=pl.col("sample"))
+    # The library's keys read binary truth.
+    qrels_frame = qrels_frame.with_columns(group=pl.col("sample"), truth=pl.col("truth") > 0)
+    keys = ["precision@1", "precision@2"]
+    values = {
+        ties: rm.evaluate(run_frame, keys, truth_table=qrels_frame, by="group", ties=ties)
+        for ties in ("average", "trec_eval")
+    }
+    report = rm.tie_report(run_frame, [1, 2], truth_table=qrels_frame, by="group")
+    assert report["samples"].to_list() == [1] * report.height
+    flagged = {row["group"]: row for row in report.iter_rows(named=True)}
+    for average, trec in zip(values["average"].iter_rows(named=True),
+                             values["trec_eval"].iter_rows(named=True), strict=True):  # fmt: skip
+        row = flagged.get(average["group"])
+        for k in (1, 2):
+            if not math.isclose(average[f"precision@{k}"], trec[f"precision@{k}"]):
+                assert row is not None and row[f"mixed@{k}"] == 1
+    # A tie straddling a cut-off is a tie; a mixed block straddling it straddles it.
+    for row in report.iter_rows(named=True):
+        assert row["tied"] >= row["straddling@1"] >= row["mixed@1"]
