@@ -547,9 +547,13 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
 
 
 def _trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
-    """``rankmetrics trec``: rm.trec_eval's table of the files."""
+    """``rankmetrics trec``: rm.trec_eval's table of the files: read into memory once, as
+    trec_eval reads them, or, under ``--memory-limit``, scanned by the engine within it."""
+    files = [read_trec_run(args.runs), read_trec_qrels(args.qrels)]
+    # The evaluation reads its input more than once: without a budget, the text is parsed once.
+    run, qrels = pl.collect_all(files) if args.memory_limit is None else files
     return trec_eval(
-        read_trec_run(args.runs), read_trec_qrels(args.qrels), args.measure or ["official"],
+        run, qrels, args.measure or ["official"],
         per_topic=args.per_topic, complete=args.complete, max_docs=args.max_docs,
         relevance_level=args.relevance_level, judged_only=args.judged_only, **options,
     )  # fmt: skip

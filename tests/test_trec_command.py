@@ -169,6 +169,13 @@ def test_options_as_trec_eval(case, small, capsys):
     assert (status, out, err) == (0, "".join(expected), TIES + "\n")
 
 
+def test_under_a_memory_limit_the_same_lines(small, capsys):
+    # The files are then scanned by the engine within the budget, not read into memory first.
+    options, qrels, expected = SMALL["per_topic"]
+    status, out, err = _trec(f"{options} --memory-limit 1GB {qrels} run", small, capsys)
+    assert (status, out) == (0, "".join(expected))
+
+
 def test_several_runs_one_block_each(small, capsys):
     status, out, err = _trec("-m runid -m map -m P.1 --quiet qrels_a run2 run", small, capsys)
     assert (status, out, err) == (0, "".join(TWO_RUNS), "")
