@@ -238,6 +238,8 @@ def test_docs_worked_example_of_ties():
     measures = ("map", "recip_rank", "P_1")
     oracle = pytrec_eval.RelevanceEvaluator({"q1": judged}, set(measures)).evaluate({"q1": scores})
     assert trec == tagged == tuple(oracle["q1"][m] for m in measures)
+    with pytest.raises(ValueError, match="ties='average' is for the library's keys"):
+        rm.evaluate(run, ["AP"], truth_table=qrels, ties="average")
     assert average == pytest.approx((17 / 24, 3 / 4, 1 / 2))  # by hand, as the table shows
     rows = ["| average precision |", "| reciprocal rank |", "| precision at 1 |"]
     for row, first, mean in zip(rows, trec, average, strict=True):
