@@ -21,8 +21,9 @@ from polars_rankmetrics.trec.measures import measures
 MEASURES = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P.1,2,3", "recall.1,2,4", "infAP", "gm_bpref",
-    "11pt_avg", "ndcg", "ndcg_cut.1,3", "map_cut.1,3", "success.1,2",
-    "num_nonrel_judged_ret",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "ndcg", "ndcg_cut.1,3", "map_cut.1,3",
+    "relative_P.1,3", "success.1,2", "set_P", "set_relative_P", "set_recall", "set_map",
+    "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip
 SUMMARY_ONLY = {"num_q", "gm_map", "gm_bpref"}
 # Document ids whose text order differs from their numeric order ("d10" < "d9").
@@ -284,3 +285,22 @@ def test_tie_report_flags_every_sample_where_the_rules_differ(case):
     # A tie straddling a cut-off is a tie; a mixed block straddling it straddles it.
     for row in report.iter_rows(named=True):
         assert row["tied"] >= row["straddling@1"] >= row["mixed@1"]
+
+
+def test_measures_outside_pytrec_eval():
+    """rbp, rbp_resid and unj (trec_eval 10.0, not in pytrec_eval) and ir_measures' Judged,
+    worked out by hand: a (relevance 2), b (not in the qrels), c (0), d (-1: pooled, unjudged)
+    retrieved in that order."""
+    run = pl.DataFrame(
+        {"run": "r", "sample": "q1", "label": ["a", "b", "c", "d"], "score": [3.0, 2.0, 1, 0.5]}
+    )
+    qrels = pl.DataFrame({"sample": "q1", "label": ["a", "c", "d", "e"], "truth": [2, 0, -1, 1]})
+    got = rm.trec_eval(run, qrels, ["rbp", "rbp_resid", "unj.2,5"])
+    # rbp's gains are scaled by the largest relevance, 2: a's gain is 1, at position 1.
+    resid = 0.9**4 + 0.1 * (0.9**1 + 0.9**3)  # b and d unjudged, at 2 and 4
+    assert got["measure"].to_list() == ["rbp", "rbp_resid", "unj_2", "unj_5"]
+    assert got["value"].to_list() == pytest.approx([0.1, resid, 1 / 2, 2 / 5])
+    named = rm.evaluate(
+        run, ["RBP", "RBP(p=0.5)", "rbp", "Judged@2", "Judged@4"], truth_table=qrels
+    )
+    assert named.row(0) == pytest.approx((0.2, 0.5, 0.1, 1 / 2, 3 / 4))

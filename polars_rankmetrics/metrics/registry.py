@@ -643,6 +643,25 @@ def _recall_point(key: MetricKey) -> float:
     return recall
 
 
+_DEFAULTS: dict[str, float] = {"p": 0.9, "beta": 1.0}
+
+
+def _float(key: MetricKey, name: str) -> float:
+    value = key.param(name, _DEFAULTS.get(name))
+    assert isinstance(value, float)
+    return value
+
+
+def _coefficients(key: MetricKey) -> tuple[float, float, float, float]:
+    value = key.param("coefficients", (1.0, -1.0, 0.0, 0.0))
+    assert isinstance(value, tuple)
+    return value
+
+
+def _set(kind: str) -> Callable[[MetricKey, Context, int], pl.Expr]:
+    return lambda key, c, level: tx.set_measure(kind, c.truth, c.score, level, _float(key, "beta"))
+
+
 def _gains(key: MetricKey) -> tuple[tuple[int, float], ...]:
     gains = key.param("gains", ())
     assert isinstance(gains, tuple)
@@ -663,6 +682,43 @@ _trec(
     "trec_ndcg", "nDCG with the relevance as gain (ndcg; ndcg_cut_K with @K)",
     lambda key, c, level: tx.ndcg(c.truth, c.score, level, key.k, _gains(key)), takes_k=True,
 )  # fmt: skip
+_trec(
+    "trec_relative_p", "relevant documents among the first K, over min(K, R)",
+    _cut(tx.relative_precision), takes_k=True, requires_k=True,
+)  # fmt: skip
+_trec(
+    "trec_unj", "unjudged documents among the first K, over K", _cut(tx.unjudged),
+    takes_k=True, requires_k=True,
+)  # fmt: skip
+_trec(
+    "trec_judged", "judged documents (in the qrels) among the first K, over K",
+    lambda key, c, level: tx.judged(c.truth, c.score, _k(key)), takes_k=True, requires_k=True,
+)  # fmt: skip
+_trec(
+    "trec_rprec_mult", "precision after int(X R + 0.9) documents (params fraction=)",
+    lambda key, c, level: tx.r_precision_multiple(c.truth, c.score, level, _float(key, "fraction")),
+)  # fmt: skip
+for _kind in ("set_P", "set_recall", "set_relative_P", "set_map", "set_F"):
+    _trec(
+        f"trec_{_kind.lower()}", f"trec_eval's {_kind} of the retrieved set, unranked",
+        _set(_kind),
+    )  # fmt: skip
+_trec(
+    "trec_utility", "a rel_ret + b (ret - rel_ret) + c (R - rel_ret) + d (N + rel_ret - ret - R)",
+    lambda key, c, level: tx.utility(c.truth, c.score, level, _coefficients(key)),
+)  # fmt: skip
+_trec(
+    "trec_bing", "over R, 1 / log2(2 + non-relevant above) summed over the relevant retrieved",
+    lambda key, c, level: tx.binary_gain(c.truth, c.score, level),
+)  # fmt: skip
+_trec(
+    "trec_rbp", "rank-biased precision, gains scaled to [0, 1] (params p=, 0.9 by default)",
+    lambda key, c, level: tx.rank_biased_precision(c.truth, c.score, level, _float(key, "p")),
+)  # fmt: skip
+_trec(
+    "trec_rbp_resid", "rank-biased precision's residual over unjudged documents (params p=)",
+    lambda key, c, level: tx.rank_biased_residual(c.truth, c.score, level, _float(key, "p")),
+)  # fmt: skip
 TREC_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "trec")
 
 # The names that ask for a TREC key: trec_eval's (as it prints them) and ir_measures'.
@@ -671,18 +727,22 @@ _TREC_NAMES = {
     "num_rel_ret": "trec_num_rel_ret", "num_nonrel_judged_ret": "trec_num_nonrel_judged_ret",
     "gm_map": "trec_gm_map", "Rprec": "trec_rprec", "bpref": "trec_bpref",
     "gm_bpref": "trec_gm_bpref", "recip_rank": "trec_recip_rank", "infAP": "trec_infap",
-    "11pt_avg": "trec_11pt_avg",
+    "11pt_avg": "trec_11pt_avg", "set_P": "trec_set_p", "set_recall": "trec_set_recall",
+    "set_relative_P": "trec_set_relative_p", "set_map": "trec_set_map", "set_F": "trec_set_f",
+    "utility": "trec_utility", "binG": "trec_bing", "rbp": "trec_rbp",
+    "rbp_resid": "trec_rbp_resid", "SetP": "trec_set_p", "SetR": "trec_set_recall",
+    "SetF": "trec_set_f", "SetAP": "trec_set_map",
     "NumQ": "trec_num_q", "NumRet": "trec_num_ret", "NumRel": "trec_num_rel",
     "NumRelRet": "trec_num_rel_ret", "AP": "trec_map", "RR": "trec_recip_rank",
     "Bpref": "trec_bpref", "nDCG": "trec_ndcg",
 }  # fmt: skip
 _TREC_CUTS = {
     "P": "trec_p", "recall": "trec_recall", "success": "trec_success", "map_cut": "trec_map",
-    "ndcg_cut": "trec_ndcg",
+    "ndcg_cut": "trec_ndcg", "relative_P": "trec_relative_p", "unj": "trec_unj",
 }  # fmt: skip
 _IR_MEASURES_CUTS = {
     "P": "trec_p", "R": "trec_recall", "Success": "trec_success", "AP": "trec_map",
-    "nDCG": "trec_ndcg",
+    "nDCG": "trec_ndcg", "Judged": "trec_judged",
 }  # fmt: skip
 # ir_measures' measures that read a relevance level (rel=).
 _TAKES_REL = {"trec_p", "trec_recall", "trec_success", "trec_map", "trec_rprec",
@@ -701,13 +761,23 @@ def trec_key(text: str) -> MetricKey | None:
     (ties averaged, truth > 0 relevant): trec_eval's are ``AP`` and ``nDCG``."""
     if text in _TREC_NAMES:
         return MetricKey(_TREC_NAMES[text], alias=text)
-    cut = re.fullmatch(r"(P|recall|success|map_cut|ndcg_cut)_([0-9]+)", text)
+    cut = re.fullmatch(r"(P|recall|success|map_cut|ndcg_cut|relative_P|unj)_([0-9]+)", text)
     if cut is not None and int(cut.group(2)) > 0:
         return MetricKey(_TREC_CUTS[cut.group(1)], int(cut.group(2)), alias=text)
     point = re.fullmatch(r"iprec_at_recall_([0-9]*\.?[0-9]+)", text)
     if point is not None and float(point.group(1)) <= 1:
         return MetricKey("trec_iprec_at_recall", params=(("recall", float(point.group(1))),),
                          alias=text)  # fmt: skip
+    multiple = re.fullmatch(r"Rprec_mult_([0-9]*\.?[0-9]+)", text)
+    if multiple is not None:
+        return MetricKey("trec_rprec_mult", params=(("fraction", float(multiple.group(1))),),
+                         alias=text)  # fmt: skip
+    persistence = re.fullmatch(r"(RBP|rbp|rbp_resid)\(p=(0?\.[0-9]+)\)", text)
+    if persistence is not None:
+        name = "trec_rbp_resid" if persistence.group(1) == "rbp_resid" else "trec_rbp"
+        return MetricKey(name, params=(("p", float(persistence.group(2))),), alias=text)
+    if text == "RBP":  # ir_measures' default persistence, 0.8 (trec_eval's is 0.9)
+        return MetricKey("trec_rbp", params=(("p", 0.8),), alias=text)
     match = _IR_MEASURES.match(text)
     if match is None:
         return None

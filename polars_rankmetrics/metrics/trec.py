@@ -233,3 +233,96 @@ def ndcg(
     positions = pl.int_range(1, best.len() + 1).cast(pl.Float64)
     ideal = (best / (positions + 1.0).log(2)).sum()
     return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0)
+
+
+def relative_precision(truth: str, score: str, level: int, k: int) -> pl.Expr:
+    """``relative_P_K``: the relevant documents among the first K retrieved, over min(K, R);
+    0 without a relevant document."""
+    t = Topic(truth, score, level)
+    best = pl.min_horizontal(t.num_rel(), pl.lit(float(k)))
+    return pl.when(best > 0).then(t.hits_within(k) / best).otherwise(0.0)
+
+
+def r_precision_multiple(truth: str, score: str, level: int, fraction: float) -> pl.Expr:
+    """``Rprec_mult_X``: precision after ``int(X * R + 0.9)`` documents (trec_eval 10.0 still
+    truncates here), dividing by that count also past the documents retrieved; 0 for a count
+    of 0."""
+    t = Topic(truth, score, level)
+    cut = (fraction * t.num_rel() + 0.9).floor()
+    return pl.when(cut > 0).then(t.hits_within(cut) / cut).otherwise(0.0)
+
+
+def set_measure(kind: str, truth: str, score: str, level: int, beta: float = 1.0) -> pl.Expr:
+    """The measures of the retrieved set, unranked (0 where a denominator is 0):
+    ``set_P`` = rel_ret / ret, ``set_recall`` = rel_ret / R, ``set_relative_P`` = rel_ret /
+    min(ret, R), ``set_map`` = rel_ret^2 / (ret R), ``set_F`` = (beta + 1) P R / (beta P + R)
+    (trec_eval's weighting: ``beta`` as given, not squared)."""
+    t = Topic(truth, score, level)
+    found, ret, r = t.hit.sum().cast(pl.Float64), t.retrieved.sum().cast(pl.Float64), t.num_rel()
+    precision, recall_ = found / ret, found / r
+    values = {
+        "set_P": (ret > 0, precision),
+        "set_recall": (r > 0, recall_),
+        "set_relative_P": ((ret > 0) & (r > 0), found / pl.min_horizontal(ret, r)),
+        "set_map": ((ret > 0) & (r > 0), found * found / (ret * r)),
+        "set_F": (found > 0, (beta + 1.0) * precision * recall_ / (beta * precision + recall_)),
+    }
+    defined, value = values[kind]
+    return pl.when(defined).then(value).otherwise(0.0)
+
+
+def utility(
+    truth: str, score: str, level: int, coefficients: Sequence[float] = (1.0, -1.0, 0.0, 0.0)
+) -> pl.Expr:
+    """``utility``: ``a rel_ret + b (ret - rel_ret) + c (R - rel_ret) + d (N + rel_ret - ret -
+    R)`` with trec_eval's coefficients (a, b, c, d) = (1, -1, 0, 0) by default, N (``-N``,
+    the collection size) 0."""
+    t = Topic(truth, score, level)
+    found, ret, r = t.hit.sum().cast(pl.Float64), t.retrieved.sum().cast(pl.Float64), t.num_rel()
+    a, b, c, d = coefficients
+    return a * found + b * (ret - found) + c * (r - found) + d * (found - ret - r)
+
+
+def binary_gain(truth: str, score: str, level: int) -> pl.Expr:
+    """``binG``: over R, the sum over the relevant documents retrieved of ``1 / log2(2 + n)``,
+    n the non-relevant (or unjudged) documents retrieved above it."""
+    t = Topic(truth, score, level)
+    at = t.position.filter(t.hit)
+    above = at - at.rank("ordinal").cast(pl.Float64)
+    return t.per_rel((1.0 / (above + 2.0).log(2)).sum())
+
+
+def unjudged(truth: str, score: str, level: int, k: int) -> pl.Expr:
+    """``unj_K``: the documents the qrels do not judge (absent, or a negative relevance)
+    among the first K retrieved, over K."""
+    t = Topic(truth, score, level)
+    return (t.retrieved & ~t.judged & (t.position <= k)).sum().cast(pl.Float64) / k
+
+
+def judged(truth: str, score: str, k: int) -> pl.Expr:
+    """ir_measures' ``Judged@K``: the documents the qrels name (any relevance) among the first
+    K retrieved, over K."""
+    t = Topic(truth, score, 1)
+    return (t.retrieved & (t.code >= UNJUDGED) & (t.position <= k)).sum().cast(pl.Float64) / k
+
+
+def rank_biased_precision(truth: str, score: str, level: int, p: float) -> pl.Expr:
+    """``rbp`` (Moffat and Zobel, TOIS 2008): ``(1 - p) sum of gain p^(position - 1)`` over the
+    documents retrieved, the gain being the relevance over the topic's largest judged
+    relevance where that exceeds 1 (so gains lie in [0, 1]), else the relevance."""
+    t = Topic(truth, score, level)
+    relevance = pl.when(t.judged).then(t.code - JUDGED).otherwise(0).cast(pl.Float64)
+    largest = relevance.max()
+    gain = pl.when(largest > 1).then(relevance / largest).otherwise(relevance)
+    return (1.0 - p) * (gain * p ** (t.position - 1.0)).filter(t.retrieved).sum()
+
+
+def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Expr:
+    """``rbp_resid``: how much ``rbp`` could rise if every unjudged document retrieved were of
+    full gain and the ranking went on with full gain: ``p^ret + (1 - p) sum of p^(position -
+    1)`` over the unjudged documents retrieved; 0 without one."""
+    t = Topic(truth, score, level)
+    open_ = t.retrieved & ~t.judged
+    tail = pl.lit(p) ** t.retrieved.sum().cast(pl.Float64)
+    value = tail + (1.0 - p) * (p ** (t.position - 1.0)).filter(open_).sum()
+    return pl.when(open_.any()).then(value).otherwise(0.0)

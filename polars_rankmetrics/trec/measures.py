@@ -27,7 +27,9 @@ class Family:
     summarise, and whether trec_eval prints a value per topic (``-q``)."""
 
     metric: str | None
-    params: Literal["cutoffs", "recalls", "gains", "none"] = "none"
+    params: Literal[
+        "cutoffs", "recalls", "fractions", "gains", "p", "coefficients", "beta", "none"
+    ] = "none"
     defaults: tuple[float, ...] = ()
     summary: Summary = "mean"
     per_topic: bool = True
@@ -50,12 +52,24 @@ FAMILIES: dict[str, Family] = {
     "recall": Family("trec_recall", "cutoffs", _CUTOFFS),
     "infAP": Family("trec_infap"),
     "gm_bpref": Family("trec_gm_bpref", summary="geometric", per_topic=False),
+    "Rprec_mult": Family("trec_rprec_mult", "fractions", tuple(i / 5 for i in range(1, 11))),
+    "utility": Family("trec_utility", "coefficients"),
     "11pt_avg": Family("trec_11pt_avg"),
+    "binG": Family("trec_bing"),
     "ndcg": Family("trec_ndcg", "gains"),
     "ndcg_cut": Family("trec_ndcg", "cutoffs", _CUTOFFS),
     "map_cut": Family("trec_map", "cutoffs", _CUTOFFS),
+    "relative_P": Family("trec_relative_p", "cutoffs", _CUTOFFS),
     "success": Family("trec_success", "cutoffs", (1, 5, 10)),
+    "set_P": Family("trec_set_p"),
+    "set_relative_P": Family("trec_set_relative_p"),
+    "set_recall": Family("trec_set_recall"),
+    "set_map": Family("trec_set_map"),
+    "set_F": Family("trec_set_f", "beta"),
     "num_nonrel_judged_ret": Family("trec_num_nonrel_judged_ret", summary="sum"),
+    "rbp": Family("trec_rbp", "p"),
+    "rbp_resid": Family("trec_rbp_resid", "p"),
+    "unj": Family("trec_unj", "cutoffs", (5, 10, 20)),
 }
 """The measure families computed, by trec_eval's name."""
 
@@ -114,18 +128,25 @@ def _family(name: str, params: str | None) -> list[Measure]:
     if family.metric is None:
         return [Measure(name, None, family.summary, family.per_topic)]
 
-    def measure(printed: str, k: int | None = None, **values: object) -> Measure:
-        key = MetricKey(family.metric or "", k, tuple(values.items()), alias=printed)
+    def measure(printed: str, k: int | None = None, *params: tuple[str, object]) -> Measure:
+        key = MetricKey(family.metric or "", k, params, alias=printed)
         return Measure(printed, key, family.summary, family.per_topic)
 
     if family.params == "cutoffs":
         cuts = _cutoffs(name, params) if params else [int(c) for c in family.defaults]
         return [measure(f"{name}_{k}", k) for k in cuts]
-    if family.params == "recalls":
-        points = _recalls(name, params) if params else list(family.defaults)
-        return [measure(f"{name}_{x:3.2f}", recall=x) for x in points]
+    if family.params in ("recalls", "fractions"):
+        points = _recalls(name, params, family.params) if params else list(family.defaults)
+        what = "recall" if family.params == "recalls" else "fraction"
+        return [measure(f"{name}_{x:3.2f}", None, (what, x)) for x in points]
     if family.params == "gains" and params:
-        return [measure(f"{name}_{params}", gains=_gains(name, params))]
+        return [measure(f"{name}_{params}", None, ("gains", _gains(name, params)))]
+    if family.params == "p" and params:
+        return [measure(f"{name}_{params}", None, ("p", _persistence(name, params)))]
+    if family.params in ("coefficients", "beta") and params:
+        values = _floats(name, params, 4 if family.params == "coefficients" else 1)
+        value = values if family.params == "coefficients" else values[0]
+        return [measure(f"{name}_{params}", None, (family.params, value))]
     if params:
         raise ValueError(f"measure {name!r} takes no parameters, not {params!r}")
     return [measure(name)]
@@ -142,14 +163,39 @@ def _cutoffs(name: str, params: str) -> list[int]:
     return cuts
 
 
-def _recalls(name: str, params: str) -> list[float]:
+def _recalls(name: str, params: str, kind: str) -> list[float]:
+    """Recall points in [0, 1], or fractions of R (``Rprec_mult``) >= 0: sorted, each once."""
     try:
         points = sorted({float(p) for p in params.split(",")})
     except ValueError:
         points = []
-    if not points or points[0] < 0 or points[-1] > 1:
-        raise ValueError(f"measure {name!r}: recall points must be in [0, 1], not {params!r}")
+    top = 1.0 if kind == "recalls" else float("inf")
+    if not points or points[0] < 0 or points[-1] > top:
+        what = "recall points must be in [0, 1]" if top == 1 else "fractions must be >= 0"
+        raise ValueError(f"measure {name!r}: {what}, not {params!r}")
     return points
+
+
+def _floats(name: str, params: str, n: int) -> tuple[float, ...]:
+    try:
+        values = tuple(float(p) for p in params.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != n:
+        raise ValueError(f"measure {name!r} takes {n} number(s), not {params!r}")
+    return values
+
+
+def _persistence(name: str, params: str) -> float:
+    """``p=0.8``: the persistence, in (0, 1)."""
+    key, _, value = params.partition("=")
+    try:
+        p = float(value)
+    except ValueError:
+        p = -1.0
+    if key != "p" or not 0 < p < 1:
+        raise ValueError(f"measure {name!r}: its parameter is p=X, 0 < X < 1, not {params!r}")
+    return p
 
 
 def _gains(name: str, params: str) -> tuple[tuple[int, float], ...]:
