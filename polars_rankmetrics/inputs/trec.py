@@ -24,6 +24,7 @@ from __future__ import annotations
 import glob
 import tempfile
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -284,8 +285,9 @@ def _check(lines: pl.LazyFrame, files: list[str], layout: _Layout) -> None:
         _key_hash(layout).alias("key"),
     )
     large = sum(_size(f) for f in files) > _KEYS_AT_ONCE * _LINE_BYTES
-    with tempfile.TemporaryDirectory(prefix="rankmetrics-trec-") as directory:
-        if large:
+    spill = tempfile.TemporaryDirectory(prefix="rankmetrics-trec-") if large else nullcontext()
+    with spill as directory:
+        if directory is not None:
             spilled = Path(directory) / "keys.parquet"
             keyed.sink_parquet(spilled)
             keyed = pl.scan_parquet(spilled)
