@@ -240,6 +240,10 @@ def test_docs_worked_example_of_ties():
     assert trec == tagged == tuple(oracle["q1"][m] for m in measures)
     with pytest.raises(ValueError, match="ties='average' is for the library's keys"):
         rm.evaluate(run, ["AP"], truth_table=qrels, ties="average")
+    # rbp keeps trec_eval's p (0.9), RBP ir_measures' (0.8): a and c relevant at ranks 1 and 3
+    untied = run.with_columns(score=pl.Series([3.0, 2.0, 1.0]))
+    rbp = rm.evaluate(untied, ["rbp", "RBP", "RBP(p=0.9)"], truth_table=qrels).row(0)
+    assert rbp == pytest.approx([(1 - p) * (1 + p**2) for p in (0.9, 0.8, 0.9)])
     assert average == pytest.approx((17 / 24, 3 / 4, 1 / 2))  # by hand, as the table shows
     rows = ["| average precision |", "| reciprocal rank |", "| precision at 1 |"]
     for row, first, mean in zip(rows, trec, average, strict=True):
