@@ -27,7 +27,7 @@ from polars_rankmetrics.engines.sql.state import finalize_statements, state_stat
 from polars_rankmetrics.inference import hashing
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import parse_keys
+from polars_rankmetrics.metrics.registry import REGISTRY, parse_keys
 
 # Keys averaged over samples from every per-sample view: ranking, gain, set and retrieval, a key
 # without positives (lwlrap), one whose undefined value is NaN (roc_auc_samples) and one whose
@@ -36,6 +36,24 @@ KEYS = [
     "coverage_error", "lrap", "lwlrap", "dcg", "ndcg@2", "f1_samples", "hamming_loss",
     "roc_auc_samples", "precision@2", "mrr", "map@3",
 ]  # fmt: skip
+# The keys the SQL finalize refuses, each for its reason: no view in sql/ (TREC), no column in
+# rankmetrics_label_summary (the calibration errors of equal-mass bins averaged over labels).
+REFUSED = {"trec", "ece_quantile", "mce_quantile"}
+
+
+def every_sql_key() -> list[str]:
+    """Every key of the registry that the SQL state computes (a cut-off of 2 where one is
+    required), but those reading propensities, which the SQL state refuses, and the keys the
+    SQL finalize refuses (:data:`REFUSED`)."""
+    keys = []
+    for name, metric in REGISTRY.items():
+        family = metric.label_score[0] if metric.label_score else metric.family
+        if metric.needs_propensities or family in REFUSED:
+            continue
+        keys.append(f"{name}@2" if metric.requires_k else name)
+    return keys
+
+
 IDENTITY = ["rm_part", "rm_label", "rm_score", "rm_unit", "rm_name"]
 _POSTGRES_TYPES = {
     pl.Float64: "DOUBLE PRECISION", pl.Int64: "BIGINT", pl.Int32: "INTEGER", pl.String: "TEXT",
@@ -158,10 +176,15 @@ def sql_state(
     dialect = warehouse.dialect
     warehouse.run(state_statements("predictions", cols, dialect, keys_parsed, context=context,
                                    temporary=True, **options))  # fmt: skip
+    return fetch_state(warehouse, table.schema["label"])
+
+
+def fetch_state(warehouse: Warehouse, label_type: pl.DataType) -> pl.DataFrame:
+    """``rankmetrics_state``'s rows; a driver types a column of NULLs as it likes (PostgreSQL's
+    rows say nothing): the types of rm.state's."""
     state = warehouse.fetch("SELECT * FROM rankmetrics_state")
-    # A driver types a column of NULLs as it likes (PostgreSQL's rows say nothing): the types.
     return state.with_columns(
-        pl.col("rm_label").cast(table.schema["label"]),
+        pl.col("rm_label").cast(label_type),
         pl.col("rm_score", "rm_value").cast(pl.Float64),
         pl.col("rm_unit").cast(pl.Int64),
         pl.col("rm_format").cast(pl.Int32),
@@ -236,32 +259,70 @@ def _split(table: pl.DataFrame) -> list[pl.DataFrame]:
     return [table.filter(half), table.filter(~half)]
 
 
-def test_the_sql_state_finalizes_to_evaluate_however_split(warehouse):
-    """rankmetrics_finalize over one state, over the union of two partitions' states, and over a
-    state by (model, day) finalized by model: evaluate()'s means to 1e-12 (NULL where it says
-    NaN). rankmetrics_state_checks: the states of disjoint partitions do not overlap, states
-    counted twice do, and states of different parameters are counted."""
-    table = random_cases(4).drop("decision")
+def test_the_sql_state_finalizes_every_key_to_evaluate_however_split(warehouse):
+    """rankmetrics_finalize of every key the SQL state computes (every_sql_key, and cut-offs of
+    the views with one) over a state by (model, day) finalized by model (on DuckDB also over one
+    state, and over the union of two partitions' states): evaluate()'s numbers, to 1e-12 (NULL
+    where it says NaN). Over rm.state's states too: the propensity-scored keys, which the SQL
+    state refuses, the keys averaged over labels with other parameters (read from rm_params:
+    beta 2, zero_division NaN, threshold 0.25) and rounded curve scores (rm.finalize's numbers).
+    rankmetrics_state_checks: the states of disjoint partitions do not overlap, states counted
+    twice do, and states of different parameters are counted."""
+    # Scores in [0, 1], which the probability keys need, with ties and a weight of 0.
+    table = random_cases(4).drop("decision").with_columns(pl.col("score").clip(0.0, 1.0))
     table = table.with_columns(day=(pl.col("sample").hash(5) % 2).cast(pl.Int64))
+    keys = [*every_sql_key(), "ndcg@2", "map@3", "mrr@2"]
     options = {"by": "model", "weight": "weight", "parameters": {"zero_division": "warn"}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
-        expected = rm.evaluate(table.drop("day"), KEYS, by="model", weight="weight")
-    whole = sql_state(warehouse, table.drop("day"), KEYS, **options)
-    parts = pl.concat([sql_state(warehouse, part.drop("day"), KEYS, **options)
-                       for part in _split(table)])  # fmt: skip
-    options["by"] = ["model", "day"]
-    by_day = sql_state(warehouse, table, KEYS, **options).drop("day")
-    for states in (whole, parts, by_day):
-        ours = sql_finalize(warehouse, states, KEYS, ["model"]).select(expected.columns)
-        assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
-    checks = "SELECT parameters, overlap FROM rankmetrics_state_checks"
-    define_finalize(warehouse, parts, KEYS, ["model"])
+        expected = rm.evaluate(table.drop("day"), keys, by="model", weight="weight")
+    by_day = sql_state(warehouse, table, keys, **{**options, "by": ["model", "day"]})
+    ours = sql_finalize(warehouse, by_day.drop("day"), keys, ["model"])
+    assert_frame_equal(ours.select(expected.columns), expected, check_exact=False, rel_tol=1e-12,
+                       abs_tol=1e-12)  # fmt: skip
+    # The finalize's views leave the state's alone: a warehouse defines both once.
+    again = fetch_state(warehouse, table.schema["label"])
+    assert_frame_equal(
+        _sorted_rows(again, ["model", "day"]), _sorted_rows(by_day, ["model", "day"])
+    )
+    if warehouse.dialect == "duckdb":  # the merge is the same SQL on every engine
+        whole = sql_state(warehouse, table.drop("day"), keys, **options)
+        parts = pl.concat([sql_state(warehouse, part.drop("day"), keys, **options)
+                           for part in _split(table)])  # fmt: skip
+        for states in (whole, parts):
+            ours = sql_finalize(warehouse, states, keys, ["model"]).select(expected.columns)
+            assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    assert expected.select(pl.all().exclude("model").is_nan().any()).row(0).count(True) >= 3
+    propensities = pl.DataFrame({"label": range(6), "propensity": [0.2, 0.5, 1.0] * 2})
+    python_keys = ["psprecision@2", "psndcg_norm@3", "fbeta_macro", "f1_micro", "recall_weighted",
+                   "roc_auc_weighted", "precision_samples"]  # fmt: skip
+    given = {"beta": 2.0, "zero_division": float("nan"), "threshold": 0.25,
+             "propensities": propensities}  # fmt: skip
+    # rm.state refuses a partition whose weights sum to 0, as evaluate does.
+    table = table.with_columns(pl.col("weight").replace(0.0, 0.5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        expected = rm.evaluate(table, python_keys, by="model", weight="weight", **given)
+        states = pl.concat([rm.state(part, python_keys, by="model", weight="weight", **given)
+                            for part in _split(table)])  # fmt: skip
+        rounded = rm.state(table, ["roc_auc_weighted"], by="model", weight="weight",
+                           score_decimals=1)  # fmt: skip
+        expected_rounded = rm.finalize(rounded, by="model")
+    ours = sql_finalize(warehouse, states, python_keys, ["model"]).select(expected.columns)
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    ours = sql_finalize(warehouse, rounded, ["roc_auc_weighted"], ["model"])
+    assert_frame_equal(ours.select(expected_rounded.columns), expected_rounded,
+                       check_exact=False, rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
+    # The curves of the rounded scores, not of the scores.
+    assert not ours["roc_auc_weighted"].equals(expected["roc_auc_weighted"])
+    checks = "SELECT parameters, overlap FROM rankmetrics_state_checks ORDER BY grp"
+    days = by_day.drop("day")
+    define_finalize(warehouse, days, ["lrap"], ["model"])
     assert warehouse.fetch(checks).rows() == [(1, 0.0)] * 4
-    define_finalize(warehouse, pl.concat([parts, parts]), KEYS, ["model"])
+    define_finalize(warehouse, pl.concat([days, days]), ["lrap"], ["model"])
     assert warehouse.fetch(checks).rows() == [(1, 1.0)] * 4
-    other = parts.with_columns(rm_params=pl.lit('{"beta":2.0}'))
-    define_finalize(warehouse, pl.concat([whole, other]), KEYS, ["model"])
+    other = days.with_columns(rm_params=pl.lit('{"beta":2.0}'))
+    define_finalize(warehouse, pl.concat([days, other]), ["lrap"], ["model"])
     assert warehouse.fetch(checks).rows() == [(2, 1.0)] * 4
 
 
@@ -291,9 +352,10 @@ def _interval_table(n_samples: int = 150, seed: int = 3) -> pl.DataFrame:
 
 def test_the_sql_intervals_are_the_poisson_bootstraps(warehouse):
     """rankmetrics_finalize's percentile intervals from the union of two partitions' states:
-    those of evaluate(ci=..., bootstrap="poisson") on the whole table, to 1e-12."""
+    those of evaluate(ci=..., bootstrap="poisson") on the whole table, to 1e-12, the threshold
+    _micro averages' (ratios of the replicates' pooled counts) too."""
     table = _interval_table()
-    keys = ["lrap", "ndcg@3", "f1_samples", "mrr", "lwlrap"]
+    keys = ["lrap", "ndcg@3", "f1_samples", "mrr", "lwlrap", "f1_micro", "precision_micro"]
     options = {"by": "model", "weight": "weight", "intervals": True}
     states = pl.concat([sql_state(warehouse, part, keys, **options) for part in _split(table)])
     ci = {"ci": 0.9, "n_boot": 200, "seed": 11}
@@ -315,13 +377,14 @@ def _sorted_rows(state: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 def test_the_sql_state_is_the_python_state(warehouse):
     """rankmetrics_state's rows, sorted, are rm.state's: every part (sums, units, labels, curves,
-    sketch), the values to 1e-12, the parameters' text exactly; and its units add up to its
+    sketch; with a _micro average, the sums and units of the per-sample counts), the values to
+    1e-12, the parameters' text exactly; and its units add up to its
     sums, a null value counted where its sample weighs more than 0. (The weights are positive
     here: rm.state's units count a one-class sample of weight 0 in roc_auc_samples/x, which its
     sums do not.)"""
     table = random_cases(3).drop("decision").with_columns(pl.col("weight").replace(0.0, 0.5))
     keys = ["lrap", "ndcg@2", "f1_samples", "roc_auc_samples", "f1_macro",
-            "average_precision_macro"]  # fmt: skip
+            "average_precision_macro", "f1_micro"]  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
         expected = rm.state(table, keys, by="model", weight="weight", intervals=True)
@@ -355,8 +418,18 @@ def test_the_exporter_refuses_what_it_cannot_write():
         state_statements("t", Columns(by=("rm_day",)), "duckdb", keys, context=parameters())
     with pytest.raises(ValueError, match=r"n_boot must be an integer in 1 \.\. 100,000"):
         finalize_statements("duckdb", keys, ci=0.95, n_boot=100_001)
-    with pytest.raises(ValueError, match="finalizes the keys averaged over samples"):
-        finalize_statements("duckdb", parse_keys(["f1_macro"]))
+    for key, reason in (
+        ("ece_quantile_macro", "rankmetrics_label_summary .* has no column 'ece_quantile_macro'"),
+        ("ece_micro@10", ".* has no column 'ece_micro@10'"),
+        ("trec_map", "sql/ has no view of it"),
+    ):
+        with pytest.raises(ValueError, match=f"{key} is not finalized in SQL: {reason}"):
+            finalize_statements("duckdb", parse_keys(["lrap", key]))
+    with pytest.raises(
+        ValueError,
+        match="f1_macro is computed over labels, not as a mean over samples: it has no interval",
+    ):
+        finalize_statements("duckdb", parse_keys(["f1_micro", "f1_macro"]), ci=0.9)
 
 
 def test_the_documented_daily_roll_up_runs():

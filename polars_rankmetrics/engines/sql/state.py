@@ -12,18 +12,25 @@ The views are the files of ``sql/state/`` (:func:`~.export.state_sql_files`) and
   :func:`~.results.sums_queries` reads it;
 - ``rankmetrics_state``: the parts the keys need, with the ``by`` columns under their names;
 - ``rankmetrics_state_groups``, ``rankmetrics_finalize_keys``,
-  ``rankmetrics_finalize_parameters`` and ``rankmetrics_finalize`` on the finalizing side.
+  ``rankmetrics_finalize_parameters``, the count tables of ``sql/`` over the merged states,
+  ``rankmetrics_label_means``, ``rankmetrics_micro_replicates`` and ``rankmetrics_finalize``
+  on the finalizing side.
 
 The rows follow the state's format (``polars_rankmetrics/states/format.py``): the ``sums``,
 ``units`` (with ``intervals``), ``labels``, ``curves`` and ``sketch`` parts. The keys averaged
-over samples finalize in SQL, with a Poisson bootstrap interval from the ``units`` rows; the
-per-label parts are kept for :func:`polars_rankmetrics.finalize`. Verified on DuckDB, Spark SQL and
-PostgreSQL (the dialects of :data:`~.export.HEX_INTEGER`).
+over samples finalize from the sums, with a Poisson bootstrap interval from the ``units`` rows;
+the keys averaged over labels from the ``labels`` and ``curves`` rows, through the views of
+``sql/`` that average the per-label count tables over labels (``sql/state/04_label_tables.sql``
+shapes the merged rows as those tables), the threshold ``_micro`` averages with an interval
+from the units of their per-sample counts. Verified on DuckDB, Spark SQL and PostgreSQL (the
+dialects of :data:`~.export.HEX_INTEGER`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import re
+from collections.abc import Collection, Sequence
 
 from polars_rankmetrics.engines.sql import results
 from polars_rankmetrics.engines.sql.export import (
@@ -36,9 +43,14 @@ from polars_rankmetrics.engines.sql.export import (
     source_relation,
     state_sql_files,
     transpiled,
+    view_names,
+    view_query,
     view_statements,
+    views_read,
+    words,
 )
 from polars_rankmetrics.inference import recorded
+from polars_rankmetrics.inference.samples import MICRO, per_sample_keys, supported_keys
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import VIEWS_WITH_K, Context, MetricKey
 from polars_rankmetrics.metrics.sums import undefined_column, weight_column
@@ -49,6 +61,10 @@ STATE_DIALECTS = tuple(HEX_INTEGER)
 MAX_REPLICATES = 100_000
 # The evaluation views the state's parts read besides the per-sample views of its keys.
 _PART_VIEWS = ("rankmetrics_label_counts", "rankmetrics_score_counts")
+# The view of sql/ that averages the per-label tables over labels, which the finalize reads.
+_LABEL_SUMMARY = "rankmetrics_label_summary"
+# The prefix of the finalize's copies of the relations of sql/ (_merged).
+_MERGED = "rankmetrics_merged_"
 
 
 def state_params(
@@ -93,22 +109,35 @@ def _check_request(keys: Sequence[MetricKey], by: Sequence[str]) -> None:
     for key in keys:
         if key.metric.needs_propensities:
             raise ValueError(
-                f"{key} reads label propensities, which the SQL state does not record: "
-                "compute its state with polars_rankmetrics.state(..., propensities=...)"
+                f"{key} reads label propensities, which the SQL state does not record (a state "
+                "records the propensity table's fingerprint, the md5 of its rows as Polars "
+                "writes them): compute its state with polars_rankmetrics.state(..., "
+                "propensities=...), which rankmetrics_finalize finalizes"
             )
 
 
 def _create(name: str, query: str, dialect: str, temporary: bool) -> list[str]:
-    """``CREATE OR REPLACE VIEW name AS query`` (DuckDB SQL) in ``dialect``."""
+    """``CREATE OR REPLACE VIEW name AS query`` (DuckDB SQL) in ``dialect``: as written for
+    DuckDB (the exporter's queries call none of the functions it writes out)."""
+    if dialect == "duckdb":
+        return [f"CREATE OR REPLACE {'TEMP ' if temporary else ''}VIEW {name} AS {query}"]
     return transpiled(f"CREATE OR REPLACE VIEW {name} AS {query}", dialect, temporary=temporary)
 
 
-def _files(dialect: str, temporary: bool, names: Sequence[str]) -> dict[str, list[str]]:
-    """The statements of the files of ``sql/state/`` called ``names`` (without ``.sql``)."""
+def _files(dialect: str, temporary: bool, names: Sequence[str]) -> list[str]:
+    """The statements of the files of ``sql/state/`` called ``names`` (without ``.sql``), in
+    the order of ``names``."""
+    statements = _file_statements(dialect, temporary)
+    return [statement for name in names for statement in statements[name]]
+
+
+@functools.cache
+def _file_statements(dialect: str, temporary: bool) -> dict[str, tuple[str, ...]]:
+    """Per file of ``sql/state/`` (without ``.sql``), its statements in ``dialect``: transpiled
+    once per process."""
     return {
-        path.stem: transpiled(path.read_text(), dialect, temporary=temporary)
+        path.stem: tuple(transpiled(path.read_text(), dialect, temporary=temporary))
         for path in state_sql_files()
-        if path.stem in names
     }
 
 
@@ -192,8 +221,9 @@ def _by_columns(by: Sequence[str], dialect: str, groups: str) -> tuple[str, str]
     return selected, join
 
 
-def _parts(keys: Sequence[MetricKey], intervals: bool) -> str:
-    """The rows of the state's parts that ``keys`` need; the first branch, empty, gives
+def _parts(keys: Sequence[MetricKey], intervals: bool, sums: bool) -> str:
+    """The rows of the state's parts that ``keys`` need (``sums``: the sums of keys averaged
+    over samples, and their units with ``intervals``); the first branch, empty, gives
     ``rm_label`` the label column's type (a union of NULLs has none, and PostgreSQL types a
     union pairwise from its first branches)."""
     null_score, null_unit = "CAST(NULL AS DOUBLE)", "CAST(NULL AS BIGINT)"
@@ -213,7 +243,7 @@ def _parts(keys: Sequence[MetricKey], intervals: bool) -> str:
             f"SELECT grp, 'curves', label, score, {null_unit}, rm_name, rm_value "
             "FROM rankmetrics_state_curves"
         )
-    if "samples" in reductions:
+    if sums:
         branches.append(
             f"SELECT grp, 'sums', NULL, {null_score}, {null_unit}, rm_name, rm_value "
             "FROM rankmetrics_state_sums"
@@ -249,7 +279,11 @@ def state_statements(
     the parameters are one string literal."""
     _check_dialect(dialect)
     _check_request(keys, cols.by)
-    sample_keys = [k for k in keys if k.metric.reduction == "samples"]
+    # With intervals, the units hold each key's per-sample columns (a _micro average's counts),
+    # and the sums those columns' sums, as polars_rankmetrics.state keeps them.
+    sample_keys = per_sample_keys(keys) if intervals else [
+        k for k in keys if k.metric.reduction == "samples"
+    ]  # fmt: skip
     views = {*results.sql_views(sample_keys).values(), *_PART_VIEWS}
     params = state_params(
         keys, cols, context, intervals=intervals, n_labels=n_labels,
@@ -261,7 +295,7 @@ def state_statements(
     state = (
         f"SELECT {by}r.rm_part, r.rm_label, r.rm_score, r.rm_unit, r.rm_name, r.rm_value, "
         "CAST(1 AS INT) AS rm_format, p.rm_params "
-        f"FROM ({_parts(keys, intervals)}) AS r "
+        f"FROM ({_parts(keys, intervals, bool(sample_keys))}) AS r "
         f"CROSS JOIN rankmetrics_state_parameters AS p{join}"
     )
     inputs = input_statements(
@@ -271,18 +305,139 @@ def state_statements(
         truth_table=truth_table, gain=gain,
     )  # fmt: skip
     parameters = f"SELECT CAST({quote_literal(params)} AS VARCHAR) AS rm_params"
-    files = _files(dialect, temporary, ("01_sample_hashes", "02_state"))
     return [
         *inputs,
         *view_statements(dialect, temporary=temporary, views=views),
         *_create("rankmetrics_state_parameters", parameters, dialect, temporary),
-        *files["01_sample_hashes"],
+        *_files(dialect, temporary, ("01_sample_hashes",)),
         *_create(
             "rankmetrics_state_unit_sums", _unit_sums(sample_keys, context), dialect, temporary
         ),
-        *files["02_state"],
+        *_files(dialect, temporary, ("02_state",)),
         *_create("rankmetrics_state", state, dialect, temporary),
     ]
+
+
+def _refuse_unfinalized(keys: Sequence[MetricKey], ci: float | None) -> None:
+    """Refuse the keys ``rankmetrics_finalize`` does not finalize, by name and why: a key
+    without a view in ``sql/``, a key averaged over labels that ``rankmetrics_label_summary``
+    has no column of; with ``ci``, the
+    keys without an interval, as :func:`polars_rankmetrics.finalize` refuses them."""
+    columns = words([view_query(_LABEL_SUMMARY)])
+    for key in keys:
+        if not key.metric.sql_view:
+            raise ValueError(
+                f"{key} is not finalized in SQL: sql/ has no view of it (the {key.metric.family} "
+                "keys are computed by the Polars engine only); finalize its states with "
+                "polars_rankmetrics.finalize"
+            )
+        if key.metric.reduction != "samples" and (key.k is not None or key.name not in columns):
+            raise ValueError(
+                f"{key} is not finalized in SQL: {_LABEL_SUMMARY} (sql/15_label_summary.sql), "
+                f"which averages the states' per-label tables over labels, has no column "
+                f"{str(key)!r}; finalize its states with polars_rankmetrics.finalize"
+            )
+    if ci is not None:
+        supported_keys(keys, micro=True)
+
+
+def _merged(name: str) -> str:
+    """The name of the finalize's copy of ``sql/``'s relation ``name``
+    (``rankmetrics_label_counts``: ``rankmetrics_merged_label_counts``)."""
+    return name.replace("rankmetrics_", _MERGED, 1)
+
+
+def _merged_query(name: str, copied: Collection[str]) -> str:
+    """The query of ``sql/``'s view ``name`` (DuckDB SQL) reading the finalize's copy of each
+    relation of ``copied``."""
+    return re.sub(
+        r"\brankmetrics_\w+",
+        lambda found: _merged(found[0]) if found[0] in copied else found[0],
+        view_query(name),
+    )
+
+
+def _label_statements(
+    keys: Sequence[MetricKey], dialect: str, temporary: bool, *, intervals: bool
+) -> list[str]:
+    """The statements that finalize the keys averaged over labels (none: the empty relations
+    ``rankmetrics_finalized`` reads): the views of ``sql/state/04_label_tables.sql``, copies of
+    the count tables of ``sql/`` over them (a table the states do not hold for ``keys`` stands
+    in with the labels of the other, NULL or 0: the threshold keys read ``tp``, ``fp``, ``fn``,
+    the curves ``pos``, ``neg`` and the labels' support, ``tp + fn``), copies of the views of
+    ``sql/`` that average them over labels, then ``rankmetrics_label_means`` and
+    ``rankmetrics_micro_replicates`` (``intervals``: of the threshold ``_micro`` averages). The
+    copies are named ``rankmetrics_merged_...``, so that a state's views in the same warehouse
+    (which read ``rankmetrics_label_counts``, ``rankmetrics_set_scores``, ...) keep theirs."""
+    label_keys = [k for k in keys if k.metric.reduction != "samples"]
+    micro = [k for k in label_keys if k.name in MICRO] if intervals else []
+    none = "FROM rankmetrics_state_groups WHERE 1 = 0"
+    means = f"SELECT grp, CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS DOUBLE) AS value {none}"
+    replicates = (
+        "SELECT grp, CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS BIGINT) AS replicate, "
+        f"CAST(NULL AS DOUBLE) AS value {none}"
+    )
+    if not label_keys:
+        return [
+            *_create("rankmetrics_label_means", means, dialect, temporary),
+            *_create("rankmetrics_micro_replicates", replicates, dialect, temporary),
+        ]
+    reductions = {k.metric.reduction for k in label_keys}
+    counts = (
+        "SELECT grp, label, tp, fp, fn FROM rankmetrics_state_label_counts"
+        if "labels" in reductions
+        else "SELECT grp, label, CAST(0 AS DOUBLE) AS tp, CAST(0 AS DOUBLE) AS fp, "
+        "sum(pos) AS fn FROM rankmetrics_state_score_counts GROUP BY grp, label"
+    )
+    scores = (
+        "SELECT grp, label, score, pos, neg FROM rankmetrics_state_score_counts"
+        if "curves" in reductions
+        else "SELECT grp, label, CAST(NULL AS DOUBLE) AS score, CAST(NULL AS DOUBLE) AS pos, "
+        "CAST(NULL AS DOUBLE) AS neg FROM rankmetrics_state_label_counts"
+    )
+    precisions = (
+        "SELECT grp, label, CAST(NULL AS DOUBLE) AS precision_sum "
+        f"FROM {_merged('rankmetrics_label_counts')}"
+    )
+    own = {
+        "rankmetrics_label_counts": counts,
+        "rankmetrics_score_counts": scores,
+        "rankmetrics_label_precisions": precisions,
+    }
+    # 04_label_tables.sql defines the copies of the parameters and the sample counts.
+    replaced = views_read([*own, "rankmetrics_sample_counts"])
+    summary = views_read([_LABEL_SUMMARY]) - replaced
+    copied = {*summary, *own, "rankmetrics_sample_counts", "rankmetrics_parameters"}
+    views = [
+        statement
+        for name in view_names()
+        if name in summary
+        for statement in _create(_merged(name), _merged_query(name, copied), dialect, temporary)
+    ]
+    picked = " ".join(f"WHEN {quote_literal(k.name)} THEN s.{quote_identifier(k.name)}"
+                      for k in label_keys)  # fmt: skip
+    names = ", ".join(f"({quote_literal(k.name)})" for k in label_keys)
+    means = (
+        f"SELECT s.grp, k.metric, CASE k.metric {picked} END AS value "
+        f"FROM {_merged(_LABEL_SUMMARY)} AS s CROSS JOIN (VALUES {names}) AS k(metric)"
+    )
+    if micro:
+        picked = " ".join(f"WHEN {quote_literal(k.name)} THEN s.{quote_identifier(MICRO[k.name])}"
+                          for k in micro)  # fmt: skip
+        names = ", ".join(f"({quote_literal(k.name)})" for k in micro)
+        replicates = (
+            f"SELECT s.grp, k.metric, s.sample AS replicate, CASE k.metric {picked} END AS value "
+            f"FROM {_merged('rankmetrics_set_scores')} AS s "
+            f"CROSS JOIN (VALUES {names}) AS k(metric) WHERE s.level = 'sample'"
+        )
+    return [
+        *_files(dialect, temporary, ("04_label_tables",)),
+        *(s for name, query in own.items()
+          for s in _create(_merged(name), query, dialect, temporary)),
+        *views,
+        *_create("rankmetrics_label_means", means, dialect, temporary),
+        *_create("rankmetrics_micro_replicates", replicates, dialect, temporary),
+    ]  # fmt: skip
 
 
 def finalize_statements(
@@ -294,18 +449,28 @@ def finalize_statements(
 
     ``rankmetrics_finalize`` has one row per group of the ``by`` columns given here (the
     states' other ``by`` columns are merged over: filter ``rankmetrics_states`` for a window)
-    and key of ``keys`` averaged over samples: the ``by`` columns, ``metric``, ``value`` (the
-    mean that :func:`polars_rankmetrics.evaluate` gives over the data behind the states; NULL
-    where it gives NaN), ``lo`` and ``hi`` (with ``ci``, the percentile interval of ``n_boot``
-    Poisson bootstrap replicates drawn from the states' ``units`` rows with ``seed``; else
-    NULL) and ``ill_defined`` (the samples whose value is a convention, where the states count
-    them). ``rankmetrics_state_checks`` says, per group, how many different ``rm_params`` its
-    states hold (1 where they may merge) and estimates the share of its samples that more than
-    one merged state holds (``overlap``, 0 for states of disjoint samples)."""
+    and key of ``keys``: the ``by`` columns, ``metric``, ``value`` (what
+    :func:`polars_rankmetrics.evaluate` gives over the data behind the states; NULL where it
+    gives NaN), ``lo`` and ``hi`` (with ``ci``, the percentile interval of ``n_boot`` Poisson
+    bootstrap replicates drawn from the states' ``units`` rows with ``seed``, for the keys
+    averaged over samples and the threshold ``_micro`` averages; else NULL) and
+    ``ill_defined`` (the samples whose value is a convention, where the states count them;
+    NULL for the keys averaged over labels). The keys averaged over labels read the states'
+    ``labels`` and ``curves`` rows through the views of ``sql/`` that evaluate's SQL averages
+    them with, and the metric parameters from ``rm_params``.
+    ``rankmetrics_state_checks`` says, per group, how many different ``rm_params`` its states
+    hold (1 where they may merge) and estimates the share of its samples that more than one
+    merged state holds (``overlap``, 0 for states of disjoint samples).
+
+    Refused: a key without a view in ``sql/`` (the TREC keys), a key averaged over labels that
+    ``rankmetrics_label_summary`` has no column of (the probability losses and calibration
+    errors), and with ``ci`` a key averaged over labels
+    other than the threshold ``_micro`` averages, which :func:`polars_rankmetrics.finalize`
+    gives no interval either."""
     _check_dialect(dialect)
-    keys = [k for k in keys if k.metric.reduction == "samples"]
     if not keys:
-        raise ValueError("rankmetrics_finalize finalizes the keys averaged over samples: give one")
+        raise ValueError("rankmetrics_finalize needs at least one metric key")
+    _refuse_unfinalized(keys, ci)
     if ci is not None and not 0 < ci < 1:
         raise ValueError(f"ci must be a confidence level in (0, 1), such as 0.95, not {ci!r}")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 0 < n_boot <= MAX_REPLICATES:
@@ -320,11 +485,19 @@ def finalize_statements(
         f"CAST({number_literal(alpha)} AS DOUBLE) AS lo_quantile, "
         f"CAST({number_literal(1 - alpha)} AS DOUBLE) AS hi_quantile"
     )
+    sample_keys = [k for k in keys if k.metric.reduction == "samples"]
     rows = ", ".join(
         f"({quote_literal(str(k))}, {quote_literal(weight_column(k))}, "
         f"{quote_literal(undefined_column(k))}, {quote_literal(ill_defined_column(k))}, "
         f"{1 if k.metric.undefined == 'nan' else 0})"
-        for k in keys
+        for k in sample_keys
+    )
+    keys_query = (
+        f"SELECT * FROM (VALUES {rows}) AS k(metric, weight_name, null_name, ill_name, nan_if_null)"
+        if sample_keys
+        else "SELECT CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS VARCHAR) AS weight_name, "
+        "CAST(NULL AS VARCHAR) AS null_name, CAST(NULL AS VARCHAR) AS ill_name, "
+        "0 AS nan_if_null FROM rankmetrics_finalize_parameters WHERE 1 = 0"
     )
     groups = (
         f"SELECT {group_expression(by, dialect)} AS grp, rm_part, rm_label, rm_score, rm_unit, "
@@ -335,13 +508,12 @@ def finalize_statements(
         f"SELECT {selected}r.metric, r.value, r.lo, r.hi, r.ill_defined "
         f"FROM rankmetrics_finalized AS r{join}"
     )
-    keys_query = (
-        f"SELECT * FROM (VALUES {rows}) AS k(metric, weight_name, null_name, ill_name, nan_if_null)"
-    )
     return [
         *_create("rankmetrics_state_groups", groups, dialect, temporary),
-        *_create("rankmetrics_finalize_keys", keys_query, dialect, temporary),
         *_create("rankmetrics_finalize_parameters", parameters, dialect, temporary),
-        *_files(dialect, temporary, ("03_finalize",))["03_finalize"],
+        *_create("rankmetrics_finalize_keys", keys_query, dialect, temporary),
+        *_files(dialect, temporary, ("03_finalize",)),
+        *_label_statements(keys, dialect, temporary, intervals=ci is not None),
+        *_files(dialect, temporary, ("05_finalized",)),
         *_create("rankmetrics_finalize", finalize, dialect, temporary),
     ]
