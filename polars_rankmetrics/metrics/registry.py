@@ -240,8 +240,10 @@ def _valid() -> str:
     names = [
         f"{m.name}@K" if m.requires_k else f"{m.name}, {m.name}@K" if m.takes_k else m.name
         for m in REGISTRY.values()
+        if m.family != "trec"
     ]
-    return ", ".join(names)
+    trec = "and with truth_table=, trec_eval's and ir_measures' names (P_5, AP, nDCG@10, ...)"
+    return f"{', '.join(names)}, {trec}"
 
 
 _KEY = re.compile(r"^([a-z][a-z0-9_]*)(?:@([0-9]+))?$")

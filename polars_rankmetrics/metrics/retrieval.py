@@ -16,7 +16,12 @@ K, it contributes ``p * (min(b, K) - a + 1) / n`` expected hits. The first posit
 (mrr, hit rate) follows the hypergeometric law within the first block holding a positive, and a
 positive's expected precision (map) at position r of its block counts the positives above the
 block, itself, and ``(r - a) (p - 1) / (n - 1)`` expected positives before it within the block.
-On untied scores every value is the plain one.
+On untied scores every value is the plain one. That is ``evaluate(ties="average")``, the
+default of these keys; ``ties="trec_eval"`` orders each sample's labels as trec_eval does
+(score descending, then label descending as text) before any metric reads them, so no two
+scores tie and each value is that one order's (:func:`~polars_rankmetrics.engines.topk.
+trec_order`; the TREC keys, :mod:`polars_rankmetrics.metrics.trec`, always use it).
+:func:`~polars_rankmetrics.tie_report` counts the samples where the two rules can differ.
 
 **Degenerate cases.** A sample without a true label scores 0 on every metric here (recall,
 map and R-precision divide by its true labels; ranx and trec_eval leave such queries out). A K
@@ -81,18 +86,27 @@ def expected_hits(truth: str, score: str, k: int | pl.Expr | None) -> pl.Expr:
 
 def precision_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
     """precision@K: expected true labels among the top K, over K (also when fewer than K labels
-    are scored). 0 without a true label scored."""
+    are scored). 0 without a true label scored.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     return (expected_hits(truth, score, k) / k).alias(f"precision@{k}")
 
 
 def recall_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
     """recall@K: expected true labels among the top K, over the sample's true labels; 0 for a
-    sample without any."""
+    sample without any.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     return _per_true(expected_hits(truth, score, k), truth).alias(f"recall@{k}")
 
 
 def r_precision(truth: str = "truth", *, score: str = "score") -> pl.Expr:
-    """R-precision: precision@R, R being the sample's number of true labels; 0 without any."""
+    """R-precision: precision@R, R being the sample's number of true labels; 0 without any.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     n_true = _true(truth).sum()
     return _per_true(expected_hits(truth, score, n_true), truth).alias("r_precision")
 
@@ -101,13 +115,19 @@ def hit_rate_at(k: int) -> pl.Expr:
     """hit_rate@K (trec_eval's ``success_K``): 1 if a true label is among the top K; with a
     tied block straddling K, the probability that one of its true labels falls within K.
     Aggregates a sample's first-hit rows (:func:`~polars_rankmetrics.metrics.ranks.first_hits`;
-    0 for a sample without any)."""
+    0 for a sample without any).
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     return pl.col(FIRST_HIT).filter(pl.col(POSITION) <= k).sum().alias(f"hit_rate@{k}")
 
 
 def mrr(*, k: int | None = None) -> pl.Expr:
     """Reciprocal rank of the first true label (expected over the orders of its tied block); 0
-    when no true label is scored, or none within ``k``. Aggregates a sample's first-hit rows."""
+    when no true label is scored, or none within ``k``. Aggregates a sample's first-hit rows.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     reciprocal = pl.col(FIRST_HIT) / pl.col(POSITION).cast(pl.Float64)
     if k is not None:
         reciprocal = reciprocal.filter(pl.col(POSITION) <= k)
@@ -119,7 +139,10 @@ def average_precision_at(
 ) -> pl.Expr:
     """map@K for one sample (trec_eval's ``map_cut_K``): the sum of precision@r over the ranks
     r <= K holding a true label, over the sample's true labels (0 without any); ``k=None``:
-    every scored rank (trec_eval's ``map``)."""
+    every scored rank (trec_eval's ``map``).
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     positive_start = pl.col(POSITIVE_BLOCK_START)
     above = (positive_start - 1).cast(pl.Float64)
     p = (pl.col(POSITIVE_RANK) - positive_start + 1).cast(pl.Float64)
@@ -150,7 +173,10 @@ def ps_precision_at(
 ) -> pl.Expr:
     """psprecision@K: the sum of 1 / propensity over the true labels among the top K, over K.
     ``normalised``: over the best achievable value instead (the K true labels of largest
-    1 / propensity ranked first), so 1 is perfect; 0 without a true label."""
+    1 / propensity ranked first), so 1 is perfect; 0 without a true label.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     hits = _ps_hits(truth, score, k)
     if not normalised:
         return (hits / k).alias(f"psprecision@{k}")
@@ -164,7 +190,10 @@ def ps_ndcg_at(
     """psndcg@K: propensity-scored dcg@K (gain 1 / propensity, tie-averaged) over the dcg@K of
     the sample's true labels with gain 1 (Jain et al.'s normaliser, ``sum over r <= min(K, R)
     of 1 / log(r + 1)``). ``normalised``: over the best achievable propensity-scored dcg@K
-    instead, so 1 is perfect. 0 without a true label. Reads the sorted rank table."""
+    instead, so 1 is perfect. 0 without a true label. Reads the sorted rank table.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
     gain = pl.when(pl.col(score).is_not_null()).then(_gain(truth)).otherwise(0.0)
     actual = rx.tie_averaged_dcg(gain, k)
     ideal = rx.ideal_dcg(_gain(truth), k, binary_truth=not normalised)
