@@ -108,13 +108,14 @@ def _interpolated(ranked, relevance, level):
     rounds; pytrec_eval-terrier builds trec_eval 9, which truncates x * R + 0.9). Walking up
     from the last document retrieved, the largest precision seen so far is the value of every
     cut-off reached at a relevant document; cut-offs past the relevant documents retrieved are
-    0; those never reached take the largest precision (NaN when nothing was retrieved)."""
+    0; those never reached take the largest precision (0 when nothing was retrieved, where
+    trec_eval's 0 / 0 gives nan, and pytrec_eval too: metrics.trec's notes)."""
     r = sum(1 for rel in relevance.values() if rel >= level)
     hits = [relevance.get(doc, -1) >= level for doc in ranked]
     found = sum(hits)
     cuts = {x / 10: math.floor(x / 10 * r + 0.5) for x in range(11)}
     values = {x: 0.0 for x, cut in cuts.items() if cut > found}
-    best = found / len(ranked) if ranked else math.nan
+    best = found / len(ranked) if ranked else 0.0
     so_far = found
     for i in range(len(ranked), 0, -1):
         if so_far == 0:
@@ -288,9 +289,9 @@ def test_tie_report_flags_every_sample_where_the_rules_differ(case):
 
 
 def test_measures_outside_pytrec_eval():
-    """rbp, rbp_resid and unj (trec_eval 10.0, not in pytrec_eval) and ir_measures' Judged,
-    worked out by hand: a (relevance 2), b (not in the qrels), c (0), d (-1: pooled, unjudged)
-    retrieved in that order."""
+    """rbp, rbp_resid, unj (trec_eval 10.0, not in pytrec_eval), relstring and ir_measures'
+    Judged, worked out by hand: a (relevance 2), b (not in the qrels), c (0), d (-1: pooled,
+    unjudged) retrieved in that order."""
     run = pl.DataFrame(
         {"run": "r", "sample": "q1", "label": ["a", "b", "c", "d"], "score": [3.0, 2.0, 1, 0.5]}
     )
@@ -300,6 +301,12 @@ def test_measures_outside_pytrec_eval():
     resid = 0.9**4 + 0.1 * (0.9**1 + 0.9**3)  # b and d unjudged, at 2 and 4
     assert got["measure"].to_list() == ["rbp", "rbp_resid", "unj_2", "unj_5"]
     assert got["value"].to_list() == pytest.approx([0.1, resid, 1 / 2, 2 / 5])
+    strings = rm.trec_eval(run, qrels, ["relstring", "relstring.3", "num_ret"], per_topic=True)
+    # The first request with parameters wins, as in trec_eval; relstring has no summary.
+    assert strings.rows() == [
+        ("r", "num_ret", "q1", 4.0, "4"), ("r", "relstring_3", "q1", None, "'2-0'"),
+        ("r", "num_ret", "all", 4.0, "4"),
+    ]  # fmt: skip
     named = rm.evaluate(
         run, ["RBP", "RBP(p=0.5)", "rbp", "Judged@2", "Judged@4"], truth_table=qrels
     )

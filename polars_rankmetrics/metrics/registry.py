@@ -634,8 +634,8 @@ _trec(
     lambda key, c, level: tx.inferred_ap(c.truth, c.score, level),
 )  # fmt: skip
 _trec(
-    "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1",
-    lambda key, c, level: tx.eleven_point_average(c.truth, c.score, level),
+    "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1 (or recalls=)",
+    lambda key, c, level: tx.eleven_point_average(c.truth, c.score, level, _points(key)),
 )  # fmt: skip
 
 
@@ -646,6 +646,12 @@ def _recall_point(key: MetricKey) -> float:
 
 
 _DEFAULTS: dict[str, float] = {"p": 0.9, "beta": 1.0}
+
+
+def _points(key: MetricKey) -> tuple[float, ...]:
+    points = key.param("recalls", tx.ELEVEN_POINTS)
+    assert isinstance(points, tuple)
+    return points
 
 
 def _float(key: MetricKey, name: str) -> float:

@@ -21,8 +21,9 @@ values themselves (or ``ndcg``'s gain parameters), whatever the level, as in tre
 divides by R (map, Rprec, recall, bpref, infAP, ndcg's ideal), as trec_eval gives; P_K divides
 by K also when fewer than K documents are retrieved; ``gm_map`` and ``gm_bpref`` take each
 topic's value at least 1e-5 (trec_eval's ``MIN_GEO_MEAN``) before the geometric mean.
-``iprec_at_recall_0.00`` of a topic that retrieved nothing is NaN, as trec_eval computes it
-(0 / 0; only with ``judged_only`` or ``complete``).
+``iprec_at_recall_0.00`` of a topic that retrieved nothing is 0, as trec_eval gives for a
+topic missing from the run with ``complete``; where ``judged_only`` leaves a topic nothing,
+trec_eval prints nan (0 / 0) instead.
 """
 
 from __future__ import annotations
@@ -178,8 +179,9 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
 def interpolated_precision(truth: str, score: str, level: int, recall: float) -> pl.Expr:
     """``iprec_at_recall_X``: the largest precision at or after the position where the topic
     reaches ``lround(X * R)`` relevant documents retrieved (the first relevant one for a count
-    of 0); 0 where it never does; NaN for a count of 0 on a topic that retrieved nothing (0/0
-    in trec_eval)."""
+    of 0); 0 where it never does, and on a topic that retrieved nothing (where trec_eval
+    divides 0 by 0 and prints nan: a topic that ``judged_only`` empties; a topic missing from
+    the run with ``complete`` gets 0 from trec_eval too)."""
     t = Topic(truth, score, level)
     at = t.position.filter(t.hit).sort()
     nth = pl.int_range(1, at.len() + 1, dtype=pl.Int64)
@@ -187,22 +189,19 @@ def interpolated_precision(truth: str, score: str, level: int, recall: float) ->
     wanted = (recall * t.num_rel() + 0.5).floor()
     found = t.hit.sum().cast(pl.Float64)
     best = precisions.filter(nth >= pl.max_horizontal(wanted, pl.lit(1.0))).max()
-    nothing = t.retrieved.sum() == 0
-    return (
-        pl.when(wanted > found).then(0.0)
-        .when(nothing).then(float("nan"))
-        .when(found == 0).then(0.0)
-        .otherwise(best)
-    )  # fmt: skip
+    return pl.when((wanted > found) | (found == 0)).then(0.0).otherwise(best)
 
 
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 
 
-def eleven_point_average(truth: str, score: str, level: int) -> pl.Expr:
-    """``11pt_avg``: the mean of ``iprec_at_recall`` at recall 0.0, 0.1, ..., 1.0."""
-    points = [interpolated_precision(truth, score, level, x) for x in ELEVEN_POINTS]
-    return pl.sum_horizontal(points) / len(points)
+def eleven_point_average(
+    truth: str, score: str, level: int, points: Sequence[float] = ELEVEN_POINTS
+) -> pl.Expr:
+    """``11pt_avg``: the mean of ``iprec_at_recall`` at recall 0.0, 0.1, ..., 1.0 (or at
+    ``points``, ``11pt_avg.0.25,0.5``)."""
+    values = [interpolated_precision(truth, score, level, x) for x in points]
+    return pl.sum_horizontal(values) / len(values)
 
 
 def _gain(t: Topic, gains: Sequence[tuple[int, float]]) -> pl.Expr:

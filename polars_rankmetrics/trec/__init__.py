@@ -9,8 +9,11 @@ from typing import Any, Unpack
 
 import polars as pl
 
-from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.options import Options, documented
+from polars_rankmetrics.engines import topk
+from polars_rankmetrics.evaluate import _Trec, evaluate
+from polars_rankmetrics.inputs.sources import Source
+from polars_rankmetrics.metrics.trec import JUDGED, NONPOOL, UNJUDGED
+from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.trec.measures import Measure
 from polars_rankmetrics.trec.measures import measures as parse_measures
 
@@ -119,24 +122,64 @@ def trec_eval(
     ).sort("run", pl.col("sample").cast(pl.String))  # fmt: skip
     if topics.height == 0:
         raise ValueError("no topic has both a run and qrels (trec_eval's exit 7)")
+    lengths = [m.length for m in chosen if m.name.startswith("relstring")]
+    strings = {}
+    if per_topic and lengths:
+        trec = _Trec(relevance_level, max_docs, judged_only, complete)
+        strings = _relstrings(run, qrels, lengths[0], trec, options)
     blocks = []
     for (tag,), values in topics.group_by("run", maintain_order=True):
-        rows = _topic_rows(values, chosen) if per_topic else []
+        rows = _topic_rows(values, chosen, strings) if per_topic else []
         blocks.append(_frame(str(tag), [*rows, *_summary_rows(str(tag), values, chosen)]))
     return pl.concat(blocks)
+
+
+def _relstrings(
+    run: Any, qrels: Any, length: int, trec: _Trec, options: Options
+) -> dict[tuple[str, str], str]:
+    """``relstring`` of each (run, topic): the first ``length`` documents retrieved, one
+    character each: the relevance 0-9, ``>`` above 9, ``-`` outside the qrels, ``.`` pooled but
+    unjudged (a negative relevance)."""
+    _, cols = Run.of(options, by="run")
+    cols = cols.in_source()
+    predictions, judged = topk.trec_tables(
+        Source.of(run).lazy(), Source.of(qrels).lazy(), cols, max_docs=trec.max_docs,
+        judged_only=trec.judged_only, complete=trec.complete,
+    )  # fmt: skip
+    keys = [*cols.sample_keys, cols.label]
+    code = pl.col(cols.truth).fill_null(NONPOOL)
+    char = (
+        pl.when(code > JUDGED + 9).then(pl.lit(">"))
+        .when(code >= JUDGED).then((code - JUDGED).cast(pl.String))
+        .when(code == UNJUDGED).then(pl.lit("."))
+        .otherwise(pl.lit("-"))
+    )  # fmt: skip
+    table = (
+        predictions.join(judged, on=keys, how="left")
+        .group_by(cols.sample_keys)
+        .agg(char.sort_by(-pl.col(cols.score)).head(length).str.join("").alias("__string"))
+        .collect()
+    )
+    return {(str(row[0]), str(row[1])): row[2] for row in table.iter_rows()}
 
 
 def _text(measure: Measure, value: float) -> str:
     return f"{round(value)}" if measure.summary == "sum" else f"{value:.4f}"
 
 
-def _topic_rows(values: pl.DataFrame, chosen: Sequence[Measure]) -> list[tuple[Any, ...]]:
-    shown = [m for m in chosen if m.per_topic and m.key is not None]
+def _topic_rows(
+    values: pl.DataFrame, chosen: Sequence[Measure], strings: dict[tuple[str, str], str]
+) -> list[tuple[Any, ...]]:
+    shown = [m for m in chosen if m.per_topic]
     rows = []
     for topic in values.iter_rows(named=True):
+        tag, sample = str(topic["run"]), str(topic["sample"])
         for m in shown:
+            if m.key is None:  # relstring
+                rows.append((m.name, sample, None, f"'{strings.get((tag, sample), '')}'"))
+                continue
             value = topic[m.name]
-            rows.append((m.name, str(topic["sample"]), value, _text(m, value)))
+            rows.append((m.name, sample, value, _text(m, value)))
     return rows
 
 
@@ -150,6 +193,7 @@ def _summary_rows(
         (m.name, "all", None, tag) if m.key is None
         else (m.name, "all", summary[m.name], _text(m, summary[m.name]))
         for m in chosen
+        if m.key is not None or m.summary == "text" and not m.per_topic
     ]  # fmt: skip
 
 

@@ -28,7 +28,16 @@ class Family:
 
     metric: str | None
     params: Literal[
-        "cutoffs", "recalls", "fractions", "gains", "p", "coefficients", "beta", "none"
+        "cutoffs",
+        "recalls",
+        "points",
+        "fractions",
+        "gains",
+        "p",
+        "coefficients",
+        "beta",
+        "length",
+        "none",
     ] = "none"
     defaults: tuple[float, ...] = ()
     summary: Summary = "mean"
@@ -49,12 +58,13 @@ FAMILIES: dict[str, Family] = {
     "recip_rank": Family("trec_recip_rank"),
     "iprec_at_recall": Family("trec_iprec_at_recall", "recalls", _RECALLS),
     "P": Family("trec_p", "cutoffs", _CUTOFFS),
+    "relstring": Family(None, "length", (10,), summary="text"),
     "recall": Family("trec_recall", "cutoffs", _CUTOFFS),
     "infAP": Family("trec_infap"),
     "gm_bpref": Family("trec_gm_bpref", summary="geometric", per_topic=False),
     "Rprec_mult": Family("trec_rprec_mult", "fractions", tuple(i / 5 for i in range(1, 11))),
     "utility": Family("trec_utility", "coefficients"),
-    "11pt_avg": Family("trec_11pt_avg"),
+    "11pt_avg": Family("trec_11pt_avg", "points"),
     "binG": Family("trec_bing"),
     "ndcg": Family("trec_ndcg", "gains"),
     "ndcg_cut": Family("trec_ndcg", "cutoffs", _CUTOFFS),
@@ -93,19 +103,21 @@ _SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
 
 @dataclass(frozen=True)
 class Measure:
-    """One measure to print: the name trec_eval prints, its TREC key (None for ``runid``),
-    how its topics' values summarise, and whether a value is printed per topic."""
+    """One measure to print: the name trec_eval prints, its TREC key (None for the text
+    measures, ``runid`` and ``relstring``), how its topics' values summarise, whether a value
+    is printed per topic, and ``relstring``'s length."""
 
     name: str
     key: MetricKey | None
     summary: Summary
     per_topic: bool
+    length: int = 0
 
 
 def measures(requested: str | Sequence[str]) -> list[Measure]:
     """The measures of ``requested`` (trec_eval's ``-m`` arguments: a set name, a family, or a
     family with parameters after a dot), each once, in trec_eval's print order; a family asked
-    for twice takes the parameters of its first request, as trec_eval does. Raises
+    for twice takes the parameters of its first request that gives some, as trec_eval does. Raises
     ``ValueError`` for an unknown name (naming the known ones) or bad parameters."""
     wanted: dict[str, str | None] = {}
     for text in [requested] if isinstance(requested, str) else list(requested):
@@ -119,12 +131,19 @@ def measures(requested: str | Sequence[str]) -> list[Measure]:
             why = "not computed here" if name in ALL_TREC else "unknown"
             known = ", ".join([*_SETS, *FAMILIES])
             raise ValueError(f"measure {text!r}: {why}; the measures are {known}")
-        wanted.setdefault(name, params if dot else None)
+        if wanted.get(name) is None:  # explicit parameters win over a set's defaults
+            wanted[name] = params if dot else None
     return [m for family in FAMILIES if family in wanted for m in _family(family, wanted[family])]
 
 
 def _family(name: str, params: str | None) -> list[Measure]:
     family = FAMILIES[name]
+    if family.params == "length":
+        value = _floats(name, params, 1)[0] if params else family.defaults[0]
+        if value < 0 or value != int(value):
+            raise ValueError(f"measure {name!r} takes a length, a whole number, not {params!r}")
+        printed = f"{name}_{params}" if params else name
+        return [Measure(printed, None, family.summary, family.per_topic, int(value))]
     if family.metric is None:
         return [Measure(name, None, family.summary, family.per_topic)]
 
@@ -139,23 +158,27 @@ def _family(name: str, params: str | None) -> list[Measure]:
         points = _recalls(name, params, family.params) if params else list(family.defaults)
         what = "recall" if family.params == "recalls" else "fraction"
         return [measure(f"{name}_{x:3.2f}", None, (what, x)) for x in points]
+    if family.params == "points" and params:
+        averaged = tuple(_recalls(name, params, "recalls"))
+        return [measure(f"{name}_{params}", None, ("recalls", averaged))]
     if family.params == "gains" and params:
         return [measure(f"{name}_{params}", None, ("gains", _gains(name, params)))]
     if family.params == "p" and params:
         return [measure(f"{name}_{params}", None, ("p", _persistence(name, params)))]
     if family.params in ("coefficients", "beta") and params:
         values = _floats(name, params, 4 if family.params == "coefficients" else 1)
-        value = values if family.params == "coefficients" else values[0]
-        return [measure(f"{name}_{params}", None, (family.params, value))]
+        given: object = values if family.params == "coefficients" else values[0]
+        return [measure(f"{name}_{params}", None, (family.params, given))]
     if params:
         raise ValueError(f"measure {name!r} takes no parameters, not {params!r}")
     return [measure(name)]
 
 
 def _cutoffs(name: str, params: str) -> list[int]:
-    """trec_eval's integer cut-offs: positive, sorted, each once."""
+    """trec_eval's integer cut-offs: positive, sorted, each once; a fraction is truncated, as
+    trec_eval's ``atol`` reads it (``23.4``: 23)."""
     try:
-        cuts = sorted({int(p) for p in params.split(",")})
+        cuts = sorted({int(float(p)) for p in params.split(",")})
     except ValueError:
         cuts = []
     if not cuts or cuts[0] < 1:
