@@ -21,7 +21,8 @@ from polars_rankmetrics.trec.measures import measures
 MEASURES = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P.1,2,3", "recall.1,2,4", "infAP", "gm_bpref",
-    "Rprec_mult", "utility", "11pt_avg", "binG", "ndcg", "ndcg_cut.1,3", "map_cut.1,3",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
+    "ndcg_cut.1,3", "map_cut.1,3",
     "relative_P.1,3", "success.1,2", "set_P", "set_relative_P", "set_recall", "set_map",
     "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip

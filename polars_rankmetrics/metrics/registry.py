@@ -670,6 +670,12 @@ def _set(kind: str) -> Callable[[MetricKey, Context, int], pl.Expr]:
     return lambda key, c, level: tx.set_measure(kind, c.truth, c.score, level, _float(key, "beta"))
 
 
+def _with_gains(
+    function: Callable[[str, str, int, tuple[tuple[int, float], ...]], pl.Expr],
+) -> Callable[[MetricKey, Context, int], pl.Expr]:
+    return lambda key, c, level: function(c.truth, c.score, level, _gains(key))
+
+
 def _gains(key: MetricKey) -> tuple[tuple[int, float], ...]:
     gains = key.param("gains", ())
     assert isinstance(gains, tuple)
@@ -727,6 +733,12 @@ _trec(
     "trec_rbp_resid", "rank-biased precision's residual over unjudged documents (params p=)",
     lambda key, c, level: tx.rank_biased_residual(c.truth, c.score, level, _float(key, "p")),
 )  # fmt: skip
+for _name, _text, _gained in (
+    ("trec_g", "trec_eval's experimental normalised gain G", tx.gain_measure),
+    ("trec_ndcg_rel", "ndcg averaged over the documents of positive gain", tx.ndcg_over_relevant),
+    ("trec_rndcg", "ndcg averaged over the ideal's gain-level boundaries", tx.ndcg_at_levels),
+):
+    _trec(_name, f"{_text} (params gains=)", _with_gains(_gained))
 TREC_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "trec")
 
 # The names that ask for a TREC key: trec_eval's (as it prints them) and ir_measures'.
@@ -738,7 +750,8 @@ _TREC_NAMES = {
     "11pt_avg": "trec_11pt_avg", "set_P": "trec_set_p", "set_recall": "trec_set_recall",
     "set_relative_P": "trec_set_relative_p", "set_map": "trec_set_map", "set_F": "trec_set_f",
     "utility": "trec_utility", "binG": "trec_bing", "rbp": "trec_rbp",
-    "rbp_resid": "trec_rbp_resid", "SetP": "trec_set_p", "SetR": "trec_set_recall",
+    "rbp_resid": "trec_rbp_resid", "G": "trec_g", "ndcg_rel": "trec_ndcg_rel",
+    "Rndcg": "trec_rndcg", "SetP": "trec_set_p", "SetR": "trec_set_recall",
     "SetF": "trec_set_f", "SetAP": "trec_set_map",
     "NumQ": "trec_num_q", "NumRet": "trec_num_ret", "NumRel": "trec_num_rel",
     "NumRelRet": "trec_num_rel_ret", "AP": "trec_map", "RR": "trec_recip_rank",

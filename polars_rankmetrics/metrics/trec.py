@@ -325,3 +325,82 @@ def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Exp
     tail = pl.lit(p) ** t.retrieved.sum().cast(pl.Float64)
     value = tail + (1.0 - p) * (p ** (t.position - 1.0)).filter(open_).sum()
     return pl.when(open_.any()).then(value).otherwise(0.0)
+
+
+def _prefix(values: pl.Expr) -> pl.Expr:
+    """The prefix sums of ``values`` with 0 first: read at m, the sum of the first m."""
+    return pl.lit(0.0).append(values.cum_sum())
+
+
+class _Gains:
+    """What ``G``, ``ndcg_rel`` and ``Rndcg`` read: the gains of the documents retrieved in
+    position order (positions run 1..ret), their dcg prefix sums, and the ideal: the judged
+    documents' positive gains in descending order (n of them) and its dcg prefix sums."""
+
+    def __init__(self, t: Topic, gains: Sequence[tuple[int, float]]) -> None:
+        gain = _gain(t, gains)
+        self.shown = t.in_order(gain, pl.lit(True))
+        self.ret = t.retrieved.sum().cast(pl.Int64)
+        self.positions = pl.int_range(1, self.shown.len() + 1, dtype=pl.Int64)
+        self.dcg = _prefix(self.shown / (self.positions + 1).cast(pl.Float64).log(2))
+        self.best = gain.filter(gain > 0).sort(descending=True)
+        self.n = self.best.len().cast(pl.Int64)
+        places = pl.int_range(1, self.best.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+        self.ideal = _prefix(self.best / (places + 1.0).log(2))
+
+
+def gain_measure(
+    truth: str, score: str, level: int, gains: Sequence[tuple[int, float]] = ()
+) -> pl.Expr:
+    """``G`` (trec_eval's experimental normalised gain): over the ideal gains' sum, the sum
+    over the documents retrieved of ``gain / log2(2 + cost - got)``, where ``got`` sums the
+    gains retrieved up to the document and ``cost`` sums ``max(ideal gain, 1)`` over the
+    positions up to it (an ideal gain being 0 past the ideal's documents). 0 where the ideal
+    sums to 0."""
+    g = _Gains(Topic(truth, score, level), gains)
+    costs = _prefix(pl.max_horizontal(g.best, pl.lit(1.0)))
+    within = pl.min_horizontal(g.positions, g.n)
+    cost = costs.gather(within) + (g.positions - g.n).clip(lower_bound=0).cast(pl.Float64)
+    got = g.shown.cum_sum()
+    value = (g.shown / (2.0 + cost - got).log(2)).filter(g.shown != 0).sum()
+    total = g.best.sum()
+    return pl.when(total > 0).then(value / total).otherwise(0.0)
+
+
+def ndcg_over_relevant(
+    truth: str, score: str, level: int, gains: Sequence[tuple[int, float]] = ()
+) -> pl.Expr:
+    """``ndcg_rel``: the mean over the n documents of positive gain of ndcg at each one's
+    position where retrieved (dcg to it over the ideal dcg to it, the ideal cut at n), and
+    the whole run's dcg over the whole ideal for each one not retrieved. 0 where that sum is
+    not positive (or there is no such document)."""
+    g = _Gains(Topic(truth, score, level), gains)
+    positive = g.shown > 0
+    at = g.positions.filter(positive)
+    here = g.dcg.gather(at) / g.ideal.gather(pl.min_horizontal(at, g.n))
+    missed = (g.n - positive.sum()).cast(pl.Float64)
+    total = here.sum() + missed * g.dcg.last() / g.ideal.last()
+    return pl.when((g.n > 0) & (total > 0)).then(total / g.n.cast(pl.Float64)).otherwise(0.0)
+
+
+def ndcg_at_levels(
+    truth: str, score: str, level: int, gains: Sequence[tuple[int, float]] = ()
+) -> pl.Expr:
+    """``Rndcg``: the mean of ndcg at the positions b where the ideal gain changes value
+    (after the last document of each gain in the ideal, the last of them included), the run's
+    dcg read at min(b, ret), and once more at the run's end where it retrieved more than
+    n + 1 documents (n those of the ideal: trec_eval reads that point after position n + 1).
+    0 without a relevant document (R, at the relevance level); NaN, as trec_eval's 0 / 0,
+    where R > 0 but no judged document has a positive gain (a relevance level of 0 on a topic
+    judged 0 throughout)."""
+    t = Topic(truth, score, level)
+    g = _Gains(t, gains)
+    ends = pl.int_range(1, g.best.len() + 1, dtype=pl.Int64).filter(
+        g.best.ne_missing(g.best.shift(-1))
+    )
+    points = g.dcg.gather(pl.min_horizontal(ends, g.ret)) / g.ideal.gather(ends)
+    beyond = g.ret > g.n + 1
+    extra = pl.when(beyond).then(g.dcg.last() / g.ideal.last()).otherwise(0.0)
+    count = ends.len() + beyond.cast(pl.UInt32)
+    value = (points.sum() + extra) / count.cast(pl.Float64)
+    return pl.when(t.num_rel() > 0).then(value).otherwise(0.0)
