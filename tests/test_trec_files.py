@@ -217,7 +217,7 @@ def _run_files(draw):
     return table, "\n".join(lines) + draw(st.sampled_from(["", "\n", "\r\n"]))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(case=_run_files())
 def test_run_read_back_as_written(tmp_path_factory, case):
     table, text = case
