@@ -19,17 +19,18 @@ from polars_rankmetrics.trec.output import trec_eval_lines
 DATA = Path(__file__).parent / "data" / "trec_eval"
 
 # trec_eval's test commands (its Makefile's quicktest) and the file of their expected output.
-OFFICIAL = {
-    "out.test": "qrels.test results.test",
-    "out.test.a": "-m all_trec qrels.test results.test",
-    "out.test.aq": "-m all_trec -q qrels.test results.test",
-    "out.test.aqc": "-m all_trec -q -c qrels.test results.trunc",
-    "out.test.aqcM": "-m all_trec -q -c -M100 qrels.test results.trunc",
-    "out.test.aql": "-m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test",
-    "out.test.meas_params": "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m "
-    "recall.20,2000 -m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 "
-    "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 qrels.test results.test",
-}
+OFFICIAL = [
+    ("out.test", "qrels.test results.test"),
+    ("out.test", "qrels.test.with-comments results.test"),
+    ("out.test.a", "-m all_trec qrels.test results.test"),
+    ("out.test.aq", "-m all_trec -q qrels.test results.test"),
+    ("out.test.aqc", "-m all_trec -q -c qrels.test results.trunc"),
+    ("out.test.aqcM", "-m all_trec -q -c -M100 qrels.test results.trunc"),
+    ("out.test.aql", "-m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test"),
+    ("out.test.meas_params", "-q -miprec_at_recall..10,.20,.25,.75,.50 -m P.5,7,3 -m "
+     "recall.20,2000 -m Rprec_mult.5.0,0.2,0.35 -mutility.2,-1,0,0 -m 11pt_avg..25,.5,.75 "
+     "-mndcg.1=3,2=9,4=4.5 -mndcg_cut.10,20,23.4 -msuccess.2,5,20 qrels.test results.test"),
+]  # fmt: skip
 
 
 def _trec(arguments, directory, capsys):
@@ -45,9 +46,9 @@ def _trec(arguments, directory, capsys):
     return status, out, err
 
 
-@pytest.mark.parametrize("expected", OFFICIAL)
-def test_trec_eval_test_expectations(expected, capsys):
-    status, out, err = _trec(OFFICIAL[expected], DATA, capsys)
+@pytest.mark.parametrize(("expected", "arguments"), OFFICIAL, ids=[a for _, a in OFFICIAL])
+def test_trec_eval_test_expectations(expected, arguments, capsys):
+    status, out, err = _trec(arguments, DATA, capsys)
     assert (status, err.splitlines()[-1:]) == (0, [TIES])
     assert out.splitlines() == (DATA / expected).read_text().splitlines()
 
