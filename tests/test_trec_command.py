@@ -263,3 +263,10 @@ def test_docs_worked_example_of_ties():
 def test_docstring_examples():
     result = doctest.testmod(output, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_docs_example_prints_what_it_shows(capsys):
+    doc = (Path(__file__).parent.parent / "docs" / "trec.md").read_text()
+    block = doc.split("$ rankmetrics trec ", 1)[1].split("```", 1)[0].splitlines()
+    status, out, err = _trec(block[0], DATA, capsys)
+    assert (status, err.splitlines(), out.splitlines()) == (0, block[1:2], block[2:])
