@@ -224,8 +224,10 @@ def ndcg(
     the relevance value, or ``gains``' value for a relevance it names (``ndcg.1=3,2=9``)."""
     t = Topic(truth, score, level)
     gain = _gain(t, gains)
-    shown = t.retrieved if k is None else t.retrieved & (t.position <= k)
-    actual = (gain / (t.position + 1.0).log(2)).filter(shown).sum()
+    shown = t.retrieved & (gain != 0)
+    if k is not None:
+        shown = shown & (t.position <= k)
+    actual = (gain.filter(shown) / (t.position.filter(shown) + 1.0).log(2)).sum()
     best = gain.filter(gain > 0).sort(descending=True)
     if k is not None:
         best = best.head(k)
@@ -312,8 +314,9 @@ def rank_biased_precision(truth: str, score: str, level: int, p: float) -> pl.Ex
     t = Topic(truth, score, level)
     relevance = pl.when(t.judged).then(t.code - JUDGED).otherwise(0).cast(pl.Float64)
     largest = relevance.max()
-    gain = pl.when(largest > 1).then(relevance / largest).otherwise(relevance)
-    return (1.0 - p) * (gain * p ** (t.position - 1.0)).filter(t.retrieved).sum()
+    gained = t.retrieved & (relevance > 0)
+    shown = relevance.filter(gained) * p ** (t.position.filter(gained) - 1.0)
+    return (1.0 - p) * pl.when(largest > 1).then(shown / largest).otherwise(shown).sum()
 
 
 def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Expr:
@@ -333,20 +336,26 @@ def _prefix(values: pl.Expr) -> pl.Expr:
 
 
 class _Gains:
-    """What ``G``, ``ndcg_rel`` and ``Rndcg`` read: the gains of the documents retrieved in
-    position order (positions run 1..ret), their dcg prefix sums, and the ideal: the judged
-    documents' positive gains in descending order (n of them) and its dcg prefix sums."""
+    """What ``G``, ``ndcg_rel`` and ``Rndcg`` read: the documents retrieved with a gain other
+    than 0 (the others add nothing to any sum here), their positions and gains in position
+    order and their dcg prefix sums; the ideal: the judged documents' positive gains in
+    descending order (n of them) and its dcg prefix sums."""
 
     def __init__(self, t: Topic, gains: Sequence[tuple[int, float]]) -> None:
         gain = _gain(t, gains)
-        self.shown = t.in_order(gain, pl.lit(True))
+        kept = t.retrieved & (gain != 0)
+        self.at = t.position.filter(kept).sort()
+        self.shown = gain.filter(kept).sort_by(t.position.filter(kept))
         self.ret = t.retrieved.sum().cast(pl.Int64)
-        self.positions = pl.int_range(1, self.shown.len() + 1, dtype=pl.Int64)
-        self.dcg = _prefix(self.shown / (self.positions + 1).cast(pl.Float64).log(2))
+        self.dcg = _prefix(self.shown / (self.at + 1.0).log(2))
         self.best = gain.filter(gain > 0).sort(descending=True)
         self.n = self.best.len().cast(pl.Int64)
         places = pl.int_range(1, self.best.len() + 1, dtype=pl.Int64).cast(pl.Float64)
         self.ideal = _prefix(self.best / (places + 1.0).log(2))
+
+    def dcg_to(self, m: pl.Expr) -> pl.Expr:
+        """The run's dcg over its first ``m`` positions."""
+        return self.dcg.gather(self.at.search_sorted(m.cast(pl.Float64), side="right"))
 
 
 def gain_measure(
@@ -359,10 +368,10 @@ def gain_measure(
     sums to 0."""
     g = _Gains(Topic(truth, score, level), gains)
     costs = _prefix(pl.max_horizontal(g.best, pl.lit(1.0)))
-    within = pl.min_horizontal(g.positions, g.n)
-    cost = costs.gather(within) + (g.positions - g.n).clip(lower_bound=0).cast(pl.Float64)
+    at = g.at.cast(pl.Int64)
+    cost = costs.gather(pl.min_horizontal(at, g.n)) + (at - g.n).clip(lower_bound=0)
     got = g.shown.cum_sum()
-    value = (g.shown / (2.0 + cost - got).log(2)).filter(g.shown != 0).sum()
+    value = (g.shown / (2.0 + cost - got).log(2)).sum()
     total = g.best.sum()
     return pl.when(total > 0).then(value / total).otherwise(0.0)
 
@@ -376,8 +385,8 @@ def ndcg_over_relevant(
     not positive (or there is no such document)."""
     g = _Gains(Topic(truth, score, level), gains)
     positive = g.shown > 0
-    at = g.positions.filter(positive)
-    here = g.dcg.gather(at) / g.ideal.gather(pl.min_horizontal(at, g.n))
+    at = g.at.cast(pl.Int64).filter(positive)
+    here = g.dcg.slice(1).filter(positive) / g.ideal.gather(pl.min_horizontal(at, g.n))
     missed = (g.n - positive.sum()).cast(pl.Float64)
     total = here.sum() + missed * g.dcg.last() / g.ideal.last()
     return pl.when((g.n > 0) & (total > 0)).then(total / g.n.cast(pl.Float64)).otherwise(0.0)
@@ -398,7 +407,7 @@ def ndcg_at_levels(
     ends = pl.int_range(1, g.best.len() + 1, dtype=pl.Int64).filter(
         g.best.ne_missing(g.best.shift(-1))
     )
-    points = g.dcg.gather(pl.min_horizontal(ends, g.ret)) / g.ideal.gather(ends)
+    points = g.dcg_to(pl.min_horizontal(ends, g.ret)) / g.ideal.gather(ends)
     beyond = g.ret > g.n + 1
     extra = pl.when(beyond).then(g.dcg.last() / g.ideal.last()).otherwise(0.0)
     count = ends.len() + beyond.cast(pl.UInt32)

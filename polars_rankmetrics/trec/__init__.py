@@ -54,8 +54,8 @@ def trec_eval(
         The qrels: ``sample``, ``label`` and ``truth`` (the relevance, an integer: 0 judged
         non-relevant, a negative value in the pool but unjudged, as trec_eval reads them).
     measures
-        trec_eval's ``-m`` arguments: ``"official"`` (default), ``"all_trec"`` (the families
-        of :data:`~polars_rankmetrics.trec.measures.FAMILIES` that it names), a family
+        trec_eval's ``-m`` arguments: ``"official"`` (default), ``"all_trec"`` (its 37
+        families, :data:`~polars_rankmetrics.trec.measures.ALL_TREC`), a family
         (``"P"``, ``"ndcg_cut"``) or a family with parameters (``"P.5,10"``,
         ``"ndcg.1=3,2=9"``, ``"iprec_at_recall.0,.5"``).
     per_topic

@@ -99,8 +99,6 @@ ALL_TREC = (
     "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
 )  # fmt: skip
 """trec_eval 10.0's ``all_trec`` set (``measures.c``)."""
-NOT_COMPUTED = tuple(name for name in ALL_TREC if name not in FAMILIES)
-"""The families of ``all_trec`` not computed here: ``all_trec`` gives the others."""
 _SETS = {"official": OFFICIAL, "all_trec": ALL_TREC}
 
 
@@ -127,13 +125,11 @@ def measures(requested: str | Sequence[str]) -> list[Measure]:
         name, dot, params = text.partition(".")
         if name in _SETS and not dot:
             for family in _SETS[name]:
-                if family in FAMILIES:
-                    wanted.setdefault(family, None)
+                wanted.setdefault(family, None)
             continue
         if name not in FAMILIES:
-            why = "not computed here" if name in ALL_TREC else "unknown"
             known = ", ".join([*_SETS, *FAMILIES])
-            raise ValueError(f"measure {text!r}: {why}; the measures are {known}")
+            raise ValueError(f"measure {text!r}: unknown; the measures are {known}")
         if wanted.get(name) is None:  # explicit parameters win over a set's defaults
             wanted[name] = params if dot else None
     return [m for family in FAMILIES if family in wanted for m in _family(family, wanted[family])]
