@@ -249,6 +249,10 @@ def test_docs_worked_example_of_ties():
     assert trec == tagged == tuple(oracle["q1"][m] for m in measures)
     with pytest.raises(ValueError, match="ties='average' is for the library's keys"):
         rm.evaluate(run, ["AP"], truth_table=qrels, ties="average")
+    # Descending as text: "9" before "10" (the trec_eval binary gives P_1 = 1 on these files).
+    numbers = pl.DataFrame({"run": "r", "sample": "q1", "label": ["10", "9"], "score": 1.0})
+    judged_9 = pl.DataFrame({"sample": "q1", "label": ["9", "10"], "truth": [1, 0]})
+    assert rm.evaluate(numbers, ["P_1"], truth_table=judged_9).item() == 1.0
     # rbp keeps trec_eval's p (0.9), RBP ir_measures' (0.8): a and c relevant at ranks 1 and 3
     untied = run.with_columns(score=pl.Series([3.0, 2.0, 1.0]))
     rbp = rm.evaluate(untied, ["rbp", "RBP", "RBP(p=0.9)"], truth_table=qrels).row(0)
