@@ -15,9 +15,12 @@ import pytest
 from browser import Browser, chromium
 from conftest import ENGINES
 from polars.testing import assert_frame_equal
+from sklearn.calibration import calibration_curve
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.report.page import SAMPLE_KEYS
+from polars_rankmetrics.metrics.label_averages import score_counts
+from polars_rankmetrics.report.chart_data import Reliability
+from polars_rankmetrics.report.page import PROBABILITY_KEYS, SAMPLE_KEYS
 
 EXAMPLE = "data/example.parquet"
 # The example page's screenshot, linked from docs/report.md and the README.
@@ -34,7 +37,9 @@ def test_the_numbers_are_those_of_evaluate_label_report_and_compare(example_repo
     options = {"by": "model", "weight": "weight"}
     labels = rm.label_report(EXAMPLE, **options)
     assert_frame_equal(example_report.labels, labels, check_exact=False, rel_tol=1e-12)
-    keys = ["lrap", "lwlrap", "ndcg@10", "f1_samples", "f1_macro", "roc_auc_micro"]
+    assert example_report.labels.columns[-3:] == ["log_loss", "brier", "ece"]
+    keys = ["lrap", "lwlrap", "ndcg@10", "f1_samples", "f1_macro", "roc_auc_micro",
+            *PROBABILITY_KEYS]  # fmt: skip
     plain = rm.evaluate(EXAMPLE, keys, **options)
     assert_frame_equal(example_report.summary.select(plain.columns), plain, rel_tol=1e-12)
     intervals = rm.evaluate(EXAMPLE, ["lrap", "ndcg@10"], ci=0.9, n_boot=200, **options)
@@ -50,7 +55,10 @@ def test_the_page_stands_alone_and_is_small(example_report, tmp_path):
     # No script, style, image or font from anywhere else: SVG's namespaces are names, not loads.
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert not re.search(r"url\((?!#)", page) and "@import" not in page  # url(#id): in the page
-    assert page.count("<svg") == 6  # micro PR and ROC, per-label PR and ROC, differences, scores
+    # Micro PR and ROC, per-label PR and ROC, differences, scores, reliability (the example's
+    # scores are probabilities).
+    assert page.count("<svg") == 7
+    assert "Calibration: the scores read as probabilities" in page
     assert example_report._repr_html_() == page
     path = tmp_path / "report.html"
     example_report.save(path)
@@ -68,6 +76,35 @@ def test_the_report_does_not_depend_on_buckets_or_engine(engine):
     assert_frame_equal(report.summary, whole.summary, rel_tol=1e-9)
     assert_frame_equal(report.labels, whole.labels, rel_tol=1e-9)
     assert_frame_equal(report.comparison, whole.comparison, rel_tol=1e-9)
+
+
+def test_the_reliability_diagrams_numbers_are_calibration_curves():
+    """Per model, every label's cells pooled: the points and the bin counts are scikit-learn's
+    calibration_curve on the raveled matrices (without weights), 15 bins."""
+    table = pl.read_parquet(EXAMPLE)
+    for (model,), part in table.group_by("model"):
+        part = part.sort("sample", "label")
+        counts = score_counts(part.lazy(), [], "label", "score", "truth", pl.lit(1.0)).collect()
+        points = Reliability.of(counts, 15)
+        y, p = part["truth"].cast(pl.Int64).to_numpy(), part["score"].to_numpy()
+        prob_true, prob_pred = calibration_curve(y, p, n_bins=15)
+        np.testing.assert_allclose(points.observed, prob_true, rtol=1e-12, err_msg=model)
+        np.testing.assert_allclose(points.mean_score, prob_pred, rtol=1e-12, err_msg=model)
+        cells = np.bincount(np.searchsorted(np.linspace(0, 1, 16)[1:-1], p), minlength=15)
+        assert points.bin.tolist() == np.flatnonzero(cells).tolist()
+        assert points.count.tolist() == cells[cells > 0].tolist()
+
+
+def test_scores_outside_the_unit_interval_are_not_read_as_probabilities():
+    """A score outside [0, 1] (a logit): no reliability diagram, no probability columns or
+    keys (the example's probabilities have them all: the first tests)."""
+    table = pl.read_parquet(EXAMPLE)
+    table = table.filter(pl.col("sample").is_in(table["sample"].unique().sort().head(30).implode()))
+    logits = table.with_columns(pl.col("score") * 4 - 2)
+    report = rm.html_report(logits, by="model", weight="weight")
+    assert "Calibration" not in report.html and report.html.count("<svg") == 5
+    assert not set(report.labels.columns) & {"log_loss", "brier", "ece"}
+    assert not set(report.summary.columns) & set(PROBABILITY_KEYS)
 
 
 def test_a_top_k_report_draws_precision_and_recall_at_each_cut_off():
@@ -143,7 +180,7 @@ def test_the_page_renders_in_a_real_browser(example_report, tmp_path):
             "Array.from(document.querySelectorAll('svg'))"
             ".map(svg => svg.querySelectorAll('path, rect, line, polyline').length)"
         )
-        assert len(marks) == 6 and min(marks) > 10, marks
+        assert len(marks) == 7 and min(marks) > 10, marks
         sizes = browser.evaluate(
             "Array.from(document.querySelectorAll('svg'))"
             ".map(svg => svg.getBoundingClientRect().width * svg.getBoundingClientRect().height)"

@@ -600,6 +600,41 @@ def test_the_calibration_table_is_calibration_curve_per_label(engine, table, n_b
         assert rows["count"].to_list() == counts[counts > 0].tolist()
 
 
+@SETTINGS
+@given(table=probability_tables())
+def test_the_label_report_gives_each_labels_losses_and_calibration_error(engine, table):
+    """label_report's probability columns (present where every score lies in [0, 1]) per label:
+    scikit-learn's log_loss and brier_score_loss with the sample weights, and the ECE of
+    calibration_curve's 15 bins over the samples repeated by their (doubled) weights."""
+    df, y_true, y_score, weights = table
+    y_true = y_true.astype(int)
+    report = engine.report(df, weight=None if weights is None else "weight")
+    assert report.columns[-3:] == ["log_loss", "brier", "ece"]
+    w = np.ones(len(y_true)) if weights is None else weights
+    y, p = expanded(y_true, y_score, None if weights is None else 2 * weights)
+    labels = sorted(df["label"].unique().to_list())
+    for j, label in enumerate(labels):
+        row = report.filter(pl.col("label") == label).row(0, named=True)
+        expected = {
+            "log_loss": skm.log_loss(y_true[:, j], y_score[:, j], labels=[0, 1], sample_weight=w),
+            "brier": skm.brier_score_loss(y_true[:, j], y_score[:, j], pos_label=1,
+                                          sample_weight=w),
+            "ece": sklearn_calibration(y[:, j], p[:, j], 15)[0],
+        }  # fmt: skip
+        for column, value in expected.items():
+            assert row[column] == pytest.approx(value, rel=1e-12, abs=1e-12), column
+
+
+def test_the_label_report_reads_probabilities_when_asked_or_seen():
+    df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.2], [0.6, 0.7]])
+    assert "ece" in rm.label_report(df).columns
+    assert "ece" not in rm.label_report(df, probabilities=False).columns
+    logits = df.with_columns(pl.col("score") * 4 - 2)
+    assert "ece" not in rm.label_report(logits).columns
+    with pytest.raises(ValueError, match=r"must hold probabilities in \[0, 1\].*score=1.6"):
+        rm.label_report(logits, probabilities=True)
+
+
 def test_a_score_on_an_edge_falls_in_the_bin_below():
     """As calibration_curve: linspace's edges (0.30000000000000004 for 3 of 10) and a score on
     one (0.5) in the bin below; 0 in the first bin, 1 in the last."""

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics.metrics.probabilities import calibration_bins
+
 
 @dataclass(frozen=True)
 class Curve:
@@ -56,6 +58,35 @@ def score_histograms(
     positives, _ = np.histogram(scores, bins=edges, weights=counts["pos"].to_numpy())
     negatives, _ = np.histogram(scores, bins=edges, weights=counts["neg"].to_numpy())
     return edges, positives, negatives
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """A reliability diagram's points: per non-empty bin of the scores (``bins`` equal-width
+    bins of [0, 1]), its number ``bin``, the weighted ``count`` of its cells, their weighted
+    ``mean_score`` and their weighted share of positives, ``observed``: without weights,
+    ``calibration_curve(y, p, n_bins=bins)``'s ``prob_pred`` and ``prob_true`` over the
+    cells given."""
+
+    bins: int
+    bin: np.ndarray
+    count: np.ndarray
+    mean_score: np.ndarray
+    observed: np.ndarray
+
+    @classmethod
+    def of(cls, counts: pl.DataFrame, bins: int) -> Reliability:
+        """From a table of ``score`` and its weighted positives ``pos`` and negatives ``neg``
+        (every label of a model pooled, or one label's)."""
+        table = calibration_bins(counts, [], bins).sort("bin")
+        weight = table["weight"].to_numpy()
+        return cls(
+            bins=bins,
+            bin=table["bin"].to_numpy(),
+            count=weight,
+            mean_score=table["score_sum"].to_numpy() / weight,
+            observed=table["positives"].to_numpy() / weight,
+        )
 
 
 def at_k(row: Mapping[str, Any], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -192,3 +192,31 @@ def at_k(lines: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]], *, tit
         ax.set_title(title)
         ax.legend(fontsize=7)
         return _svg(figure)
+
+
+def reliability(lines: Sequence[tuple[str, Any]], *, title: str) -> str:
+    """A reliability diagram per model (model, :class:`~.chart_data.Reliability`): above, each
+    non-empty bin's share of positives against its mean score, beside the diagonal of perfect
+    calibration; below, the cells in each bin (the bin counts), a bar per model."""
+    with _figure(6.0, 5.2, (2, 1)) as (figure, axes):
+        top, bottom = axes[0][0], axes[1][0]
+        top.plot([0, 1], [0, 1], linestyle=":", color="#777777", label="perfect calibration")
+        width = 1.0 / max(1, max((points.bins for _, points in lines), default=1))
+        for i, (model, points) in enumerate(lines):
+            top.plot(points.mean_score, points.observed, marker="o", markersize=3,
+                     color=colour(i), label=model)  # fmt: skip
+            share = width / max(1, len(lines))
+            left = points.bin * width + i * share
+            bottom.bar(left, points.count, width=share, align="edge", color=colour(i),
+                       label=model)  # fmt: skip
+        top.set_xlim(0, 1)
+        top.set_ylim(0, 1.02)
+        top.set_xlabel("mean score in the bin")
+        top.set_ylabel("share of positives")
+        top.set_title(title)
+        top.legend(fontsize=7, loc="upper left")
+        bottom.set_xlim(0, 1)
+        bottom.set_xlabel("score bin")
+        bottom.set_ylabel("cells (weighted)")
+        bottom.legend(fontsize=7)
+        return _svg(figure)

@@ -14,6 +14,7 @@ from polars_rankmetrics.inference.recorded import zero_division as zero_division
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.label_averages import LABEL, combine, label_curves, label_scores
 from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.probabilities import N_BINS, calibration_errors, label_losses
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.undefined import table_case, warn
 from polars_rankmetrics.options import Options, Run, documented
@@ -23,8 +24,12 @@ REPORT_COLUMNS = (
     "support", "predicted", "precision", "recall", "f1", "average_precision", "roc_auc",
     "lwlrap", "lwlrap_weight",
 )  # fmt: skip
-# What the report needs checked: binary truth, as for every metric it holds.
+# The columns of a table of probabilities (every score in [0, 1]).
+PROBABILITY_COLUMNS = ("log_loss", "brier", "ece")
+# What the report needs checked: binary truth, as for every metric it holds (and, asked for
+# the probability columns, every score in [0, 1], as for the probability keys).
 _KEYS = [MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap")]
+_PROBABILITY_KEYS = [*_KEYS, MetricKey("ece_macro")]
 # The tables of driver.collect a report reads.
 LABEL_TABLES = ["labels", "curves", "precisions"]
 
@@ -36,6 +41,7 @@ def label_report(
     by: str | Sequence[str] | None = None,
     threshold: float = 0.5,
     zero_division: float | str = "warn",
+    probabilities: bool | None = None,
     **options: Unpack[Options],
 ) -> pl.DataFrame:
     """One row per label (per ``by`` group): how well each label is predicted and ranked.
@@ -48,6 +54,11 @@ def label_report(
         ``per_label=True`` (as :func:`~polars_rankmetrics.finalize` takes them): the report of
         the data behind them, ``by`` among their ``by`` columns; ``threshold`` and
         ``zero_division`` must then be the states' own.
+    probabilities
+        Whether the scores are probabilities, which adds the columns ``log_loss``, ``brier``
+        and ``ece``: None (default) where every score of the table lies in [0, 1]; True to
+        require it (a score outside [0, 1] is refused, as for the probability keys); False
+        never.
     **options
 
     Returns
@@ -65,6 +76,12 @@ def label_report(
         - ``lwlrap`` (per-class lwlrap: the weighted mean lrap precision of its positive cells,
           null without positives) and ``lwlrap_weight`` (its share of the group's positives, NaN
           in a group without any), so that ``sum(lwlrap_weight * lwlrap)`` is the group's lwlrap.
+
+        - with ``probabilities``: ``log_loss`` and ``brier``, the weighted mean cross-entropy
+          and squared error of the label's cells (scikit-learn's ``log_loss(y[:, j], p[:, j],
+          labels=[0, 1])`` and ``brier_score_loss(y[:, j], p[:, j])``), and ``ece``, the
+          expected calibration error over 15 equal-width bins (NaN where the label's cells all
+          weigh 0).
 
         Sorted by the ``by`` columns and the label. Their macro, weighted and micro averages are
         :func:`~polars_rankmetrics.evaluate`'s ``*_macro``, ``*_weighted`` and ``*_micro`` keys.
@@ -89,32 +106,50 @@ def label_report(
         merged = merge(data, by, options=options)
         merged.require("label_report", per_label=True, threshold=context.threshold,
                        zero_division=zero_division_param(context))  # fmt: skip
-        validation.check_result_names(merged.cols.in_source(), REPORT_COLUMNS)
-        return merged.cols.restored(label_table(merged.tables, merged.cols, merged.context))
+        validation.check_result_names(merged.cols.in_source(), _RESULT_COLUMNS)
+        table = label_table(merged.tables, merged.cols, merged.context, probabilities)
+        return merged.cols.restored(table)
     run, cols = Run.of(options, by=by)
-    return build(run, data, cols, context)
+    return build(run, data, cols, context, probabilities)
 
 
-def build(run: Run, data: Any, cols: Columns, context: Context) -> pl.DataFrame:
+_RESULT_COLUMNS = (*REPORT_COLUMNS, *PROBABILITY_COLUMNS)
+
+
+def build(
+    run: Run, data: Any, cols: Columns, context: Context, probabilities: bool | None = None
+) -> pl.DataFrame:
     """:func:`label_report` in ``run``."""
-    validation.check_result_names(cols, REPORT_COLUMNS)
+    validation.check_result_names(cols, _RESULT_COLUMNS)
+    keys = _PROBABILITY_KEYS if probabilities else _KEYS
     with driver.inside_names(cols) as inner:
-        collected, context = run.collect(data, inner, _KEYS, LABEL_TABLES, parameters=context)
-    return inner.restored(label_table(collected, inner, context))
+        collected, context = run.collect(data, inner, keys, LABEL_TABLES, parameters=context)
+    return inner.restored(label_table(collected, inner, context, probabilities))
+
+
+def reads_probabilities(score_counts: pl.DataFrame) -> bool:
+    """Whether every score of a score counts table (``score``) lies in [0, 1]: the report's
+    rule for showing the probability columns and the reliability diagram."""
+    score = score_counts.get_column("score")
+    return score.len() > 0 and bool(((score >= 0) & (score <= 1)).all())
 
 
 def label_table(
-    collected: dict[str, list[pl.DataFrame]], cols: Columns, context: Context
-) -> pl.DataFrame:
+    collected: dict[str, list[pl.DataFrame]], cols: Columns, context: Context,
+    probabilities: bool | None = None,
+) -> pl.DataFrame:  # fmt: skip
     """The per-label report from the :data:`LABEL_TABLES` of :func:`.driver.collect` (``cols``
-    with the ``by`` columns under their inside names, as the tables have them)."""
+    with the ``by`` columns under their inside names, as the tables have them), with the
+    :data:`PROBABILITY_COLUMNS` where ``probabilities`` (None: where every score lies in
+    [0, 1])."""
     group = list(cols.by) or [validation.GROUP]
     keys = [*group, LABEL]
     counts = combine(collected["labels"], keys)
     scores = label_scores(
         counts, ["precision", "recall", "f1"], zero_division=context.zero_division
     ).with_columns((pl.col("tp") + pl.col("fp")).alias("predicted"))
-    curves = label_curves(combine(collected["curves"], [*keys, "score"]), keys)
+    score_counts = combine(collected["curves"], [*keys, "score"])
+    curves = label_curves(score_counts, keys)
     warn([
         case
         for table, kinds in ((counts, ("precision", "recall", "f1")),
@@ -126,7 +161,16 @@ def label_table(
         scores.join(curves.drop("support", "negatives"), on=keys, nulls_equal=True),
         combine(collected["precisions"], keys), keys, group,
     ).with_columns(pl.col("precision", "recall", "f1").fill_null(float("nan")))  # fmt: skip
-    report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *REPORT_COLUMNS)
+    columns = list(REPORT_COLUMNS)
+    if reads_probabilities(score_counts) if probabilities is None else probabilities:
+        losses = label_losses(score_counts, keys, ["log_loss", "brier"]).drop("support")
+        errors = calibration_errors(score_counts, keys, N_BINS).select(*keys, "ece")
+        report = report.join(losses, on=keys, how="left", nulls_equal=True).join(
+            errors, on=keys, how="left", nulls_equal=True
+        )
+        report = report.with_columns(pl.col("ece").fill_null(float("nan")))
+        columns += PROBABILITY_COLUMNS
+    report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *columns)
     return report.sort([*cols.by, cols.label])
 
 

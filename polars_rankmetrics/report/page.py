@@ -5,7 +5,14 @@ intervals, ``ci=``) and the paired comparison with a baseline (``baseline=``); t
 precision-recall and ROC curves; the per-label curves of the worst and the best labels; the
 per-label table, sorted by any column with a click; the per-label differences from the baseline;
 the distribution of the scores of positive and negative cells; and, for a top-k table, precision@K
-and recall@K at every K. Each chart's numbers are computed first (:mod:`.chart_data`), then
+and recall@K at every K.
+
+Where every score of a dense table lies in [0, 1] the scores are read as probabilities too: the
+summary gains ``log_loss_macro``, ``brier_macro`` and ``ece_micro``, the per-label table
+``log_loss``, ``brier`` and ``ece`` (:func:`~polars_rankmetrics.label_report`), and the page a
+reliability diagram per model (every label's cells pooled, 15 equal-width bins: the bins of
+``ece_micro``), with the cells in each bin. A table with any score outside [0, 1] (logits,
+ranks) has none of these. Each chart's numbers are computed first (:mod:`.chart_data`), then
 drawn as inline SVG (:mod:`.charts`); the table's sorting is a few lines of inline script: the
 page requests nothing from any network.
 """
@@ -37,11 +44,12 @@ from polars_rankmetrics.metrics.label_averages import (
     label_means,
 )
 from polars_rankmetrics.metrics.parameters import parameters
+from polars_rankmetrics.metrics.probabilities import N_BINS
 from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
 from polars_rankmetrics.metrics.undefined import gathered
 from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.report import chart_data, charts
-from polars_rankmetrics.report.labels import LABEL_TABLES, label_table
+from polars_rankmetrics.report.labels import LABEL_TABLES, label_table, reads_probabilities
 
 # The summary of a dense table: keys averaged over samples (intervals and tests apply), then
 # keys averaged over labels.
@@ -49,6 +57,8 @@ SAMPLE_KEYS = ("lrap", "lwlrap", "coverage_error", "ranking_loss", "ndcg", "ndcg
                "hamming_loss", "f1_samples")  # fmt: skip
 LABEL_KEYS = ("f1_micro", "f1_macro", "average_precision_micro", "average_precision_macro",
               "roc_auc_micro", "roc_auc_macro")  # fmt: skip
+# The summary's keys where the scores are probabilities (every score in [0, 1]).
+PROBABILITY_KEYS = ("log_loss_macro", "brier_macro", "ece_micro")
 # The worst and the best labels drawn one by one, by average precision.
 EXTREMES = 3
 # Bins of the score distributions.
@@ -233,18 +243,23 @@ def _report(
         summary = _summary(groups, by_types, inner, shape.sample_keys, ci=ci, n_boot=n_boot,
                            seed=seed, bootstrap=bootstrap, context=context)  # fmt: skip
         labels = counts = None
-        if shape.label_keys:
+        label_keys = list(shape.label_keys)
+        probabilities = False
+        if label_keys:
             combined = {
                 reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
                 for reduction in driver.LABEL_TABLES
             }
-            averages = label_means(combined, group, shape.label_keys, context)
+            probabilities = reads_probabilities(combined["curves"])
+            if probabilities:
+                label_keys += parse_keys(list(PROBABILITY_KEYS))
+            averages = label_means(combined, group, label_keys, context)
             on = list(inner.by) or None
             summary = (
                 summary.join(averages, on=on, nulls_equal=True).sort(on, nulls_last=True)
                 if on else pl.concat([summary, averages.drop(validation.GROUP)], how="horizontal")
             )  # fmt: skip
-            labels = label_table(collected, inner, context)
+            labels = label_table(collected, inner, context, probabilities)
             counts = combined["curves"]
         comparison = None
         if baseline is not None:
@@ -256,13 +271,15 @@ def _report(
             )  # fmt: skip
     names = _model_names(summary, inner)
     page = _Page(title, names, inner)
-    page.summary(inner.restored(summary), shape.shown, shape.label_keys, ci)
+    page.summary(inner.restored(summary), shape.shown, label_keys, ci)
     if comparison is not None:
         page.comparison(inner.restored(comparison))
     if labels is not None and counts is not None:
         page.curves(counts, group, labels, baseline)
         page.label_table(inner.restored(labels))
         page.distributions(counts, group)
+        if probabilities:
+            page.reliability(counts)
     elif shape.k is not None:
         lines = [
             (name, *chart_data.at_k(row, shape.k))
@@ -515,6 +532,22 @@ class _Page:
         self.section(
             "Scores of positive and negative cells",
             charts.distributions(histograms, title="score distributions"),
+        )
+
+    def reliability(self, counts: pl.DataFrame) -> None:
+        """Per model, every label's cells pooled: the reliability diagram and the bin counts."""
+        by = list(self.cols.by)
+        lines = [
+            (name, chart_data.Reliability.of(_where(counts, by, values), N_BINS))
+            for name, values in zip(self.names, _values(counts, by), strict=True)
+        ]
+        self.section(
+            "Calibration: the scores read as probabilities",
+            charts.reliability(lines, title="reliability, every cell"),
+            f"Every score lies in [0, 1], so each is read as the probability that its label is "
+            f"true. Above: per non-empty bin of {N_BINS} equal-width bins, the share of positive "
+            f"cells against the mean score (on the diagonal: calibrated); below: the cells in "
+            f"each bin, weighted. ece_micro is the bins' gaps weighted by their cells.",
         )
 
     def render(self) -> str:
