@@ -646,6 +646,20 @@ def test_a_score_on_an_edge_falls_in_the_bin_below():
     ).tolist() == [0, 2, 4, 6, 9]  # fmt: skip
 
 
+def test_equal_mass_edges_under_a_total_weight_of_one():
+    """Weights as repetitions: a label whose cells weigh 1 in all has every edge on its highest
+    score (numpy's percentile of one value), so all its cells share the first bin; below 1,
+    every edge on the lowest score, so the others share the last bin."""
+    df = rm.from_dense([[1, 0], [0, 1], [1, 1]], [[0.9, 0.2], [0.6, 0.7], [0.4, 0.8]])
+    for weight, bins in ((1 / 3, [0]), (0.25, [0, 3])):
+        weighted = df.with_columns(weight=pl.lit(weight))
+        table = rm.calibration_table(weighted, weight="weight", n_bins=4, strategy="quantile")
+        for label in (0, 1):
+            rows = table.filter(pl.col("label") == label)
+            assert rows["bin"].to_list() == bins, (weight, label)
+            assert rows["count"].sum() == pytest.approx(3 * weight)
+
+
 def test_the_calibration_table_refuses_what_it_cannot_do():
     df = rm.from_dense([[1, 0]], [[0.9, 0.2]])
     with pytest.raises(ValueError, match="strategy must be 'uniform' or 'quantile', not 'mass'"):

@@ -122,9 +122,10 @@ def quantile_edges(cells: pl.DataFrame, n_bins: int) -> pl.DataFrame:
     The weights count as repetitions: with whole weights the edges are the percentiles of the
     scores each repeated by its weight; any weights place the order statistic ``t`` (0-based,
     from 0 to ``W - 1``, ``W`` the group's total weight) on the distinct score whose span of
-    cumulative weight ``[C - w, C)`` holds ``t``. A total weight of 1 or less puts every edge on
-    the lowest score. The edges read only the weight of each distinct score, which adds up over
-    buckets of samples: they are exact out of core.
+    cumulative weight ``[C - w, C)`` holds ``t``. A total weight of 1 puts every edge on the
+    highest score (as ``numpy.percentile`` of one value), a total weight below 1 on the lowest.
+    The edges read only the weight of each distinct score, which adds up over buckets of
+    samples: they are exact out of core.
     """
     # As numpy.percentile(p, q * 100), which divides q * 100 by 100 again.
     quantiles = np.true_divide(np.linspace(0.0, 1.0, n_bins + 1) * 100, 100)[1:-1]
@@ -141,9 +142,9 @@ def quantile_edges(cells: pl.DataFrame, n_bins: int) -> pl.DataFrame:
     )
     total = pl.col("__total")
     h = (total - 1.0) * pl.col("__q")
-    # numpy: at or past the last order statistic both neighbours are the last, before the first
-    # both the first.
-    last, first = h >= total - 1.0, h < 0
+    # numpy: before the first order statistic both neighbours are the first, else at or past the
+    # last both the last.
+    first, last = h < 0, h >= total - 1.0
     positions = (
         starts.group_by("__group")
         .agg(total.first())
@@ -152,8 +153,8 @@ def quantile_edges(cells: pl.DataFrame, n_bins: int) -> pl.DataFrame:
             "__group",
             "edge",
             (h - h.floor()).alias("__gamma"),
-            pl.when(last).then(total).when(first).then(0.0).otherwise(h.floor()).alias("__lower"),
-            pl.when(last).then(total).when(first).then(0.0).otherwise(h.floor() + 1.0)
+            pl.when(first).then(0.0).when(last).then(total).otherwise(h.floor()).alias("__lower"),
+            pl.when(first).then(0.0).when(last).then(total).otherwise(h.floor() + 1.0)
             .alias("__upper"),
         )
     )  # fmt: skip
