@@ -14,6 +14,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
+from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, paired
@@ -188,9 +189,14 @@ def compare(
         return merged.cols.restored(result)
     keys = parse_keys(metrics)
     supported_keys(keys)
+    if any(key.metric.geometric for key in keys):
+        raise ValueError("gm_map and gm_bpref are geometric means: compare AP or Bpref")
     run, cols = Run.of(options, by=by_columns)
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+    )
+    data, truth_table, context = tie_ordered(
+        data, truth_table, keys, cols, run, context, ties=None, trec=TrecOptions()
     )
     validation.check_result_names(cols, [str(k) for k in keys])
     with driver.inside_names(cols) as inner:

@@ -204,9 +204,9 @@ def evaluate(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
     run, cols = Run.of(options, by=by)
-    data, truth_table, context = _ordered(
+    data, truth_table, context = tie_ordered(
         data, truth_table, keys, cols, run, context, ties=ties,
-        trec=_Trec(relevance_level, max_docs, judged_only, complete),
+        trec=TrecOptions(relevance_level, max_docs, judged_only, complete),
     )  # fmt: skip
     inputs = driver.TopK(truth_table, n_labels, propensities)
     check_bootstrap(bootstrap)
@@ -245,8 +245,9 @@ def _geometric(result: pl.DataFrame, keys: Sequence[MetricKey]) -> pl.DataFrame:
 
 
 @dataclass(frozen=True)
-class _Trec:
-    """The options of the TREC keys (``-l``, ``-M``, ``-J``, ``-c``)."""
+class TrecOptions:
+    """The options of the TREC keys (trec_eval's ``-l``, ``-M``, ``-J``, ``-c``: see
+    :func:`evaluate`)."""
 
     relevance_level: int = 1
     max_docs: int | None = None
@@ -254,13 +255,14 @@ class _Trec:
     complete: bool = False
 
 
-def _ordered(
+def tie_ordered(
     data: Any, truth_table: Any, keys: Sequence[MetricKey], cols: Columns, run: Run,
-    context: Context, *, ties: str | None, trec: _Trec,
+    context: Context, *, ties: str | None, trec: TrecOptions,
 ) -> tuple[Any, Any, Context]:  # fmt: skip
     """The inputs with the tie rule applied (:func:`~polars_rankmetrics.engines.topk.
     trec_order`), and, for the TREC keys, the run and qrels as they read them
-    (:func:`~polars_rankmetrics.engines.topk.trec_tables`) and the relevance level."""
+    (:func:`~polars_rankmetrics.engines.topk.trec_tables`) and the relevance level: what
+    every verb evaluating ``keys`` runs first (:func:`evaluate`, ``compare``)."""
     trec_keys = [key for key in keys if key.metric.family == "trec"]
     if ties is not None and ties not in topk.TIES:
         raise ValueError(f"ties must be one of {', '.join(topk.TIES)}, not {ties!r}")

@@ -312,3 +312,37 @@ def test_measures_outside_pytrec_eval():
         run, ["RBP", "RBP(p=0.5)", "rbp", "Judged@2", "Judged@4"], truth_table=qrels
     )
     assert named.row(0) == pytest.approx((0.2, 0.5, 0.1, 1 / 2, 3 / 4))
+
+
+def test_compare_runs_on_trec_keys():
+    """compare's paired deltas over topics on TREC keys: the mean of pytrec_eval's per-topic
+    differences (runs tied throughout, one qrels for both)."""
+    run_rows, qrels = [], []
+    for topic in range(8):
+        for doc in range(6):
+            for tag in ("base", "new"):
+                score = float((topic * 7 + doc * (3 if tag == "new" else 5)) % 4)
+                run_rows.append((f"q{topic}", f"d{doc}", score, 0, tag))
+            if (topic + doc) % 3:
+                qrels.append((f"q{topic}", f"d{doc}", (topic * doc) % 3))
+    run = pl.DataFrame(
+        run_rows, orient="row",
+        schema={"sample": pl.String, "label": pl.String, "score": pl.Float64, "rank": pl.Int64,
+                "run": pl.String},
+    )  # fmt: skip
+    _, qrels_frame = _frames([], qrels)
+    got = rm.compare(run, ["P_3", "AP"], truth_table=qrels_frame, by="run", baseline="base")
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {q: {d: r for t, d, r in qrels if t == q} for q, _, _ in qrels}, {"P.3", "map"}
+    )
+    values = {
+        tag: evaluator.evaluate({q: {d: s for q2, d, s, _, t in run_rows if q2 == q and t == tag}
+                                 for q, _, _, _, _ in run_rows})
+        for tag in ("base", "new")
+    }  # fmt: skip
+    for metric, name in (("P_3", "P_3"), ("AP", "map")):
+        deltas = [values["new"][q][name] - values["base"][q][name] for q in values["new"]]
+        row = got.filter(pl.col("metric") == metric)
+        assert row["delta"].item() == pytest.approx(sum(deltas) / len(deltas))
+    with pytest.raises(ValueError, match="geometric"):
+        rm.compare(run, ["gm_map"], truth_table=qrels_frame, by="run", baseline="base")

@@ -10,7 +10,7 @@ from typing import Any, Unpack
 import polars as pl
 
 from polars_rankmetrics.engines import topk
-from polars_rankmetrics.evaluate import _Trec, evaluate
+from polars_rankmetrics.evaluate import TrecOptions, evaluate
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.trec import JUDGED, NONPOOL, UNJUDGED
 from polars_rankmetrics.options import Options, Run, documented
@@ -125,7 +125,7 @@ def trec_eval(
     lengths = [m.length for m in chosen if m.name.startswith("relstring")]
     strings = {}
     if per_topic and lengths:
-        trec = _Trec(relevance_level, max_docs, judged_only, complete)
+        trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
         strings = _relstrings(run, qrels, lengths[0], trec, options)
     blocks = []
     for (tag,), values in topics.group_by("run", maintain_order=True):
@@ -135,7 +135,7 @@ def trec_eval(
 
 
 def _relstrings(
-    run: Any, qrels: Any, length: int, trec: _Trec, options: Options
+    run: Any, qrels: Any, length: int, trec: TrecOptions, options: Options
 ) -> dict[tuple[str, str], str]:
     """``relstring`` of each (run, topic): the first ``length`` documents retrieved, one
     character each: the relevance 0-9, ``>`` above 9, ``-`` outside the qrels, ``.`` pooled but
