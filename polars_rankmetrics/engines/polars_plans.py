@@ -16,6 +16,7 @@ from typing import Literal
 from polars_rankmetrics.metrics.registry import (
     CLASSIFICATION_METRICS,
     REGISTRY,
+    TREC_METRICS,
     MetricKey,
 )
 
@@ -98,3 +99,6 @@ for _name, _plan in {
 for _name in CLASSIFICATION_METRICS:
     if REGISTRY[_name].reduction == "samples" and _name not in PLANS:
         plan(_name, Plan(ranks="none"))
+# The TREC keys read their rows as they are: minus the position is the score (metrics.trec).
+for _name in TREC_METRICS:
+    plan(_name, Plan(ranks="none"))
