@@ -12,6 +12,7 @@ import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.metrics.registry import MetricKey, parse_key
@@ -346,3 +347,35 @@ def test_compare_runs_on_trec_keys():
         assert row["delta"].item() == pytest.approx(sum(deltas) / len(deltas))
     with pytest.raises(ValueError, match="geometric"):
         rm.compare(run, ["gm_map"], truth_table=qrels_frame, by="run", baseline="base")
+
+
+def test_several_runs_are_evaluated_apart():
+    """Two run tags in one table give each run's own block, as each run alone (topics of the
+    qrels missing from one run only count in it with complete=True)."""
+    run = pl.DataFrame(
+        {"run": ["b", "b", "b", "a", "a"], "sample": ["q1", "q1", "q2", "q1", "q1"],
+         "label": ["x", "y", "x", "y", "z"], "score": [1.0, 1.0, 0.5, 2.0, 1.0]}
+    )  # fmt: skip
+    qrels = pl.DataFrame(
+        {"sample": ["q1", "q1", "q2"], "label": ["x", "y", "x"], "truth": [1, 0, 2]}
+    )
+    for complete in (False, True):
+        both = rm.trec_eval(run, qrels, ["official"], per_topic=True, complete=complete)
+        assert both["run"].unique(maintain_order=True).to_list() == ["a", "b"]
+        for tag in ("a", "b"):
+            alone = rm.trec_eval(
+                run.filter(pl.col("run") == tag), qrels, ["official"], per_topic=True,
+                complete=complete,
+            )  # fmt: skip
+            assert_frame_equal(both.filter(pl.col("run") == tag), alone)
+        num_q = both.filter(pl.col("measure") == "num_q")["value"].to_list()
+        assert num_q == ([2.0, 2.0] if complete else [1.0, 2.0])
+
+
+def test_the_tie_rule_on_duckdb():
+    """ties='trec_eval' orders the rows before any engine reads them."""
+    keys = ["precision@1", "map"]
+    polars = rm.evaluate(TIED_RUN, keys, truth_table=TIED_QRELS, ties="trec_eval")
+    duck = rm.evaluate(TIED_RUN, keys, truth_table=TIED_QRELS, ties="trec_eval", engine="duckdb")
+    assert_frame_equal(polars, duck)
+    assert polars.row(0) == pytest.approx((0.0, 0.5))
