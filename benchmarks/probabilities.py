@@ -15,7 +15,8 @@ Each clock starts after the libraries are imported; the record's ``wall`` is the
 process, imports included. The fastest of the repeats is kept (the machine may be shared: the
 record holds ``uptime``'s load average taken before the runs). The values of (a) and (b) are
 checked equal before anything is recorded. Writes benchmarks/results/probabilities.json (date,
-versions, command, load) and prints a Markdown table.
+versions, command, load), prints a Markdown table and writes it between the ``probabilities``
+markers of docs/performance.md (``--render``: from the record, without measuring).
 """
 
 from __future__ import annotations
@@ -94,7 +95,15 @@ def main() -> None:
     parser.add_argument("--size", default="100000x100", help="SAMPLESxLABELS")
     parser.add_argument("--engines", nargs="+", default=["polars", "duckdb"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--render", action="store_true", help="measure nothing: render the record")
     args = parser.parse_args()
+    target = record.RESULTS / "probabilities.json"
+    if args.render:
+        saved = json.loads(target.read_text())
+        record.render(
+            "probabilities", table(saved, [e for e in args.engines if e in saved["results"][0]])
+        )
+        return
     n_samples, n_labels = map(int, args.size.split("x"))
     path = OUT / f"{args.size}.parquet"
     if not path.exists():
@@ -110,10 +119,10 @@ def main() -> None:
                 raise SystemExit(f"{engine} {key}: {ours} != scikit-learn's {theirs}")
     command = "python benchmarks/probabilities.py " + " ".join(sys.argv[1:])
     saved = {**environment(), "command": command.strip(), "uptime": load, "results": [row]}
-    target = record.RESULTS / "probabilities.json"
     target.write_text(json.dumps(saved, indent=2) + "\n")
     print(f"wrote {target}", file=sys.stderr)
     print(table(saved, args.engines))
+    record.render("probabilities", table(saved, args.engines))
 
 
 def table(saved: dict, engines: list[str]) -> str:
