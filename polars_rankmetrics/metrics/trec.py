@@ -162,12 +162,14 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
     ``nonrel`` the judged relevant and non-relevant ones, e = 1e-5; 1 at j = 0; summed over R.
     Documents outside the pool count only through j."""
     t = Topic(truth, score, level)
-    pooled = t.judged | t.unjudged
-    relevant = t.in_order(t.relevant, pooled)
-    j = t.in_order(t.position, pooled).filter(relevant) - 1.0
+    # The pooled documents' codes in position order (one sort), and their positions.
+    codes = t.in_order(t.code, t.judged | t.unjudged)
+    positions = t.position.filter(t.retrieved & (t.judged | t.unjudged)).sort()
+    relevant = codes >= level + JUDGED
+    j = positions.filter(relevant) - 1.0
     rel = relevant.cast(pl.Int64).cum_sum().filter(relevant).cast(pl.Float64) - 1.0
-    nonrel = t.in_order(t.nonrelevant, pooled).cast(pl.Int64).cum_sum().filter(relevant)
-    unjudged = t.in_order(t.unjudged, pooled).cast(pl.Int64).cum_sum().filter(relevant)
+    nonrel = ((codes >= JUDGED) & ~relevant).cast(pl.Int64).cum_sum().filter(relevant)
+    unjudged = (codes == UNJUDGED).cast(pl.Int64).cum_sum().filter(relevant)
     above = rel + nonrel + unjudged
     e = INFAP_EPSILON
     estimate = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (above / j) * (
