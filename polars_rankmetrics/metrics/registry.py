@@ -613,25 +613,24 @@ _trec(
     lambda key, c, level: tx.geometric(tx.average_precision(c.truth, c.score, level)),
     geometric=True,
 )  # fmt: skip
-_trec(
-    "trec_rprec", "precision after R documents",
-    lambda key, c, level: tx.r_precision(c.truth, c.score, level),
-)  # fmt: skip
-_trec(
-    "trec_bpref", "binary preference over judged documents",
-    lambda key, c, level: tx.bpref(c.truth, c.score, level),
-)  # fmt: skip
+
+
+def _plain(function: Callable[[str, str, int], pl.Expr]) -> Callable[..., pl.Expr]:
+    return lambda key, c, level: function(c.truth, c.score, level)
+
+
+for _name, _text, _plain_function in (
+    ("trec_rprec", "precision after R documents", tx.r_precision),
+    ("trec_bpref", "binary preference over judged documents", tx.bpref),
+    ("trec_recip_rank", "reciprocal rank of the first relevant document", tx.reciprocal_rank),
+    ("trec_infap", "inferred average precision over a sampled pool", tx.inferred_ap),
+    ("trec_bing", "over R, 1 / log2(2 + non-relevant above) summed over the relevant retrieved",
+     tx.binary_gain),
+):  # fmt: skip
+    _trec(_name, _text, _plain(_plain_function))
 _trec(
     "trec_gm_bpref", "bpref, geometric mean over topics (floor 1e-5)",
     lambda key, c, level: tx.geometric(tx.bpref(c.truth, c.score, level)), geometric=True,
-)  # fmt: skip
-_trec(
-    "trec_recip_rank", "reciprocal rank of the first relevant document",
-    lambda key, c, level: tx.reciprocal_rank(c.truth, c.score, level),
-)  # fmt: skip
-_trec(
-    "trec_infap", "inferred average precision over a sampled pool",
-    lambda key, c, level: tx.inferred_ap(c.truth, c.score, level),
 )  # fmt: skip
 _trec(
     "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1 (or recalls=)",
@@ -720,10 +719,6 @@ for _kind in ("set_P", "set_recall", "set_relative_P", "set_map", "set_F"):
 _trec(
     "trec_utility", "a rel_ret + b (ret - rel_ret) + c (R - rel_ret) + d (N + rel_ret - ret - R)",
     lambda key, c, level: tx.utility(c.truth, c.score, level, _coefficients(key)),
-)  # fmt: skip
-_trec(
-    "trec_bing", "over R, 1 / log2(2 + non-relevant above) summed over the relevant retrieved",
-    lambda key, c, level: tx.binary_gain(c.truth, c.score, level),
 )  # fmt: skip
 _trec(
     "trec_rbp", "rank-biased precision, gains scaled to [0, 1] (params p=, 0.9 by default)",
