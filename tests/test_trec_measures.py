@@ -257,6 +257,8 @@ def test_refusals():
         rm.evaluate(TIED_RUN, ["precision@1"], truth_table=TIED_QRELS, max_docs=3)
     with pytest.raises(ValueError, match="must hold integers"):
         rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS.with_columns(truth=0.5))
+    with pytest.raises(ValueError, match="column 'run' not found in the run"):
+        rm.trec_eval(TIED_RUN, TIED_QRELS)
     with pytest.raises(ValueError, match="Polars engine only"):
         rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS, engine="duckdb")
 

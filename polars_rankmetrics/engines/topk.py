@@ -466,6 +466,7 @@ def trec_tables(
     Raises ``ValueError`` for a relevance that is not an integer, naming the column and a
     sample."""
     keys = [*cols.by, cols.sample, cols.label]
+    _check_schema(predictions.collect_schema(), [*keys, cols.score], "run")
     schema = qrels.collect_schema()
     _check_schema(schema, [cols.sample, cols.label, cols.truth], "qrels")
     relevance = pl.col(cols.truth)
