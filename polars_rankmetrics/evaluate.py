@@ -328,7 +328,8 @@ def tie_report(
     k
         The cut-offs to audit (positive integers).
     truth_table
-        The true labels of a top-k table (a ``truth`` column, 1 without one), or None: the
+        The true labels of a top-k table (a ``truth`` column, 1 without one; a ``by`` column
+        it lacks gives every group the same truth, as qrels shared by runs), or None: the
         truth is ``data``'s truth column where it has one.
     by
         Column(s) splitting the table into groups, one row each.
@@ -366,9 +367,11 @@ def tie_report(
     rows = Source.of(data).lazy()
     if truth_table is not None:
         true = Source.of(truth_table).lazy()
-        gain = pl.col(cols.truth) if cols.truth in true.collect_schema() else pl.lit(1)
-        true = true.select(*keys, cols.label, gain.alias("__truth"))
-        rows = rows.join(true, on=[*keys, cols.label], how="left")
+        schema = true.collect_schema()
+        gain = pl.col(cols.truth) if cols.truth in schema else pl.lit(1)
+        # A by column the truth table lacks (the run tag of runs sharing qrels) is not joined on.
+        on = [*(b for b in cols.by if b in schema), cols.sample, cols.label]
+        rows = rows.join(true.select(*on, gain.alias("__truth")), on=on, how="left")
         truth: pl.Expr | None = pl.col("__truth").fill_null(0) > 0
     elif cols.truth in rows.collect_schema():
         truth = pl.col(cols.truth) > 0

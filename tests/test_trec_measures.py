@@ -290,6 +290,9 @@ def test_tie_report_flags_every_sample_where_the_rules_differ(case):
     # A tie straddling a cut-off is a tie; a mixed block straddling it straddles it.
     for row in report.iter_rows(named=True):
         assert row["tied"] >= row["straddling@1"] >= row["mixed@1"]
+    # qrels shared by runs (no by column): the same counts.
+    shared = rm.tie_report(run_frame, [1, 2], truth_table=qrels_frame.drop("group"), by="group")
+    assert_frame_equal(shared, report)
 
 
 def test_measures_outside_pytrec_eval():
