@@ -64,9 +64,9 @@ __all__ = [
     "lwlrap_per_class",
     "ndcg_score",
     "rank_table",
-    "tie_report",
-    "trec_eval",
     "read_trec_qrels",
     "read_trec_run",
+    "tie_report",
+    "trec_eval",
     "state",
 ]

@@ -68,9 +68,12 @@ def evaluate(
         ``P(rel=2)@5``, ``AP``, ``RR``, ``nDCG@10``, ``R@100``, ``Bpref``, ...), computed as
         trec_eval computes them (:mod:`polars_rankmetrics.metrics.trec`; ``map`` and ``ndcg``
         are the library's keys, trec_eval's are ``AP`` and ``nDCG``); they are asked for
-        apart from the other keys, on the Polars engine. Each result column is named by the
+        apart from the other keys. Each result column is named by the
         name asked for. ``gm_map`` and ``gm_bpref`` are geometric means; ``num_*`` are means
-        per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums).
+        per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL
+        engines compute the TREC keys without parameters (not ``iprec_at_recall``,
+        ``11pt_avg``, ``Rprec_mult``, ``G``, ``ndcg_rel``, ``Rndcg``, ``rbp``, ``Judged``) at
+        relevance level 1.
     truth_table
         A top-k evaluation (:mod:`polars_rankmetrics.engines.topk`, Polars engine): the true
         labels, one row per (sample, label) with an optional gain in the ``truth`` column (1
@@ -290,11 +293,18 @@ def tie_ordered(
         )
     if truth_table is None:
         raise ValueError(f"{trec_keys[0]} evaluates a run against qrels: give truth_table=")
-    if run.engine.name != "polars":
-        raise ValueError(f"{trec_keys[0]} and the other TREC keys run on the Polars engine only")
     level, most = trec.relevance_level, trec.max_docs
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
         raise ValueError(f"relevance_level must be an integer >= 0, not {level!r}")
+    if run.engine.name != "polars":
+        # sql/19_trec_per_sample.sql: the keys without parameters, at relevance level 1.
+        polars_only = [key for key in trec_keys if not key.metric.sql_view or key.params]
+        if polars_only or level != 1:
+            what = f"{polars_only[0]}" if polars_only else f"relevance_level={level}"
+            raise ValueError(
+                f"{what} runs on the Polars engine only (engine={run.engine.name!r} computes "
+                "the TREC keys without parameters at relevance level 1)"
+            )
     if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
         raise ValueError(f"max_docs must be a positive integer, not {most!r}")
     opened = cols.in_source()

@@ -431,7 +431,7 @@ def test_views_read_follows_every_read_and_refuses_an_unknown_name():
         views_read(["rankmetrics_nothing"])
 
 
-# The TREC keys run on the Polars engine only (tests/test_trec_measures.py).
+# The TREC keys read a run joined with qrels by trec_eval's rules: tests/test_trec_measures.py.
 @pytest.mark.parametrize("name", sorted(n for n in REGISTRY if REGISTRY[n].family != "trec"))
 def test_each_metric_alone_reads_every_view_it_needs(name):
     """Each registered metric evaluated alone on DuckDB, whose session then defines only that

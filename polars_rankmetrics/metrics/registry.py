@@ -169,7 +169,11 @@ FIRST_HITS_VIEW = "rankmetrics_first_hits_per_sample"
 R_PRECISION_VIEW = "rankmetrics_r_precision_per_sample"
 PROPENSITY_VIEW = "rankmetrics_propensity_per_sample"
 PROBABILITY_VIEW = "rankmetrics_probability_per_sample"
-VIEWS_WITH_K = frozenset({GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW})
+TREC_VIEW = "rankmetrics_trec_per_sample"
+TREC_CUT_VIEW = "rankmetrics_trec_cut_per_sample"
+VIEWS_WITH_K = frozenset(
+    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW, TREC_CUT_VIEW}
+)
 
 
 def register(metric: Metric) -> Metric:
@@ -575,11 +579,13 @@ def _level(key: MetricKey, c: Context) -> int:
 def _trec(
     name: str, description: str, polars: Callable[[MetricKey, Context, int], pl.Expr], *,
     takes_k: bool = False, requires_k: bool = False, geometric: bool = False,
-    summed: bool = False,
+    summed: bool = False, sql: tuple[str, str] = ("", ""),
 ) -> None:  # fmt: skip
+    """A TREC key; ``sql``: its per-sample view and column (sql/19_trec_per_sample.sql, at
+    relevance level 1, without parameters), or none (the Polars engine only)."""
     register(Metric(
         name, description, "higher",
-        lambda key, c: polars(key, c, _level(key, c)), "", "", family="trec",
+        lambda key, c: polars(key, c, _level(key, c)), *sql, family="trec",
         takes_k=takes_k, requires_k=requires_k, binary_truth=False, geometric=geometric,
         summed=summed,
     ))  # fmt: skip
@@ -602,16 +608,17 @@ for _kind, _text in (
 ):
     _trec(
         f"trec_{_kind}", f"{_text}, per topic (summed over topics by trec_eval)",
-        _counted(_kind), summed=True,
+        _counted(_kind), summed=True, sql=(TREC_VIEW, _kind),
     )  # fmt: skip
 _trec(
     "trec_map", "average precision (map; map_cut_K with @K)",
     lambda key, c, level: tx.average_precision(c.truth, c.score, level, key.k), takes_k=True,
+    sql=(TREC_CUT_VIEW, "ap"),
 )  # fmt: skip
 _trec(
     "trec_gm_map", "average precision, geometric mean over topics (floor 1e-5)",
     lambda key, c, level: tx.geometric(tx.average_precision(c.truth, c.score, level)),
-    geometric=True,
+    geometric=True, sql=(TREC_VIEW, "gm_map"),
 )  # fmt: skip
 
 
@@ -627,10 +634,11 @@ for _name, _text, _plain_function in (
     ("trec_bing", "over R, 1 / log2(2 + non-relevant above) summed over the relevant retrieved",
      tx.binary_gain),
 ):  # fmt: skip
-    _trec(_name, _text, _plain(_plain_function))
+    _trec(_name, _text, _plain(_plain_function), sql=(TREC_VIEW, _name.removeprefix("trec_")))
 _trec(
     "trec_gm_bpref", "bpref, geometric mean over topics (floor 1e-5)",
     lambda key, c, level: tx.geometric(tx.bpref(c.truth, c.score, level)), geometric=True,
+    sql=(TREC_VIEW, "gm_bpref"),
 )  # fmt: skip
 _trec(
     "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1 (or recalls=)",
@@ -690,18 +698,23 @@ for _name, _text, _function in (
     ("trec_recall", "relevant documents among the first K, over R", tx.recall),
     ("trec_success", "1 if a relevant document is among the first K", tx.success),
 ):
-    _trec(_name, _text, _cut(_function), takes_k=True, requires_k=True)
+    _trec(
+        _name, _text, _cut(_function), takes_k=True, requires_k=True,
+        sql=(TREC_CUT_VIEW, _name.removeprefix("trec_")),
+    )  # fmt: skip
 _trec(
     "trec_ndcg", "nDCG with the relevance as gain (ndcg; ndcg_cut_K with @K)",
     lambda key, c, level: tx.ndcg(c.truth, c.score, level, key.k, _gains(key)), takes_k=True,
+    sql=(TREC_CUT_VIEW, "ndcg"),
 )  # fmt: skip
 _trec(
     "trec_relative_p", "relevant documents among the first K, over min(K, R)",
     _cut(tx.relative_precision), takes_k=True, requires_k=True,
+    sql=(TREC_CUT_VIEW, "relative_p"),
 )  # fmt: skip
 _trec(
     "trec_unj", "unjudged documents among the first K, over K", _cut(tx.unjudged),
-    takes_k=True, requires_k=True,
+    takes_k=True, requires_k=True, sql=(TREC_CUT_VIEW, "unj"),
 )  # fmt: skip
 _trec(
     "trec_judged", "judged documents (in the qrels) among the first K, over K",
@@ -714,11 +727,12 @@ _trec(
 for _kind in ("set_P", "set_recall", "set_relative_P", "set_map", "set_F"):
     _trec(
         f"trec_{_kind.lower()}", f"trec_eval's {_kind} of the retrieved set, unranked",
-        _set(_kind),
+        _set(_kind), sql=(TREC_VIEW, _kind.lower()),
     )  # fmt: skip
 _trec(
     "trec_utility", "a rel_ret + b (ret - rel_ret) + c (R - rel_ret) + d (N + rel_ret - ret - R)",
     lambda key, c, level: tx.utility(c.truth, c.score, level, _coefficients(key)),
+    sql=(TREC_VIEW, "utility"),
 )  # fmt: skip
 _trec(
     "trec_rbp", "rank-biased precision, gains scaled to [0, 1] (params p=, 0.9 by default)",
