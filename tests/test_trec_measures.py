@@ -14,9 +14,12 @@ from conftest import Engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.metrics.registry import MetricKey, parse_key
+from polars_rankmetrics.engines import driver, topk
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_key, parse_keys
 from polars_rankmetrics.trec.measures import measures
 
 # Every family computed, with cut-offs that small runs reach.
@@ -423,18 +426,42 @@ def test_the_trec_keys_on_duckdb(case, judged_only, complete, max_docs):
         rm.evaluate(run_frame, ["P(rel=2)@1"], engine="duckdb", **options)
 
 
+# A worked run: ties, a document outside the qrels (d1, d4), pooled unjudged (d6), graded
+# relevance, a qrels topic the run lacks (q3).
+WORKED_RUN = pl.DataFrame(
+    {"run": "r", "sample": ["q1"] * 4 + ["q2"] * 3,
+     "label": ["d1", "d2", "d3", "d4", "d1", "d5", "d6"],
+     "score": [1.0, 0.5, 0.5, 0.2, 0.3, 0.3, 0.1]}
+)  # fmt: skip
+WORKED_QRELS = pl.DataFrame(
+    {"sample": ["q1", "q1", "q1", "q2", "q2", "q3"],
+     "label": ["d2", "d3", "d9", "d5", "d6", "d1"], "truth": [1, 2, 0, 1, -1, 1]}
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", ["datafusion", "sqlite", "postgres"])
+def test_the_trec_keys_in_exported_sql(dialect, request):
+    """sql/19_trec_per_sample.sql exported to the other verified engines gives the Polars
+    engine's values on the worked run (every topic: complete=True)."""
+    dsn = request.getfixturevalue("postgres") if dialect == "postgres" else None
+    cols = Columns.of(by="run")
+    run, qrels = topk.trec_tables(WORKED_RUN.lazy(), WORKED_QRELS.lazy(), cols, complete=True)
+    got = driver.run(
+        SQLTestEngine(dialect, dsn), run.collect(), cols, parse_keys(SQL_KEYS),
+        parameters=Context(), inputs=driver.TopK(qrels.collect()), per_sample=True,
+    )  # fmt: skip
+    expected = rm.evaluate(
+        WORKED_RUN, SQL_KEYS, truth_table=WORKED_QRELS, by="run", per_sample=True, complete=True
+    )
+    # The driver gives the geometric keys' per-topic logarithms; evaluate() exponentiates them.
+    got = got.select(expected.columns).with_columns(pl.col("gm_map", "gm_bpref").exp())
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def test_the_trec_keys_on_spark_and_in_polars_buckets(spark):
-    """One worked run on Spark and on the Polars engine in buckets: the Polars engine's values
+    """The worked run on Spark and on the Polars engine in buckets: the Polars engine's values
     in one piece, every topic (complete=True: q3 is in the qrels only)."""
-    run = pl.DataFrame(
-        {"run": "r", "sample": ["q1"] * 4 + ["q2"] * 3,
-         "label": ["d1", "d2", "d3", "d4", "d1", "d5", "d6"],
-         "score": [1.0, 0.5, 0.5, 0.2, 0.3, 0.3, 0.1]}
-    )  # fmt: skip
-    qrels = pl.DataFrame(
-        {"sample": ["q1", "q1", "q1", "q2", "q2", "q3"],
-         "label": ["d2", "d3", "d9", "d5", "d6", "d1"], "truth": [1, 2, 0, 1, -1, 1]}
-    )  # fmt: skip
+    run, qrels = WORKED_RUN, WORKED_QRELS
     options = dict(truth_table=qrels, by="run", per_sample=True, complete=True)
     polars = rm.evaluate(run, SQL_KEYS, **options)
     assert polars["sample"].to_list() == ["q1", "q2", "q3"]
