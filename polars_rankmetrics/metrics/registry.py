@@ -568,8 +568,8 @@ for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "
 
 
 # trec_eval's measures (metrics.trec), over a run joined with its qrels by trec_eval's rules
-# (engines.topk.trec_tables): Polars engine only, each key asked for by trec_eval's or
-# ir_measures' name (trec_key).
+# (engines.topk.trec_tables), each key asked for by trec_eval's or ir_measures' name
+# (trec_key); those with a SQL view run on every engine, the others on Polars.
 def _level(key: MetricKey, c: Context) -> int:
     level = key.param("rel", c.relevance_level)
     assert isinstance(level, int)
