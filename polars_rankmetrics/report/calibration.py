@@ -83,6 +83,19 @@ def calibration_table(
     │ 1     ┆ 0   ┆ 1.0   ┆ 0.2        ┆ 0.0      │
     │ 1     ┆ 1   ┆ 2.0   ┆ 0.75       ┆ 1.0      │
     └───────┴─────┴───────┴────────────┴──────────┘
+
+    Equal-mass bins of every cell pooled (the median 0.65 splits the six scores in halves):
+
+    >>> rm.calibration_table(df, n_bins=2, strategy="quantile").filter(pl.col("label").is_null())
+    shape: (2, 5)
+    ┌───────┬─────┬───────┬────────────┬──────────┐
+    │ label ┆ bin ┆ count ┆ mean_score ┆ observed │
+    │ ---   ┆ --- ┆ ---   ┆ ---        ┆ ---      │
+    │ i64   ┆ i64 ┆ f64   ┆ f64        ┆ f64      │
+    ╞═══════╪═════╪═══════╪════════════╪══════════╡
+    │ null  ┆ 0   ┆ 3.0   ┆ 0.4        ┆ 0.333333 │
+    │ null  ┆ 1   ┆ 3.0   ┆ 0.8        ┆ 1.0      │
+    └───────┴─────┴───────┴────────────┴──────────┘
     """
     if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, not {n_bins!r}")
