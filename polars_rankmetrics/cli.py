@@ -31,7 +31,7 @@ from polars_rankmetrics.inference.paired import TESTS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
+from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY, parse_keys
 from polars_rankmetrics.report.comparison import FORMATS, Comparison
 from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.report.page import html_report, require_matplotlib
@@ -47,6 +47,13 @@ _INPUT_RELATIONS = ("rankmetrics_input", "rankmetrics_cutoffs", "rankmetrics_par
 SQL_ALONE = "see docs/engines.md, SQL alone"
 # The order trec_eval gives documents of equal score (form_res_rels.c, comp_sim_docno).
 TREC_TIES = "by score descending, then by docno descending (as text)"
+# The tie rules of --ties (rm.evaluate's ties=), as the line on stderr states them.
+TIE_RULES = {
+    "average": "ties averaged: each metric is its expected value over the orders of each tied "
+    "block",
+    "trec_eval": "ties broken by score descending, then by label descending (as text), as "
+    "trec_eval",
+}
 # What starting the Spark engine costs (docs/engines.md, Spark).
 SPARK_START = (
     "a local session in a new JVM: its start and the planning of the queries take tens of seconds"
@@ -119,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         help="add a bootstrap confidence interval (<key>_lo, <key>_hi) at LEVEL, e.g. 0.95",
     )  # fmt: skip
     ev.add_argument("--ci-method", choices=CI_METHODS, default="percentile")
+    _ties_option(ev)
     _resampling_options(ev)
     _overlap_option(ev)
     st = commands.add_parser(
@@ -170,6 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--on-missing", choices=("error", "drop"), default="error")
     cmp.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
     cmp.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    _ties_option(cmp)
     _input_options(cmp, formats=COMPARE_FORMATS, by=COMPARE_BY)
     _threshold_options(cmp)
     _resampling_options(cmp)
@@ -190,6 +199,10 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--truth-table", metavar="PATH", help="with --html: top-k: the true labels")
     report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
     report.add_argument("--k", type=int, default=10, help="top-k: the deepest cut-off drawn")
+    report.add_argument(
+        "--ties", choices=["average"],
+        help="how tied scores are ordered: average, the only rule of the report's metrics",
+    )  # fmt: skip
     _input_options(report)
     _threshold_options(report, beta=False)
     _resampling_options(report)
@@ -282,6 +295,16 @@ def _trec_parser(commands: Any) -> None:
         "-n", dest="no_summary", action="store_true", help="no summary lines (topic all)"
     )
     _run_options(te)
+
+
+def _ties_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ties", choices=list(TIE_RULES),
+        help="how tied scores within a sample are ordered: average (the expected value over the "
+        "orders of each tied block: the default of the library's keys) or trec_eval (score "
+        "descending, then label descending as text: the only rule of the TREC keys, P_5, AP, "
+        "nDCG@10, ...); the rule used is stated on stderr",
+    )  # fmt: skip
 
 
 def _overlap_option(parser: argparse.ArgumentParser) -> None:
@@ -535,15 +558,27 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
             bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
-            n_labels=args.n_labels, beta=args.beta, **options,
+            n_labels=args.n_labels, beta=args.beta, ties=args.ties, **options,
         )  # fmt: skip
     metrics = _metric_list(args.metrics or ",".join(DEFAULT_METRICS), args.k)
     return evaluate(
         args.paths, metrics, beta=args.beta,
         per_sample=args.per_sample, truth_table=args.truth_table, n_labels=args.n_labels,
         propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-        ci_method=args.ci_method, bootstrap=args.bootstrap, **options,
+        ci_method=args.ci_method, bootstrap=args.bootstrap, ties=args.ties, **options,
     )  # fmt: skip
+
+
+def _tie_rule(args: argparse.Namespace) -> str | None:
+    """The tie rule to state on stderr after evaluate, compare or report: ``--ties``, else
+    trec_eval's where evaluate or compare of data asks for TREC keys (their only rule), else
+    None (the library's keys under their default, stated in their docs)."""
+    if getattr(args, "ties", None) is not None:
+        return str(args.ties)
+    if args.command not in ("evaluate", "compare") or is_state(args.paths):
+        return None
+    keys = parse_keys(_split([args.metrics or ",".join(DEFAULT_METRICS)]))
+    return "trec_eval" if any(key.metric.family == "trec" for key in keys) else None
 
 
 def _trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
@@ -643,6 +678,9 @@ def _run(args: argparse.Namespace) -> int:
             raise
         print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
         return 1
+    rule = _tie_rule(args)
+    if rule is not None and not args.quiet:
+        print(f"rankmetrics: {TIE_RULES[rule]}", file=sys.stderr)
     if args.command == "trec" and result is not None:
         if not args.quiet:
             print(f"rankmetrics: ties broken {TREC_TIES}, as trec_eval", file=sys.stderr)

@@ -49,6 +49,7 @@ def compare(
     threshold: float = 0.5,
     beta: float = 1.0,
     zero_division: float | str = "warn",
+    ties: str | None = None,
     **options: Unpack[Options],
 ) -> pl.DataFrame:
     """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
@@ -109,7 +110,7 @@ def compare(
     on_missing
         ``"error"``: samples present for one model and not the other are refused, naming one
         and the counts; ``"drop"``: the models are compared on the samples they share.
-    truth_table, n_labels, propensities, log_base, threshold, beta, zero_division
+    truth_table, n_labels, propensities, log_base, threshold, beta, zero_division, ties
         As for :func:`~polars_rankmetrics.evaluate`.
     **options
 
@@ -196,7 +197,7 @@ def compare(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
     data, truth_table, context = tie_ordered(
-        data, truth_table, keys, cols, run, context, ties=None, trec=TrecOptions()
+        data, truth_table, keys, cols, run, context, ties=ties, trec=TrecOptions()
     )
     validation.check_result_names(cols, [str(k) for k in keys])
     with driver.inside_names(cols) as inner:

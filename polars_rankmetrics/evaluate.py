@@ -142,7 +142,7 @@ def evaluate(
         but the TREC keys): each metric takes its expected value over the orders of each tied
         block, so the result never depends on row order or label names. ``"trec_eval"`` (the
         default and only rule of the TREC keys): trec_eval's order, score descending, then the
-        label descending as text (``"b"`` before ``"a"``, ``"10"`` before ``"9"``); the
+        label descending as text (``"b"`` before ``"a"``, ``"9"`` before ``"10"``); the
         retrieval keys then equal trec_eval's on tied runs. :func:`~polars_rankmetrics.
         tie_report` counts the samples whose ties straddle a cut-off, where the rules differ.
     relevance_level

@@ -6,13 +6,14 @@ trec_eval binary built from its 10.0 source, pasted here.
 """
 
 import doctest
+import json
 import shlex
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from polars_rankmetrics.cli import main
+from polars_rankmetrics.cli import TIE_RULES, main
 from polars_rankmetrics.trec import output
 from polars_rankmetrics.trec.output import trec_eval_lines
 
@@ -274,3 +275,73 @@ def test_docs_example_prints_what_it_shows(capsys):
     block = doc.split("$ rankmetrics trec ", 1)[1].split("```", 1)[0].splitlines()
     status, out, err = _trec(block[0], DATA, capsys)
     assert (status, err.splitlines(), out.splitlines()) == (0, block[1:2], block[2:])
+
+
+def _cli(arguments, capsys):
+    """``rankmetrics ARGUMENTS`` in process: its status, stdout and stderr's lines."""
+    try:
+        status = main(arguments)
+    except SystemExit as usage:  # argparse's one-line usage errors
+        status = usage.code
+    out, err = capsys.readouterr()
+    return status, out, err.splitlines()
+
+
+def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
+    # The worked example of docs/trec.md: a (relevant) and b tie at 1.0, c (relevant) at 0.5;
+    # model n ranks a first. By hand: trec_eval's order (b, a, c) gives AP (1/2 + 2/3) / 2,
+    # RR 1/2, P_1 0; the average over (a, b, c) and (b, a, c) 17/24, 3/4, 1/2.
+    run, qrels, state = (str(tmp_path / name) for name in ("r.parquet", "q.parquet", "s.parquet"))
+    pl.DataFrame(
+        {"model": ["m"] * 3 + ["n"] * 3, "sample": "q1", "label": ["a", "b", "c"] * 2,
+         "score": [1.0, 1.0, 0.5, 1.0, 0.5, 0.2]}
+    ).write_parquet(run)  # fmt: skip
+    pl.DataFrame({"sample": "q1", "label": ["a", "c"], "truth": [1, 1]}).write_parquet(qrels)
+    library = ["evaluate", run, "--truth-table", qrels, "--n-labels", "3", "--format", "json",
+               "--metrics", "map,mrr,precision@1"]  # fmt: skip
+    said = {rule: f"rankmetrics: {text}" for rule, text in TIE_RULES.items()}
+    expected = {"trec_eval": (7 / 12, 1 / 2, 0.0), "average": (17 / 24, 3 / 4, 1 / 2)}
+    # The library's keys read a truth table per model: one model's rows, one truth table.
+    pl.read_parquet(run).filter(model="m").write_parquet(run)
+    for given, rule in ((["--ties", "trec_eval"], "trec_eval"), (["--ties", "average"], "average"),
+                        ([], "average")):  # fmt: skip
+        status, out, err = _cli([*library, *given], capsys)
+        row = json.loads(out)
+        assert status == 0 and err == ([said[rule]] if given else [])
+        assert (row["map"], row["mrr"], row["precision@1"]) == pytest.approx(expected[rule])
+    # The TREC keys state trec_eval's rule unasked, and refuse the average.
+    trec = ["evaluate", run, "--truth-table", qrels, "--metrics", "AP,RR,P_1", "--format", "json"]
+    status, out, err = _cli(trec, capsys)
+    assert (status, err) == (0, [said["trec_eval"]])
+    assert tuple(json.loads(out).values()) == pytest.approx(expected["trec_eval"])
+    assert _cli([*trec, "--quiet"], capsys)[2] == []
+    status, _, err = _cli([*trec, "--ties", "average"], capsys)
+    assert status == 1 and len(err) == 1 and "ties='average' is for the library's keys" in err[0]
+    # compare: both models against the same qrels, tie rule passed on and stated.
+    pl.DataFrame(
+        {"model": ["m"] * 3 + ["n"] * 3, "sample": "q1", "label": ["a", "b", "c"] * 2,
+         "score": [1.0, 1.0, 0.5, 1.0, 0.5, 0.2]}
+    ).write_parquet(run)  # fmt: skip
+    # The library's map reads a truth table per model.
+    per_model = str(tmp_path / "per_model.parquet")
+    pl.read_parquet(qrels).join(pl.DataFrame({"model": ["m", "n"]}), how="cross").write_parquet(
+        per_model
+    )
+    compared = ["compare", run, "--truth-table", per_model, "--n-labels", "3", "--baseline", "m",
+                "--metrics", "map", "--format", "json", "--ties", "trec_eval"]  # fmt: skip
+    status, out, err = _cli(compared, capsys)
+    assert (status, err) == (0, [said["trec_eval"]])
+    assert json.loads(out)[0]["baseline_value"] == pytest.approx(7 / 12)
+    # report's metrics average over ties: the other rule is a usage error, in one line.
+    status, _, err = _cli(["report", run, "--ties", "trec_eval"], capsys)
+    assert status == 2 and len(err) == 1 and "--ties: invalid choice: 'trec_eval'" in err[0]
+    # A state file records its evaluation: --ties is refused with it.
+    dense = str(tmp_path / "dense.parquet")
+    pl.DataFrame({"sample": "s", "label": ["a", "b"], "score": [1.0, 0.5], "truth": [1, 0]}
+                 ).write_parquet(dense)  # fmt: skip
+    assert _cli(["state", dense, "-o", state], capsys)[0] == 0
+    status, _, err = _cli(["evaluate", state, "--ties", "trec_eval"], capsys)
+    assert status == 1 and err == [
+        "rankmetrics: error: --ties does not apply to state files: they are evaluated already, "
+        "with the options they record"
+    ]
