@@ -7,7 +7,9 @@ trec_eval binary built from its 10.0 source, pasted here.
 
 import doctest
 import json
+import re
 import shlex
+from collections import defaultdict
 from pathlib import Path
 
 import polars as pl
@@ -345,3 +347,35 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
         "rankmetrics: error: --ties does not apply to state files: they are evaluated already, "
         "with the options they record"
     ]
+
+
+def test_cli_docs_trec_example_on_the_shipped_files(capsys, monkeypatch):
+    # docs/cli.md's command, run from the repository's root as tests/test_readme.py runs it,
+    # prints the lines shown under it; the values are pytrec_eval's (trec_eval's C code).
+    import pytrec_eval
+
+    root = Path(__file__).parent.parent
+    doc = (root / "docs" / "cli.md").read_text()
+    command = next(b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.S) if " trec " in b)
+    shown = doc.split(command, 1)[1].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    monkeypatch.chdir(root)
+    status, out, err = _cli(shlex.split(command)[1:], capsys)
+    assert (status, err, out.splitlines()) == (0, shown[:1], shown[1:])
+    qrels, runs = defaultdict(dict), defaultdict(lambda: defaultdict(dict))
+    for line in (root / "data" / "trec_qrels.txt").read_text().splitlines():
+        topic, _, doc_id, relevance = line.split()
+        qrels[topic][doc_id] = int(relevance)
+    for line in (root / "data" / "trec_runs.txt").read_text().splitlines():
+        topic, _, doc_id, _, score, tag = line.split()
+        runs[tag][topic][doc_id] = float(score)
+    measures = ("map", "P_5", "ndcg_cut_10")
+    evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), set(measures))
+    expected = []
+    for tag in sorted(runs):
+        per_topic = evaluator.evaluate(dict(runs[tag]))
+        expected.append(f"{'runid':<22}\tall\t{tag}")
+        expected += [
+            f"{m:<22}\tall\t{sum(v[m] for v in per_topic.values()) / len(per_topic):.4f}"
+            for m in measures
+        ]
+    assert shown[1:] == expected
