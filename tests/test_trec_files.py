@@ -292,3 +292,54 @@ def test_large_files_checked_in_buckets_through_a_spill(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="line 11: expected at least 6 fields"):
         rm.read_trec_run(tmp_path / "bad")
     assert not list(spills.iterdir())  # the spilled hashes are removed however it ends
+
+
+_SIMPLE_TOKEN = st.text(
+    st.characters(codec="utf-8", exclude_categories=["Cs", "Cc", "Zs", "Zl", "Zp"],
+                  exclude_characters="#"),
+    min_size=1, max_size=4,
+)  # fmt: skip
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    keys=st.lists(st.tuples(_SIMPLE_TOKEN, _SIMPLE_TOKEN, _SIMPLE_TOKEN), unique=True,
+                  min_size=1, max_size=12),
+    data=st.data(),
+)  # fmt: skip
+def test_simple_files_read_at_once_as_line_by_line(tmp_path_factory, keys, data):
+    # Single spaces, no comment: the CSV reader reads these files, into memory, at once; the
+    # same files read line by line (no file small enough for the CSV reader) give the same.
+    rows = [
+        (tag, qid, docno, data.draw(st.floats(allow_nan=False)), data.draw(st.integers(-5, 99)))
+        for tag, qid, docno in keys
+    ]
+    text = "".join(f"{q} Q0 {d} {r} {s!r} {t}\n" for t, q, d, s, r in rows)
+    path = tmp_path_factory.mktemp("run") / "run.txt"
+    path.write_bytes(text.encode())
+    qrels_text = "".join(f"{q} 0 {d} {r}\n" for t, q, d, _, r in rows if t == rows[0][0])
+    (path.parent / "qrels").write_bytes(qrels_text.encode())
+    assert trec._well_formed([str(path)], trec._RUN) is not None
+    assert trec._well_formed([str(path.parent / "qrels")], trec._QRELS) is not None
+    columns = list(zip(*rows, strict=True))
+    table = pl.DataFrame(dict(zip(RUN_SCHEMA, columns, strict=True)), schema=RUN_SCHEMA)
+    at_once = _sorted(rm.read_trec_run(path))
+    assert_frame_equal(at_once, _sorted(table))
+    qrels_at_once = _sorted(rm.read_trec_qrels(path.parent / "qrels"))
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(trec, "_IN_MEMORY_BYTES", 0)
+        assert_frame_equal(_sorted(rm.read_trec_run(path)), at_once)
+        assert_frame_equal(_sorted(rm.read_trec_qrels(path.parent / "qrels")), qrels_at_once)
+
+
+def test_simple_files_with_a_bad_line_named(tmp_path):
+    # Well formed for the CSV reader but not for trec_eval's rules: read line by line, refused.
+    (tmp_path / "twice").write_text("1 Q0 d1 1 0.5 r\n2 Q0 d1 1 0.5 r\n1 Q0 d1 2 0.3 r\n")
+    with pytest.raises(ValueError, match="line 3: the docno 'd1' appears twice in topic '1'"):
+        rm.read_trec_run(tmp_path / "twice")
+    (tmp_path / "nan").write_text("1 Q0 d1 1 0.5 r\n1 Q0 d2 2 NaN r\n")
+    with pytest.raises(ValueError, match="line 2: the score 'NaN' is not a number"):
+        rm.read_trec_run(tmp_path / "nan")
+    (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 1 7\n")
+    with pytest.raises(ValueError, match="line 2: expected exactly 4 fields"):
+        rm.read_trec_qrels(tmp_path / "qrels")
