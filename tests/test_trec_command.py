@@ -349,33 +349,57 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
     ]
 
 
-def test_cli_docs_trec_example_on_the_shipped_files(capsys, monkeypatch):
-    # docs/cli.md's command, run from the repository's root as tests/test_readme.py runs it,
-    # prints the lines shown under it; the values are pytrec_eval's (trec_eval's C code).
+SHIPPED = Path(__file__).parent.parent / "data"
+
+
+def _pytrec_means(measures):
+    """pytrec_eval's (trec_eval's C code) mean of each measure over the topics of each run of
+    the shipped TREC files: {tag: [mean of each measure]}, tags in order."""
     import pytrec_eval
 
-    root = Path(__file__).parent.parent
-    doc = (root / "docs" / "cli.md").read_text()
-    command = next(b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.S) if " trec " in b)
-    shown = doc.split(command, 1)[1].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
-    monkeypatch.chdir(root)
-    status, out, err = _cli(shlex.split(command)[1:], capsys)
-    assert (status, err, out.splitlines()) == (0, shown[:1], shown[1:])
     qrels, runs = defaultdict(dict), defaultdict(lambda: defaultdict(dict))
-    for line in (root / "data" / "trec_qrels.txt").read_text().splitlines():
+    for line in (SHIPPED / "trec_qrels.txt").read_text().splitlines():
         topic, _, doc_id, relevance = line.split()
         qrels[topic][doc_id] = int(relevance)
-    for line in (root / "data" / "trec_runs.txt").read_text().splitlines():
+    for line in (SHIPPED / "trec_runs.txt").read_text().splitlines():
         topic, _, doc_id, _, score, tag = line.split()
         runs[tag][topic][doc_id] = float(score)
-    measures = ("map", "P_5", "ndcg_cut_10")
     evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), set(measures))
-    expected = []
+    means = {}
     for tag in sorted(runs):
         per_topic = evaluator.evaluate(dict(runs[tag]))
+        means[tag] = [sum(v[m] for v in per_topic.values()) / len(per_topic) for m in measures]
+    return means
+
+
+def test_cli_docs_trec_example_on_the_shipped_files(capsys, monkeypatch):
+    # docs/cli.md's command, run from the repository's root as tests/test_readme.py runs it,
+    # prints the lines shown under it; the values are pytrec_eval's.
+    doc = (SHIPPED.parent / "docs" / "cli.md").read_text()
+    command = next(b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.S) if " trec " in b)
+    shown = doc.split(command, 1)[1].split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    monkeypatch.chdir(SHIPPED.parent)
+    status, out, err = _cli(shlex.split(command)[1:], capsys)
+    assert (status, err, out.splitlines()) == (0, shown[:1], shown[1:])
+    measures = ("map", "P_5", "ndcg_cut_10")
+    expected = []
+    for tag, means in _pytrec_means(measures).items():
         expected.append(f"{'runid':<22}\tall\t{tag}")
-        expected += [
-            f"{m:<22}\tall\t{sum(v[m] for v in per_topic.values()) / len(per_topic):.4f}"
-            for m in measures
-        ]
+        expected += [f"{m:<22}\tall\t{mean:.4f}" for m, mean in zip(measures, means, strict=True)]
     assert shown[1:] == expected
+
+
+@pytest.mark.xfail(
+    strict=True, raises=ValueError,
+    reason="html_report reads a truth table per by group and a 0/1 truth: qrels shared by runs "
+    "and graded are refused by the driver's messages (issue 35); the TREC keys read them",
+)  # fmt: skip
+def test_html_report_of_runs_against_shared_graded_qrels():
+    import polars_rankmetrics as rm
+
+    run = rm.read_trec_run(SHIPPED / "trec_runs.txt")
+    qrels = rm.read_trec_qrels(SHIPPED / "trec_qrels.txt")
+    summary = rm.html_report(run, truth_table=qrels, by="run", k=5).summary.sort("run")
+    column = "AP" if "AP" in summary.columns else "map"
+    oracle = _pytrec_means(["map"])
+    assert summary[column].to_list() == pytest.approx([means[0] for means in oracle.values()])
