@@ -49,8 +49,8 @@ SQL_ALONE = "see docs/engines.md, SQL alone"
 TREC_TIES = "by score descending, then by docno descending (as text)"
 # The tie rules of --ties (rm.evaluate's ties=), as the line on stderr states them.
 TIE_RULES = {
-    "average": "ties averaged: each metric is its expected value over the orders of each tied "
-    "block",
+    "average": "ties kept: dcg, ndcg and the retrieval keys take their expected value over the "
+    "orders of each tied block, the other keys scikit-learn's tie rules",
     "trec_eval": "ties broken by score descending, then by label descending (as text), as "
     "trec_eval",
 }
@@ -201,7 +201,8 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--k", type=int, default=10, help="top-k: the deepest cut-off drawn")
     report.add_argument(
         "--ties", choices=["average"],
-        help="how tied scores are ordered: average, the only rule of the report's metrics",
+        help="how tied scores are ordered: average (no order is chosen), the only rule of the "
+        "report's metrics",
     )  # fmt: skip
     _input_options(report)
     _threshold_options(report, beta=False)
@@ -300,8 +301,9 @@ def _trec_parser(commands: Any) -> None:
 def _ties_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ties", choices=list(TIE_RULES),
-        help="how tied scores within a sample are ordered: average (the expected value over the "
-        "orders of each tied block: the default of the library's keys) or trec_eval (score "
+        help="how tied scores within a sample are ordered: average (the default of the library's "
+        "keys: no order is chosen; dcg, ndcg and the retrieval keys take their expected value "
+        "over the orders of each tied block, the others scikit-learn's rules) or trec_eval (score "
         "descending, then label descending as text: the only rule of the TREC keys, P_5, AP, "
         "nDCG@10, ...); the rule used is stated on stderr",
     )  # fmt: skip

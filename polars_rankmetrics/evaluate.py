@@ -139,12 +139,14 @@ def evaluate(
         reduced modulo 2^31 - 1, as every seed is (seeds equal modulo 2^31 - 1 draw alike).
     ties
         How tied scores within a sample are ordered. ``"average"`` (the default of every key
-        but the TREC keys): each metric takes its expected value over the orders of each tied
-        block, so the result never depends on row order or label names. ``"trec_eval"`` (the
-        default and only rule of the TREC keys): trec_eval's order, score descending, then the
-        label descending as text (``"b"`` before ``"a"``, ``"9"`` before ``"10"``); the
-        retrieval keys then equal trec_eval's on tied runs. :func:`~polars_rankmetrics.
-        tie_report` counts the samples whose ties straddle a cut-off, where the rules differ.
+        but the TREC keys): no order is chosen; ``dcg``, ``ndcg`` and the retrieval keys take
+        their expected value over the orders of each tied block, the other keys scikit-learn's
+        tie rules (docs/metrics.md), so the result never depends on row order or label names.
+        ``"trec_eval"`` (the default and only rule of the TREC keys): trec_eval's order, score
+        descending, then the label descending as text (``"b"`` before ``"a"``, ``"9"`` before
+        ``"10"``); the retrieval keys then equal trec_eval's on tied runs.
+        :func:`~polars_rankmetrics.tie_report` counts the samples whose ties straddle a
+        cut-off, where the rules differ.
     relevance_level
         For the TREC keys (trec_eval's ``-l``): a judged relevance at least this is relevant
         (default 1); ``nDCG``'s gains are the relevance values whatever the level.
