@@ -166,6 +166,8 @@ def compare(
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
     if is_state(data):
+        if ties is not None:
+            raise ValueError("ties= does not apply to states: they are evaluated already")
         if bootstrap != "poisson" or on_missing != "error":
             raise ValueError(
                 "compare of states draws by their resampling units: pass bootstrap='poisson' "

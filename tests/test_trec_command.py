@@ -290,6 +290,8 @@ def _cli(arguments, capsys):
 
 
 def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
+    import polars_rankmetrics as rm
+
     # The worked example of docs/trec.md: a (relevant) and b tie at 1.0, c (relevant) at 0.5;
     # model n ranks a first. By hand: trec_eval's order (b, a, c) gives AP (1/2 + 2/3) / 2,
     # RR 1/2, P_1 0; the average over (a, b, c) and (b, a, c) 17/24, 3/4, 1/2.
@@ -342,6 +344,8 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
     pl.DataFrame({"sample": "s", "label": ["a", "b"], "score": [1.0, 0.5], "truth": [1, 0]}
                  ).write_parquet(dense)  # fmt: skip
     assert _cli(["state", dense, "-o", state], capsys)[0] == 0
+    with pytest.raises(ValueError, match="ties= does not apply to states"):
+        rm.compare(state, ties="trec_eval", bootstrap="poisson")
     status, _, err = _cli(["evaluate", state, "--ties", "trec_eval"], capsys)
     assert status == 1 and err == [
         "rankmetrics: error: --ties does not apply to state files: they are evaluated already, "
