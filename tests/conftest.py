@@ -121,23 +121,31 @@ def _other_path(item) -> bool:
     return isinstance(engine, Engine) and (engine.name != "polars" or bool(engine.bucket_rows))
 
 
-def _long(item) -> bool:
-    """Whether ``item`` is among the longest tests: on Spark (its session, or a command that
-    starts one), or scikit-learn's own tests in a subprocess."""
+def _on_spark(item) -> bool:
+    """Whether ``item`` runs on Spark: its session, or a command that starts one."""
     params = getattr(item, "callspec", None)
     values = params.params.values() if params is not None else ()
-    return (
+    return bool(
         {"spark", "spark_ready"} & set(item.fixturenames)
         or any(isinstance(value, str) and value == "spark" for value in values)
         or "spark" in item.name
-        or item.module.__name__ == "test_sklearn_suite"
     )
+
+
+def _long(item) -> bool:
+    """Whether ``item`` is among the longest tests: on Spark, or scikit-learn's own tests in a
+    subprocess."""
+    return _on_spark(item) or item.module.__name__ == "test_sklearn_suite"
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module.__name__ in _SLOW_MODULES or _other_path(item):
             item.add_marker(pytest.mark.slow)
+        # One worker runs every Spark test (pyproject.toml: --dist loadgroup): one JVM starts
+        # and warms up, where each worker would start its own.
+        if _on_spark(item):
+            item.add_marker(pytest.mark.xdist_group("spark"))
     # The longest first: pytest-xdist hands out one test at a time (pyproject.toml), so the
     # workers start on them together and end on short tests at about the same time.
     items.sort(key=lambda item: not _long(item))

@@ -89,13 +89,20 @@ def java_missing() -> str | None:
 
 
 def spark_session():
-    """The library's local Spark session, without adaptive query execution: on the tests'
-    tables of a few rows, re-planning each query's stages costs more than it saves. It changes
-    the plans, never a value."""
+    """The library's local Spark session, tuned for the tests' tables of a few rows: no
+    adaptive query execution (re-planning each query's stages costs more than it saves), one
+    shuffle partition, and expressions interpreted rather than compiled to Java (compiling each
+    query's code costs more than running it). These change the plans, never a value."""
     from polars_rankmetrics.engines.spark import local_session
 
     session = local_session()
-    session.conf.set("spark.sql.adaptive.enabled", "false")
+    for key, value in {
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.shuffle.partitions": "1",
+        "spark.sql.codegen.wholeStage": "false",
+        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    }.items():
+        session.conf.set(key, value)
     return session
 
 

@@ -234,19 +234,28 @@ def test_every_source_and_engine_gives_the_same_answer(kind, engine, family, tmp
 
 # Spark, on a Parquet file and on a Spark DataFrame: the dense families in one call (they share
 # the checks of the long table; each case's error is theirs but for the keys it lists) and the
-# top-k family (a truth table of its own). One JVM evaluation per case and cell.
+# top-k family (a truth table of its own). One JVM evaluation per case and cell. Spark reads
+# both kinds into one view that the same checks query, so the Spark DataFrame cells hold the
+# cases a medium can change: its schema (a missing or text column, an empty table) and how it
+# keeps a missing or NaN value.
 SPARK_CELLS = [
     (family, kind)
     for kind in ("Parquet file", "Spark DataFrame")
     for family in (DENSE, FAMILIES[3])
 ]
+MEDIUM_CASES = [
+    case for case in CASES
+    if case.startswith(("nan ", "null ")) or case in {
+        "non-numeric score", "missing column", "empty table",
+    }
+]  # fmt: skip
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family, kind", SPARK_CELLS, ids=[f"{f.name}-{k}" for f, k in SPARK_CELLS])
 def test_spark_gives_the_same_answer(spark, family, kind, tmp_path):
     failures = []
-    for case in CASES:
+    for case in MEDIUM_CASES if kind == "Spark DataFrame" else CASES:
         predictions, truth_table = tables(case, family)
         place = tmp_path / IDS[case]
         if kind == "Spark DataFrame":
