@@ -33,7 +33,7 @@ from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics.ranks import in_rank_order, scanned_ranks, starts_run
 from polars_rankmetrics.metrics.registry import REGISTRY, MetricKey
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
-from polars_rankmetrics.metrics.trec import JUDGED, code
+from polars_rankmetrics.metrics.trec import JUDGED, NONPOOL, code
 
 LABEL_SPACE_METRICS = tuple(name for name, m in REGISTRY.items() if m.needs_label_space)
 _TRUE = "__true"
@@ -495,3 +495,23 @@ def trec_tables(
         judged = qrels.filter(pl.col(cols.truth) >= JUDGED).select(keys)
         run = trec_order(run.join(judged, on=keys, how="semi"), cols)
     return run, qrels
+
+
+def trec_rows(run: pl.LazyFrame, qrels: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+    """The run and qrels of :func:`trec_tables` joined without a sort: the run's rows in their
+    order (each topic's in position order), each with its code (``NONPOOL`` where the qrels do
+    not name the document), then the judged documents that the run does not retrieve (a null
+    score). The rows the TREC keys read in position order
+    (:func:`~polars_rankmetrics.metrics.trec.in_position_order`)."""
+    keys = [*cols.by, cols.sample, cols.label]
+    retrieved = run.select(*keys, cols.score).join(
+        qrels, on=keys, how="left", maintain_order="left"
+    )
+    missed = qrels.join(run.select(keys), on=keys, how="anti")
+    return pl.concat(
+        [
+            retrieved.with_columns(pl.col(cols.truth).fill_null(NONPOOL)),
+            missed.select(*keys, pl.lit(None, pl.Float64).alias(cols.score), cols.truth),
+        ],
+        how="vertical",
+    )

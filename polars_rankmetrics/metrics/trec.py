@@ -45,6 +45,13 @@ MIN_GEO_MEAN = 1e-5
 """The floor of each topic's value before a geometric mean (trec_eval's ``MIN_GEO_MEAN``)."""
 INFAP_EPSILON = 1e-5
 """The smoothing of infAP's estimated precision (trec_eval's ``INFAP_EPSILON``)."""
+POSITION = "__trec_position"
+"""The score column's name that says a topic's rows come in position order (the rows of
+:func:`in_position_order`): the column holds the position itself (null where not retrieved),
+and no measure sorts."""
+IDEAL_GAIN = "__trec_ideal_gain"
+"""In the rows of :func:`in_position_order`: at the topic's i-th row, the i-th largest gain of
+its judged documents (0 past them), the ideal ranking that ndcg-like measures read."""
 
 
 def code(relevance: pl.Expr) -> pl.Expr:
@@ -53,13 +60,29 @@ def code(relevance: pl.Expr) -> pl.Expr:
     return pl.when(relevance < 0).then(UNJUDGED).otherwise(relevance + JUDGED).cast(pl.Int64)
 
 
+def in_position_order(
+    rows: pl.LazyFrame, topic: Sequence[str], truth: str, score: str
+) -> pl.LazyFrame:
+    """A run's rows joined with its qrels as the measures read them without sorting: ``rows``
+    holds each topic's retrieved documents in position order (``score`` minus the position,
+    as :func:`~polars_rankmetrics.engines.topk.trec_rows` gives), then its judged documents
+    not retrieved (a null score); ``truth`` the code. Returned with the position in column
+    :data:`POSITION` (pass it as the score column) and the ideal gains in
+    :data:`IDEAL_GAIN`, each topic's one sort."""
+    relevance = pl.when(pl.col(truth) >= JUDGED).then(pl.col(truth) - JUDGED).otherwise(0)
+    ideal = relevance.cast(pl.Float64).sort(descending=True).over(topic)
+    return rows.with_columns((-pl.col(score)).alias(POSITION), ideal.alias(IDEAL_GAIN)).drop(score)
+
+
 class Topic:
     """The columns of one topic's rows that the measures read: ``score`` holds minus the
-    position (null where not retrieved), ``truth`` the code."""
+    position (null where not retrieved), or, named :data:`POSITION`, the position of rows in
+    position order (:func:`in_position_order`); ``truth`` the code."""
 
     def __init__(self, truth: str, score: str, level: int) -> None:
+        self.ordered = score == POSITION
         self.code = pl.col(truth)
-        self.position = -pl.col(score)
+        self.position = pl.col(score) if self.ordered else -pl.col(score)
         self.retrieved = pl.col(score).is_not_null()
         self.judged = self.code >= JUDGED
         self.relevant = self.code >= level + JUDGED
@@ -83,7 +106,27 @@ class Topic:
     def in_order(self, value: pl.Expr, keep: pl.Expr) -> pl.Expr:
         """``value`` on the retrieved rows that ``keep`` selects, in position order."""
         rows = self.retrieved & keep
+        if self.ordered:
+            return value.filter(rows)
         return value.filter(rows).sort_by(self.position.filter(rows))
+
+    def positions(self, keep: pl.Expr) -> pl.Expr:
+        """The positions of the retrieved rows that ``keep`` selects, ascending."""
+        return self.in_order(self.position, keep)
+
+    def nth_hit(self) -> pl.Expr:
+        """Beside ``position.filter(hit)``: each relevant document retrieved's number among
+        them in position order (1 for the first)."""
+        if self.ordered:
+            return self.hit.cast(pl.Int64).cum_sum().filter(self.hit).cast(pl.Float64)
+        return self.position.filter(self.hit).rank("ordinal").cast(pl.Float64)
+
+    def ideal(self, gain: pl.Expr, gains: Sequence[tuple[int, float]]) -> pl.Expr:
+        """The positive values of ``gain`` (:func:`_gain` with ``gains``) in descending
+        order: the ideal ranking's gains."""
+        if self.ordered and not gains:
+            return pl.col(IDEAL_GAIN).filter(pl.col(IDEAL_GAIN) > 0)
+        return gain.filter(gain > 0).sort(descending=True)
 
 
 def count(kind: str, truth: str, score: str, level: int) -> pl.Expr:
@@ -135,9 +178,9 @@ def average_precision(truth: str, score: str, level: int, k: int | None = None) 
     (within K) of the relevant documents retrieved, over R. The i-th relevant document
     retrieved, at position p, has precision i / p."""
     t = Topic(truth, score, level)
-    keep = t.hit if k is None else t.hit & (t.position <= k)
-    at = t.position.filter(keep)
-    return t.per_rel((at.rank("ordinal").cast(pl.Float64) / at).sum())
+    at = t.position.filter(t.hit)
+    precisions = t.nth_hit() / at
+    return t.per_rel((precisions if k is None else precisions.filter(at <= k)).sum())
 
 
 def geometric(value: pl.Expr) -> pl.Expr:
@@ -167,7 +210,7 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
     t = Topic(truth, score, level)
     # The pooled documents' codes in position order (one sort), and their positions.
     codes = t.in_order(t.code, t.judged | t.unjudged)
-    positions = t.position.filter(t.retrieved & (t.judged | t.unjudged)).sort()
+    positions = t.positions(t.judged | t.unjudged)
     relevant = codes >= level + JUDGED
     j = positions.filter(relevant) - 1.0
     rel = relevant.cast(pl.Int64).cum_sum().filter(relevant).cast(pl.Float64) - 1.0
@@ -188,7 +231,7 @@ def interpolated_precision(truth: str, score: str, level: int, recall: float) ->
     divides 0 by 0 and prints nan: a topic that ``judged_only`` empties; a topic missing from
     the run with ``complete`` gets 0 from trec_eval too)."""
     t = Topic(truth, score, level)
-    at = t.position.filter(t.hit).sort()
+    at = t.positions(t.hit)
     nth = pl.int_range(1, at.len() + 1, dtype=pl.Int64)
     precisions = nth.cast(pl.Float64) / at
     wanted = (recall * t.num_rel() + 0.5).floor()
@@ -233,7 +276,7 @@ def ndcg(
     if k is not None:
         shown = shown & (t.position <= k)
     actual = (gain.filter(shown) / (t.position.filter(shown) + 1.0).log(2)).sum()
-    best = gain.filter(gain > 0).sort(descending=True)
+    best = t.ideal(gain, gains)
     if k is not None:
         best = best.head(k)
     positions = pl.int_range(1, best.len() + 1).cast(pl.Float64)
@@ -293,8 +336,7 @@ def binary_gain(truth: str, score: str, level: int) -> pl.Expr:
     """``binG``: over R, the sum over the relevant documents retrieved of ``1 / log2(2 + n)``,
     n the non-relevant (or unjudged) documents retrieved above it."""
     t = Topic(truth, score, level)
-    at = t.position.filter(t.hit)
-    above = at - at.rank("ordinal").cast(pl.Float64)
+    above = t.position.filter(t.hit) - t.nth_hit()
     return t.per_rel((1.0 / (above + 2.0).log(2)).sum())
 
 
@@ -348,12 +390,11 @@ class _Gains:
 
     def __init__(self, t: Topic, gains: Sequence[tuple[int, float]]) -> None:
         gain = _gain(t, gains)
-        kept = t.retrieved & (gain != 0)
-        self.at = t.position.filter(kept).sort()
-        self.shown = gain.filter(kept).sort_by(t.position.filter(kept))
+        self.at = t.positions(gain != 0)
+        self.shown = t.in_order(gain, gain != 0)
         self.ret = t.retrieved.sum().cast(pl.Int64)
         self.dcg = _prefix(self.shown / (self.at + 1.0).log(2))
-        self.best = gain.filter(gain > 0).sort(descending=True)
+        self.best = t.ideal(gain, gains)
         self.n = self.best.len().cast(pl.Int64)
         places = pl.int_range(1, self.best.len() + 1, dtype=pl.Int64).cast(pl.Float64)
         self.ideal = _prefix(self.best / (places + 1.0).log(2))

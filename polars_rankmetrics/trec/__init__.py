@@ -12,7 +12,14 @@ import polars as pl
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.evaluate import TrecOptions, evaluate
 from polars_rankmetrics.inputs.sources import Source
-from polars_rankmetrics.metrics.trec import JUDGED, NONPOOL, UNJUDGED
+from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.trec import (
+    JUDGED,
+    NONPOOL,
+    POSITION,
+    UNJUDGED,
+    in_position_order,
+)
 from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.trec.measures import Measure
 from polars_rankmetrics.trec.measures import measures as parse_measures
@@ -115,23 +122,86 @@ def trec_eval(
     keys = [m.key for m in chosen if m.key is not None]
     if not keys:
         raise ValueError("measures names no measure with a value; ask for one besides runid")
-    topics = evaluate(
-        run, keys, truth_table=qrels, by="run", per_sample=True, ties=ties,
-        relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
-        complete=complete, **options,
-    ).sort("run", pl.col("sample").cast(pl.String))  # fmt: skip
+    trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
+    topics = None if options or ties != "trec_eval" else _in_position_order(run, qrels, keys, trec)
+    if topics is None:
+        topics = evaluate(
+            run, keys, truth_table=qrels, by="run", per_sample=True, ties=ties,
+            relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
+            complete=complete, **options,
+        )  # fmt: skip
+    topics = topics.sort("run", pl.col("sample").cast(pl.String))
     if topics.height == 0:
         raise ValueError("no topic has both a run and qrels (trec_eval's exit 7)")
     lengths = [m.length for m in chosen if m.name.startswith("relstring")]
     strings = {}
     if per_topic and lengths:
-        trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
         strings = _relstrings(run, qrels, lengths[0], trec, options)
     blocks = []
     for (tag,), values in topics.group_by("run", maintain_order=True):
         rows = _topic_rows(values, chosen, strings) if per_topic else []
         blocks.append(_frame(str(tag), [*rows, *_summary_rows(str(tag), values, chosen)]))
     return pl.concat(blocks)
+
+
+def _in_position_order(
+    run: Any, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions
+) -> pl.DataFrame | None:
+    """Each topic's values of ``keys``, as :func:`~polars_rankmetrics.evaluate` gives them
+    (``per_sample``), computed in one pass over the run's rows in trec_eval's order joined
+    with the qrels (:func:`~polars_rankmetrics.metrics.trec.in_position_order`: no measure
+    sorts); the run sorted once. None where the input is one that ``evaluate`` refuses or may
+    refuse (a bad relevance, a missing column, a null or NaN score, a docno twice in a topic,
+    no run row), so that it names the problem."""
+    _, cols = Run.of({}, by="run")
+    cols = cols.in_source()
+    try:
+        runs, judged = (Source.of(table).lazy() for table in (run, qrels))
+        run_schema, qrels_schema = runs.collect_schema(), judged.collect_schema()
+        names = [cols.sample, cols.label]
+        topk.check_key_types(run_schema, qrels_schema, names, ("run", "qrels"))
+        if "run" not in run_schema or not run_schema[cols.score].is_numeric():
+            return None
+        ordered, judged = topk.trec_tables(
+            runs, judged, cols, max_docs=trec.max_docs, judged_only=trec.judged_only,
+            complete=trec.complete,
+        )  # fmt: skip
+    except (ValueError, KeyError, pl.exceptions.PolarsError):
+        return None
+    keyed = [*cols.by, *names]
+    score = pl.col(cols.score).cast(pl.Float64)
+    given = runs.select(
+        pl.len().alias("rows"),
+        (score.is_nan() | score.is_null() | pl.any_horizontal(pl.col(keyed).is_null()))
+        .any()
+        .alias("unordered"),
+        _distinct(keyed).alias("distinct"),
+    )
+    judgements = judged.select(pl.len().alias("rows"), _distinct(keyed).alias("distinct"))
+    found, qrels_found = pl.collect_all([given, judgements])
+    facts, qrels_facts = found.row(0, named=True), qrels_found.row(0, named=True)
+    if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
+        return None
+    if qrels_facts["distinct"] != qrels_facts["rows"]:
+        return None
+    topic = cols.sample_keys
+    rows = in_position_order(topk.trec_rows(ordered, judged, cols), topic, cols.truth, cols.score)
+    context = Context(truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level)
+    # A geometric key's expression is the logarithm of the topic's value (evaluate's too).
+    values = [
+        key.expression(context).exp() if key.metric.geometric else key.expression(context)
+        for key in keys
+    ]
+    return rows.group_by(topic).agg(values).collect()
+
+
+def _distinct(names: Sequence[str]) -> pl.Expr:
+    """How many distinct (``names``) rows, by a hash of each: fewer than the rows where two
+    repeat (or, rarely, two hashes collide: then ``evaluate`` looks)."""
+    key = pl.col(names[0]).hash(1)
+    for i, name in enumerate(names[1:], start=2):
+        key = key.xor(pl.col(name).hash(i))
+    return key.n_unique()
 
 
 def _relstrings(
