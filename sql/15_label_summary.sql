@@ -47,6 +47,97 @@ FROM (
 GROUP BY grp, label, bin
 HAVING sum(pos + neg) > 0;
 
+-- rankmetrics_quantile_cells: the cells of the equal-mass bins (ece_quantile_*, mce_quantile_*
+-- at 15 bins) per unit, a unit being a (grp, label) or, label NULL, every cell of a grp pooled:
+-- per distinct score its weight (the weighted cells, > 0) and positives, start (the weight of
+-- the unit's lower scores: the score holds the order statistics start <= t < start + weight, a
+-- weight counting as repetitions) and total (the unit's weight).
+CREATE OR REPLACE VIEW rankmetrics_quantile_cells AS
+SELECT
+    grp, label, score, weight, positives,
+    sum(weight) OVER (PARTITION BY grp, label ORDER BY score
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - weight AS start,
+    sum(weight) OVER (PARTITION BY grp, label) AS total
+FROM (
+    SELECT grp, label, score, sum(pos + neg) AS weight, sum(pos) AS positives
+    FROM rankmetrics_score_counts
+    GROUP BY grp, label, score
+    UNION ALL
+    SELECT grp, NULL AS label, score, sum(pos + neg) AS weight, sum(pos) AS positives
+    FROM rankmetrics_score_counts
+    GROUP BY grp, score
+) AS units
+WHERE weight > 0;
+
+-- rankmetrics_quantile_edges: per unit the inner edges 1..14 of 15 equal-mass bins, as
+-- numpy.percentile(p, linspace(0, 1, 16) * 100) (calibration_curve(strategy="quantile")): the
+-- order statistic h = (total - 1) * q, q = e * (1 / 15) * 100 / 100 as numpy computes it,
+-- interpolated between those at floor(h) and floor(h) + 1 (both the first before the first,
+-- both the last at or past the last), from b backwards where the fraction is at least 1/2, as
+-- numpy's lerp. The order statistic t is the highest score whose start is at most t.
+CREATE OR REPLACE VIEW rankmetrics_quantile_edges AS
+SELECT
+    grp, label, edge,
+    CASE WHEN gamma >= 0.5 THEN b - (b - a) * (CAST(1 AS DOUBLE) - gamma)
+        ELSE a + (b - a) * gamma END AS value
+FROM (
+    SELECT
+        u.grp, u.label, u.edge, u.gamma,
+        max(CASE WHEN c.start <= u.lower_t THEN c.score END) AS a,
+        max(CASE WHEN c.start <= u.upper_t THEN c.score END) AS b
+    FROM (
+        SELECT
+            grp, label, edge, h - floor(h) AS gamma,
+            CASE WHEN h < 0 THEN CAST(0 AS DOUBLE) WHEN h >= total - 1 THEN total
+                ELSE floor(h) END AS lower_t,
+            CASE WHEN h < 0 THEN CAST(0 AS DOUBLE) WHEN h >= total - 1 THEN total
+                ELSE floor(h) + 1 END AS upper_t
+        FROM (
+            SELECT
+                t.grp, t.label, e.edge,
+                (t.total - 1) * ((CAST(e.edge AS DOUBLE) * (CAST(1 AS DOUBLE) / 15)) * 100 / 100)
+                    AS h,
+                t.total
+            FROM (SELECT DISTINCT grp, label, total FROM rankmetrics_quantile_cells) AS t
+            CROSS JOIN (
+                SELECT d1.d + 2 * d2.d + 4 * d3.d + 8 * d4.d AS edge
+                FROM (SELECT 0 AS d UNION ALL SELECT 1) AS d1
+                CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1) AS d2
+                CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1) AS d3
+                CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1) AS d4
+            ) AS e
+            WHERE e.edge BETWEEN 1 AND 14
+        ) AS positions
+    ) AS u
+    JOIN rankmetrics_quantile_cells AS c
+        ON u.grp = c.grp AND (u.label = c.label OR (u.label IS NULL AND c.label IS NULL))
+    GROUP BY u.grp, u.label, u.edge, u.gamma
+) AS neighbours;
+
+-- rankmetrics_quantile_errors: per unit the expected and maximum calibration errors over its
+-- equal-mass bins, a cell's bin the number of edges strictly below its score (as
+-- numpy.searchsorted); as rankmetrics_label_probabilities' ece and mce otherwise.
+CREATE OR REPLACE VIEW rankmetrics_quantile_errors AS
+SELECT
+    grp, label,
+    sum(abs(score_sum - positives)) / sum(weight) AS ece_quantile,
+    max(abs(score_sum - positives) / weight) AS mce_quantile
+FROM (
+    SELECT grp, label, bin, sum(weight) AS weight, sum(score * weight) AS score_sum,
+        sum(positives) AS positives
+    FROM (
+        SELECT
+            c.grp, c.label, c.score, c.weight, c.positives,
+            sum(CASE WHEN e.value < c.score THEN 1 ELSE 0 END) AS bin
+        FROM rankmetrics_quantile_cells AS c
+        JOIN rankmetrics_quantile_edges AS e
+            ON c.grp = e.grp AND (c.label = e.label OR (c.label IS NULL AND e.label IS NULL))
+        GROUP BY c.grp, c.label, c.score, c.weight, c.positives
+    ) AS binned
+    GROUP BY grp, label, bin
+) AS bins
+GROUP BY grp, label;
+
 -- rankmetrics_label_probabilities: per (grp, label) what the probability keys average over
 -- labels, as scikit-learn's binary calls on the label's column:
 --   support   the weighted positives
@@ -55,6 +146,7 @@ HAVING sum(pos + neg) > 0;
 --   ece       the sum over the bins of |score_sum - positives| over the weight of every bin
 --             (each bin's share of the weight times its gap |mean score - share of positives|)
 --   mce       the largest gap |score_sum - positives| / weight over the bins
+--   ece_quantile, mce_quantile  the same over the equal-mass bins (rankmetrics_quantile_errors)
 -- NULL where the label's cells weigh nothing. rankmetrics_micro_probabilities: the same per
 -- grp, every cell of the group pooled (the _micro keys).
 CREATE OR REPLACE VIEW rankmetrics_label_probabilities AS
@@ -62,8 +154,9 @@ SELECT
     s.grp, s.label, s.support,
     CASE WHEN s.cells > 0 THEN s.log_loss_sum / s.cells END AS log_loss,
     CASE WHEN s.cells > 0 THEN s.brier_sum / s.cells END AS brier,
-    b.ece, b.mce
+    b.ece, b.mce, q.ece_quantile, q.mce_quantile
 FROM rankmetrics_probability_sums AS s
+LEFT JOIN rankmetrics_quantile_errors AS q ON s.grp = q.grp AND s.label = q.label
 LEFT JOIN (
     SELECT
         grp, label,
@@ -78,7 +171,7 @@ SELECT
     s.grp,
     CASE WHEN s.cells > 0 THEN s.log_loss_sum / s.cells END AS log_loss,
     CASE WHEN s.cells > 0 THEN s.brier_sum / s.cells END AS brier,
-    b.ece, b.mce
+    b.ece, b.mce, q.ece_quantile, q.mce_quantile
 FROM (
     SELECT grp, sum(cells) AS cells, sum(log_loss_sum) AS log_loss_sum, sum(brier_sum) AS brier_sum
     FROM rankmetrics_probability_sums
@@ -97,7 +190,10 @@ LEFT JOIN (
         GROUP BY grp, bin
     ) AS pooled
     GROUP BY grp
-) AS b ON s.grp = b.grp;
+) AS b ON s.grp = b.grp
+LEFT JOIN (
+    SELECT grp, ece_quantile, mce_quantile FROM rankmetrics_quantile_errors WHERE label IS NULL
+) AS q ON s.grp = q.grp;
 
 -- rankmetrics_label_summary: one row per grp: the metrics averaged over labels, as scikit-learn's
 -- average= (sklearn.metrics.precision_score, average_precision_score, roc_auc_score, ...):
@@ -110,7 +206,8 @@ LEFT JOIN (
 -- library warns: a 0/0 precision (no predicted cells), recall (no true cells), F-beta and Jaccard
 -- (neither), given zero_division; an average precision without positives (0) and a ROC AUC of
 -- one class only (NULL). A *_micro average is ill-defined where the count equals the group's
--- labels. The probability keys (log_loss_*, brier_*, and ece_* and mce_* at 15 equal-width bins)
+-- labels. The probability keys (log_loss_*, brier_*, and ece_* and mce_* at 15 equal-width bins,
+-- ece_quantile_* and mce_quantile_* at 15 equal-mass bins)
 -- from rankmetrics_label_probabilities and rankmetrics_micro_probabilities, averaged as the set
 -- scores (where no label has support, the plain mean); NULL for a group of one label whose cells
 -- weigh nothing.
@@ -182,7 +279,19 @@ SELECT
     CASE WHEN sum(CASE WHEN pp.mce IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
         THEN sum(CASE WHEN pp.mce IS NOT NULL AND pp.support > 0 THEN pp.mce * pp.support END)
             / sum(CASE WHEN pp.mce IS NOT NULL AND pp.support > 0 THEN pp.support END)
-        ELSE avg(pp.mce) END AS mce_weighted
+        ELSE avg(pp.mce) END AS mce_weighted,
+    min(pm.ece_quantile) AS ece_quantile_micro,
+    avg(pp.ece_quantile) AS ece_quantile_macro,
+    CASE WHEN sum(CASE WHEN pp.ece_quantile IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
+        THEN sum(CASE WHEN pp.ece_quantile IS NOT NULL AND pp.support > 0 THEN pp.ece_quantile * pp.support END)
+            / sum(CASE WHEN pp.ece_quantile IS NOT NULL AND pp.support > 0 THEN pp.support END)
+        ELSE avg(pp.ece_quantile) END AS ece_quantile_weighted,
+    min(pm.mce_quantile) AS mce_quantile_micro,
+    avg(pp.mce_quantile) AS mce_quantile_macro,
+    CASE WHEN sum(CASE WHEN pp.mce_quantile IS NOT NULL AND pp.support > 0 THEN pp.support END) > 0
+        THEN sum(CASE WHEN pp.mce_quantile IS NOT NULL AND pp.support > 0 THEN pp.mce_quantile * pp.support END)
+            / sum(CASE WHEN pp.mce_quantile IS NOT NULL AND pp.support > 0 THEN pp.support END)
+        ELSE avg(pp.mce_quantile) END AS mce_quantile_weighted
 FROM rankmetrics_label_scores AS s
 JOIN rankmetrics_set_scores AS t ON s.grp = t.grp AND t.level = 'micro'
 JOIN rankmetrics_micro_curves AS m ON s.grp = m.grp

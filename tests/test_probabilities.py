@@ -316,8 +316,8 @@ def edge_probabilities() -> pl.DataFrame:
 def test_the_sql_engines_give_the_polars_numbers(sql_engine):
     """One cell per engine: every key (and the per-sample values of the _samples keys) through
     the driver, and rankmetrics_label_summary's probability columns for SQL alone (the Python
-    side reduces the score counts itself) at the calibration keys' default 15 bins, where a
-    score on an edge falls in the bin below."""
+    side reduces the score counts itself) at the calibration keys' default 15 bins, equal-width
+    (a score on an edge falls in the bin below) and equal-mass."""
     table = edge_probabilities()
     cols = Columns.of(by="model", weight="weight")
     calibration = ["ece_micro", "mce_macro@5", "ece_weighted@3", "ece_quantile_macro@4",
@@ -329,7 +329,8 @@ def test_the_sql_engines_give_the_polars_numbers(sql_engine):
         sort = ["model", "sample"] if per_sample else ["model"]
         assert_frame_equal(ours.sort(sort), expected.sort(sort), check_exact=False,
                            rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
-    keys = [f"{k}_{a}" for k in ("log_loss", "brier", "ece", "mce") for a in AVERAGES[1:]]
+    kinds = ("log_loss", "brier", "ece", "mce", "ece_quantile", "mce_quantile")
+    keys = [f"{kind}_{average}" for kind in kinds for average in AVERAGES[1:]]
     views = ("rankmetrics_label_summary",)
     settings = Settings(keys=tuple(parse_keys(keys)), context=parameters(), views=views)
     with sql_engine.open(table, cols, settings) as session:
