@@ -52,6 +52,9 @@ and no measure sorts."""
 IDEAL_GAIN = "__trec_ideal_gain"
 """In the rows of :func:`in_position_order`: at the topic's i-th row, the i-th largest gain of
 its judged documents (0 past them), the ideal ranking that ndcg-like measures read."""
+_ROW = "__trec_row"  # the row's number within its topic, from 1
+_IDEAL_DCG = "__trec_ideal_dcg"  # IDEAL_GAIN / log2(row + 1)
+_KINDS = ("relevant", "nonrelevant", "unjudged")
 
 
 def code(relevance: pl.Expr) -> pl.Expr:
@@ -61,17 +64,36 @@ def code(relevance: pl.Expr) -> pl.Expr:
 
 
 def in_position_order(
-    rows: pl.LazyFrame, topic: Sequence[str], truth: str, score: str
+    rows: pl.LazyFrame, topic: Sequence[str], truth: str, score: str, levels: Sequence[int]
 ) -> pl.LazyFrame:
     """A run's rows joined with its qrels as the measures read them without sorting: ``rows``
     holds each topic's retrieved documents in position order (``score`` minus the position,
     as :func:`~polars_rankmetrics.engines.topk.trec_rows` gives), then its judged documents
     not retrieved (a null score); ``truth`` the code. Returned with the position in column
-    :data:`POSITION` (pass it as the score column) and the ideal gains in
-    :data:`IDEAL_GAIN`, each topic's one sort."""
+    :data:`POSITION` (pass it as the score column), the ideal gains in :data:`IDEAL_GAIN`
+    (each topic's one sort) and their discounted values, and at each relevance level of
+    ``levels`` the running counts of :meth:`Topic.counted`: computed once for every measure."""
     relevance = pl.when(pl.col(truth) >= JUDGED).then(pl.col(truth) - JUDGED).otherwise(0)
+    row = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(topic)
     ideal = relevance.cast(pl.Float64).sort(descending=True).over(topic)
-    return rows.with_columns((-pl.col(score)).alias(POSITION), ideal.alias(IDEAL_GAIN)).drop(score)
+    counts = []
+    for level in sorted(set(levels)):
+        t = Topic(truth, score, level)
+        for kind in _KINDS:
+            retrieved = (t.retrieved & t.kind(kind)).cast(pl.Int64)
+            counts.append(retrieved.cum_sum().over(topic).alias(_running(kind, level)))
+    return (
+        rows.with_columns(row.alias(_ROW), ideal.alias(IDEAL_GAIN), *counts)
+        .with_columns(
+            (-pl.col(score)).alias(POSITION),
+            (pl.col(IDEAL_GAIN) / (pl.col(_ROW) + 1.0).log(2)).alias(_IDEAL_DCG),
+        )
+        .drop(score)
+    )
+
+
+def _running(kind: str, level: int) -> str:
+    return f"__trec_{kind}_{level}"
 
 
 class Topic:
@@ -81,6 +103,7 @@ class Topic:
 
     def __init__(self, truth: str, score: str, level: int) -> None:
         self.ordered = score == POSITION
+        self.level = level
         self.code = pl.col(truth)
         self.position = pl.col(score) if self.ordered else -pl.col(score)
         self.retrieved = pl.col(score).is_not_null()
@@ -114,12 +137,41 @@ class Topic:
         """The positions of the retrieved rows that ``keep`` selects, ascending."""
         return self.in_order(self.position, keep)
 
+    def kind(self, name: str) -> pl.Expr:
+        """Whether a row is ``"relevant"``, ``"nonrelevant"`` (judged) or ``"unjudged"``
+        (pooled)."""
+        kinds = {"relevant": self.relevant, "nonrelevant": self.nonrelevant,
+                 "unjudged": self.unjudged}  # fmt: skip
+        return kinds[name]
+
+    def counted(self, kind: str) -> pl.Expr:
+        """For each relevant document retrieved, in position order: the retrieved documents
+        of ``kind`` (:meth:`kind`) at or above it, itself included (for ``"relevant"``: its
+        number among them, from 1)."""
+        if self.ordered:
+            return pl.col(_running(kind, self.level)).filter(self.hit).cast(pl.Float64)
+        rows = self.in_order(self.kind(kind), pl.lit(True)).cast(pl.Int64).cum_sum()
+        return rows.filter(self.in_order(self.relevant, pl.lit(True))).cast(pl.Float64)
+
     def nth_hit(self) -> pl.Expr:
         """Beside ``position.filter(hit)``: each relevant document retrieved's number among
         them in position order (1 for the first)."""
         if self.ordered:
-            return self.hit.cast(pl.Int64).cum_sum().filter(self.hit).cast(pl.Float64)
+            return self.counted("relevant")
         return self.position.filter(self.hit).rank("ordinal").cast(pl.Float64)
+
+    def ideal_dcg(
+        self, gain: pl.Expr, gains: Sequence[tuple[int, float]], k: int | None
+    ) -> pl.Expr:
+        """The dcg of the ideal ranking (:meth:`ideal`), within its first ``k`` positions."""
+        if self.ordered and not gains:
+            dcg = pl.col(_IDEAL_DCG)
+            return (dcg if k is None else dcg.filter(pl.col(_ROW) <= k)).sum()
+        best = self.ideal(gain, gains)
+        if k is not None:
+            best = best.head(k)
+        positions = pl.int_range(1, best.len() + 1).cast(pl.Float64)
+        return (best / (positions + 1.0).log(2)).sum()
 
     def ideal(self, gain: pl.Expr, gains: Sequence[tuple[int, float]]) -> pl.Expr:
         """The positive values of ``gain`` (:func:`_gain` with ``gains``) in descending
@@ -194,8 +246,7 @@ def bpref(truth: str, score: str, level: int) -> pl.Expr:
     ``1 - min(n, R) / min(N, R)``, n the judged non-relevant documents retrieved above it and N
     those of the topic (1 where n = 0), summed over R. Unjudged documents are skipped."""
     t = Topic(truth, score, level)
-    judged = t.in_order(t.relevant, t.judged)
-    above = (~judged).cast(pl.Int64).cum_sum().filter(judged).cast(pl.Float64)
+    above = t.counted("nonrelevant")
     r, n = t.num_rel(), t.nonrelevant.sum().cast(pl.Float64)
     share = pl.min_horizontal(above, r) / pl.min_horizontal(n, r)
     return t.per_rel(pl.when(above > 0).then(1.0 - share).otherwise(1.0).sum())
@@ -208,14 +259,9 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
     ``nonrel`` the judged relevant and non-relevant ones, e = 1e-5; 1 at j = 0; summed over R.
     Documents outside the pool count only through j."""
     t = Topic(truth, score, level)
-    # The pooled documents' codes in position order (one sort), and their positions.
-    codes = t.in_order(t.code, t.judged | t.unjudged)
-    positions = t.positions(t.judged | t.unjudged)
-    relevant = codes >= level + JUDGED
-    j = positions.filter(relevant) - 1.0
-    rel = relevant.cast(pl.Int64).cum_sum().filter(relevant).cast(pl.Float64) - 1.0
-    nonrel = ((codes >= JUDGED) & ~relevant).cast(pl.Int64).cum_sum().filter(relevant)
-    unjudged = (codes == UNJUDGED).cast(pl.Int64).cum_sum().filter(relevant)
+    j = t.positions(t.relevant) - 1.0
+    rel = t.counted("relevant") - 1.0
+    nonrel, unjudged = t.counted("nonrelevant"), t.counted("unjudged")
     above = rel + nonrel + unjudged
     e = INFAP_EPSILON
     estimate = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (above / j) * (
@@ -231,9 +277,8 @@ def interpolated_precision(truth: str, score: str, level: int, recall: float) ->
     divides 0 by 0 and prints nan: a topic that ``judged_only`` empties; a topic missing from
     the run with ``complete`` gets 0 from trec_eval too)."""
     t = Topic(truth, score, level)
-    at = t.positions(t.hit)
-    nth = pl.int_range(1, at.len() + 1, dtype=pl.Int64)
-    precisions = nth.cast(pl.Float64) / at
+    nth = t.nth_hit()
+    precisions = nth / t.position.filter(t.hit)
     wanted = (recall * t.num_rel() + 0.5).floor()
     found = t.hit.sum().cast(pl.Float64)
     best = precisions.filter(nth >= pl.max_horizontal(wanted, pl.lit(1.0))).max()
@@ -276,11 +321,7 @@ def ndcg(
     if k is not None:
         shown = shown & (t.position <= k)
     actual = (gain.filter(shown) / (t.position.filter(shown) + 1.0).log(2)).sum()
-    best = t.ideal(gain, gains)
-    if k is not None:
-        best = best.head(k)
-    positions = pl.int_range(1, best.len() + 1).cast(pl.Float64)
-    ideal = (best / (positions + 1.0).log(2)).sum()
+    ideal = t.ideal_dcg(gain, gains, k)
     return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0)
 
 

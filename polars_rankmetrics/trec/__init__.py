@@ -185,7 +185,11 @@ def _in_position_order(
     if qrels_facts["distinct"] != qrels_facts["rows"]:
         return None
     topic = cols.sample_keys
-    rows = in_position_order(topk.trec_rows(ordered, judged, cols), topic, cols.truth, cols.score)
+    levels = [
+        level for key in keys if isinstance(level := key.param("rel", trec.relevance_level), int)
+    ]
+    joined = topk.trec_rows(ordered, judged, cols)
+    rows = in_position_order(joined, topic, cols.truth, cols.score, levels)
     context = Context(truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level)
     # A geometric key's expression is the logarithm of the topic's value (evaluate's too).
     values = [
