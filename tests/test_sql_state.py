@@ -29,29 +29,16 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import REGISTRY, parse_keys
 
-# Keys averaged over samples from every per-sample view: ranking, gain, set and retrieval, a key
-# without positives (lwlrap), one whose undefined value is NaN (roc_auc_samples) and one whose
-# ill-defined samples are counted (f1_samples).
-KEYS = [
-    "coverage_error", "lrap", "lwlrap", "dcg", "ndcg@2", "f1_samples", "hamming_loss",
-    "roc_auc_samples", "precision@2", "mrr", "map@3",
-]  # fmt: skip
-# The keys the SQL finalize refuses, each for its reason: no view in sql/ (TREC), no column in
-# rankmetrics_label_summary (the calibration errors of equal-mass bins averaged over labels).
-REFUSED = {"trec", "ece_quantile", "mce_quantile"}
-
 
 def every_sql_key() -> list[str]:
     """Every key of the registry that the SQL state computes (a cut-off of 2 where one is
-    required), but those reading propensities, which the SQL state refuses, and the keys the
-    SQL finalize refuses (:data:`REFUSED`)."""
-    keys = []
-    for name, metric in REGISTRY.items():
-        family = metric.label_score[0] if metric.label_score else metric.family
-        if metric.needs_propensities or family in REFUSED:
-            continue
-        keys.append(f"{name}@2" if metric.requires_k else name)
-    return keys
+    required), but those reading propensities, which the SQL state refuses, and the TREC keys,
+    which the SQL finalize refuses (trec_eval's rules)."""
+    return [
+        f"{name}@2" if metric.requires_k else name
+        for name, metric in REGISTRY.items()
+        if not metric.needs_propensities and metric.family != "trec"
+    ]
 
 
 IDENTITY = ["rm_part", "rm_label", "rm_score", "rm_unit", "rm_name"]
@@ -136,19 +123,14 @@ class PostgresWarehouse(Warehouse):
         return pl.DataFrame(cursor.fetchall(), schema=names, orient="row", infer_schema_length=None)
 
 
-# The servers' cells are left out of the quick subset (pytest -m 'not slow'), as
-# tests/test_sql_engines.py is.
+# The servers run every check in one cell each (test_every_check_on_the_servers): a Spark
+# session or a PostgreSQL cluster starts once per xdist worker that runs one of their cells. Left
+# out of the quick subset (pytest -m 'not slow'), as tests/test_sql_engines.py's are.
 @pytest.fixture(
-    params=[
-        "duckdb",
-        *(pytest.param(name, marks=pytest.mark.slow) for name in ("spark", "postgres")),
-    ]
+    params=[pytest.param(name, marks=pytest.mark.slow) for name in ("spark", "postgres")]
 )
-def warehouse(request) -> Iterator[Warehouse]:
-    name = request.param
-    if name == "duckdb":
-        yield DuckDBWarehouse()
-    elif name == "spark":
+def server(request) -> Iterator[Warehouse]:
+    if request.param == "spark":
         spark = request.getfixturevalue("spark_ready")
         before = {t.name for t in spark.catalog.listTables() if t.isTemporary}
         yield SparkWarehouse(spark)
@@ -219,7 +201,7 @@ def _text_ids(n: int) -> list[str]:
     return [f"{words[i % len(words)]}{i}" for i in range(n)]
 
 
-def test_the_sql_hashes_and_poisson_counts_are_hashings(warehouse):
+def check_hashes(warehouse: Warehouse) -> None:
     """rankmetrics_sample_hashes and rankmetrics_unit_draws give inference/hashing.py's numbers:
     integer ids (negative and past 2^32 too) and string ids (non-ASCII too); the Poisson counts
     of every (unit, replicate) for seeds past P = 2^31 - 1 and below 0."""
@@ -259,7 +241,7 @@ def _split(table: pl.DataFrame) -> list[pl.DataFrame]:
     return [table.filter(half), table.filter(~half)]
 
 
-def test_the_sql_state_finalizes_every_key_to_evaluate_however_split(warehouse):
+def check_every_key(warehouse: Warehouse) -> None:
     """rankmetrics_finalize of every key the SQL state computes (every_sql_key, and cut-offs of
     the views with one) over a state by (model, day) finalized by model (on DuckDB also over one
     state, and over the union of two partitions' states): evaluate()'s numbers, to 1e-12 (NULL
@@ -267,7 +249,9 @@ def test_the_sql_state_finalizes_every_key_to_evaluate_however_split(warehouse):
     state refuses, the keys averaged over labels with other parameters (read from rm_params:
     beta 2, zero_division NaN, threshold 0.25) and rounded curve scores (rm.finalize's numbers).
     rankmetrics_state_checks: the states of disjoint partitions do not overlap, states counted
-    twice do, and states of different parameters are counted."""
+    twice do, and states of different parameters are counted. The state keeps units, which add
+    up to its sums (weights of 0 here), and defining the finalize leaves the state's views
+    alone."""
     # Scores in [0, 1], which the probability keys need, with ties and a weight of 0.
     table = random_cases(4).drop("decision").with_columns(pl.col("score").clip(0.0, 1.0))
     table = table.with_columns(day=(pl.col("sample").hash(5) % 2).cast(pl.Int64))
@@ -276,10 +260,21 @@ def test_the_sql_state_finalizes_every_key_to_evaluate_however_split(warehouse):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
         expected = rm.evaluate(table.drop("day"), keys, by="model", weight="weight")
-    by_day = sql_state(warehouse, table, keys, **{**options, "by": ["model", "day"]})
+    by_day = sql_state(warehouse, table, keys, **{**options, "by": ["model", "day"]},
+                       intervals=True)  # fmt: skip
     ours = sql_finalize(warehouse, by_day.drop("day"), keys, ["model"])
     assert_frame_equal(ours.select(expected.columns), expected, check_exact=False, rel_tol=1e-12,
                        abs_tol=1e-12)  # fmt: skip
+    # Its units add up to its sums, a null value counted where its sample weighs more than 0.
+    resampled = [n for n in by_day.filter(rm_part="units")["rm_name"].unique() if "/i" not in n]
+    totals = [
+        by_day.filter(pl.col("rm_part") == part, pl.col("rm_name").is_in(resampled))
+        .group_by("model", "day", "rm_name").agg(pl.col("rm_value").sum())
+        .sort("model", "day", "rm_name")
+        for part in ("units", "sums")
+    ]  # fmt: skip
+    assert totals[0].height == by_day.select("model", "day").n_unique() * len(resampled) > 0
+    assert_frame_equal(totals[0], totals[1], check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
     # The finalize's views leave the state's alone: a warehouse defines both once.
     again = fetch_state(warehouse, table.schema["label"])
     assert_frame_equal(
@@ -350,24 +345,6 @@ def _interval_table(n_samples: int = 150, seed: int = 3) -> pl.DataFrame:
     return pl.concat(models)
 
 
-def test_the_sql_intervals_are_the_poisson_bootstraps(warehouse):
-    """rankmetrics_finalize's percentile intervals from the union of two partitions' states:
-    those of evaluate(ci=..., bootstrap="poisson") on the whole table, to 1e-12, the threshold
-    _micro averages' (ratios of the replicates' pooled counts) too."""
-    table = _interval_table()
-    keys = ["lrap", "ndcg@3", "f1_samples", "mrr", "lwlrap", "f1_micro", "precision_micro"]
-    options = {"by": "model", "weight": "weight", "intervals": True}
-    states = pl.concat([sql_state(warehouse, part, keys, **options) for part in _split(table)])
-    ci = {"ci": 0.9, "n_boot": 200, "seed": 11}
-    ours = sql_finalize(warehouse, states, keys, ["model"], **ci)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
-        expected = rm.evaluate(table, keys, by="model", weight="weight", bootstrap="poisson", **ci)
-    ours = ours.select(expected.columns)
-    assert not ours.select(pl.col("lrap_lo").is_nan().any()).item()
-    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
-
-
 def _sorted_rows(state: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     return state.with_columns(
         pl.col("rm_label").cast(pl.Int64), pl.col("rm_unit").cast(pl.Int64),
@@ -375,36 +352,58 @@ def _sorted_rows(state: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     ).sort([*by, *IDENTITY], nulls_last=True)  # fmt: skip
 
 
-def test_the_sql_state_is_the_python_state(warehouse):
-    """rankmetrics_state's rows, sorted, are rm.state's: every part (sums, units, labels, curves,
-    sketch; with a _micro average, the sums and units of the per-sample counts), the values to
-    1e-12, the parameters' text exactly; and its units add up to its
-    sums, a null value counted where its sample weighs more than 0. (The weights are positive
-    here: rm.state's units count a one-class sample of weight 0 in roc_auc_samples/x, which its
-    sums do not.)"""
-    table = random_cases(3).drop("decision").with_columns(pl.col("weight").replace(0.0, 0.5))
-    keys = ["lrap", "ndcg@2", "f1_samples", "roc_auc_samples", "f1_macro",
-            "average_precision_macro", "f1_micro"]  # fmt: skip
+def check_intervals_and_rows(warehouse: Warehouse) -> None:
+    """Two partitions' states. Each one's rows, sorted, are rm.state's: every part (sums,
+    units, labels, curves, sketch; with a _micro average, the sums and units of the per-sample
+    counts), the values to 1e-12, the parameters' text exactly. rankmetrics_finalize's
+    percentile intervals from their union: those of evaluate(ci=..., bootstrap="poisson") on
+    the whole table, to 1e-12, the threshold _micro averages' (ratios of the replicates' pooled
+    counts) too. (The weights are positive here: rm.state's units count a one-class sample of
+    weight 0 in roc_auc_samples/x, which its sums do not.)"""
+    table = _interval_table()
+    interval_keys = ["lrap", "ndcg@3", "f1_samples", "mrr", "lwlrap", "f1_micro",
+                     "precision_micro"]  # fmt: skip
+    keys = [*interval_keys, "roc_auc_samples", "f1_macro", "average_precision_macro"]
+    options = {"by": "model", "weight": "weight", "intervals": True}
+    states = []
+    for part in _split(table):
+        ours = _sorted_rows(sql_state(warehouse, part, keys, **options), ["model"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+            expected = rm.state(part, keys, by="model", weight="weight", intervals=True)
+        expected = _sorted_rows(expected, ["model"])
+        assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch"}
+        assert ours.columns == expected.columns
+        assert_frame_equal(ours.drop("rm_value"), expected.drop("rm_value"))
+        assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+        states.append(ours)
+    ci = {"ci": 0.9, "n_boot": 200, "seed": 11}
+    ours = sql_finalize(warehouse, pl.concat(states), interval_keys, ["model"], **ci)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
-        expected = rm.state(table, keys, by="model", weight="weight", intervals=True)
-    ours = sql_state(warehouse, table, keys, by="model", weight="weight", intervals=True)
-    ours, expected = _sorted_rows(ours, ["model"]), _sorted_rows(expected, ["model"])
-    assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch"}
-    assert ours.columns == expected.columns
-    assert_frame_equal(ours.drop("rm_value"), expected.drop("rm_value"))
+        expected = rm.evaluate(table, interval_keys, by="model", weight="weight",
+                               bootstrap="poisson", **ci)  # fmt: skip
+    ours = ours.select(expected.columns)
+    assert ours.select(pl.col("lrap_lo", "f1_micro_lo").is_nan().any()).row(0) == (False, False)
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
-    zero_weights = random_cases(3).drop("decision")
-    assert (zero_weights["weight"] == 0).any()
-    state = sql_state(warehouse, zero_weights, keys, by="model", weight="weight", intervals=True)
-    resampled = [n for n in state.filter(rm_part="units")["rm_name"].unique() if "/i" not in n]
-    totals = [
-        state.filter(pl.col("rm_part") == part, pl.col("rm_name").is_in(resampled))
-        .group_by("model", "rm_name").agg(pl.col("rm_value").sum()).sort("model", "rm_name")
-        for part in ("units", "sums")
-    ]  # fmt: skip
-    assert totals[0].height == 3 * len(resampled) > 0
-    assert_frame_equal(totals[0], totals[1], check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_the_sql_hashes_and_poisson_counts_are_hashings():
+    check_hashes(DuckDBWarehouse())
+
+
+def test_the_sql_state_finalizes_every_key_to_evaluate_however_split():
+    check_every_key(DuckDBWarehouse())
+
+
+def test_the_sql_state_is_the_python_state_and_its_intervals_the_poisson_bootstraps():
+    check_intervals_and_rows(DuckDBWarehouse())
+
+
+def test_every_check_on_the_servers(server):
+    """Spark SQL and PostgreSQL: each check of the DuckDB tests above, in one cell."""
+    for check in (check_hashes, check_every_key, check_intervals_and_rows):
+        check(server)
 
 
 def test_the_exporter_refuses_what_it_cannot_write():
@@ -419,9 +418,8 @@ def test_the_exporter_refuses_what_it_cannot_write():
     with pytest.raises(ValueError, match=r"n_boot must be an integer in 1 \.\. 100,000"):
         finalize_statements("duckdb", keys, ci=0.95, n_boot=100_001)
     for key, reason in (
-        ("ece_quantile_macro", "rankmetrics_label_summary .* has no column 'ece_quantile_macro'"),
-        ("ece_micro@10", ".* has no column 'ece_micro@10'"),
-        ("trec_map", "sql/ has no view of it"),
+        ("ece_micro@10", "rankmetrics_label_summary .* has no column 'ece_micro@10'"),
+        ("trec_map", "the TREC keys follow trec_eval's rules"),
     ):
         with pytest.raises(ValueError, match=f"{key} is not finalized in SQL: {reason}"):
             finalize_statements("duckdb", parse_keys(["lrap", key]))

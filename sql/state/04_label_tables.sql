@@ -5,7 +5,9 @@
 -- labels and curves rows are those tables, summed. The exporter defines copies of those views
 -- named rankmetrics_merged_<name> (rankmetrics_merged_set_scores, ...), each reading the
 -- rankmetrics_merged_ copies of the relations it reads: the views of a state, in the same
--- warehouse, keep their own.
+-- warehouse, keep their own; and for the _micro averages' intervals, copies of
+-- rankmetrics_set_counts and rankmetrics_set_scores named rankmetrics_replicate_<name>, which
+-- read rankmetrics_replicate_sample_counts.
 
 -- rankmetrics_merged_parameters: rankmetrics_parameters of the merged states, the metric
 -- parameters the set scores read, from the states' rm_params (canonical JSON, polars_rankmetrics/inference/recorded.py: sorted keys, no spaces,
@@ -51,14 +53,26 @@ WHERE rm_part = 'curves'
 GROUP BY grp, rm_label, rm_score;
 
 -- rankmetrics_merged_sample_counts: the sets that rankmetrics_merged_set_scores scores at its
--- level 'sample', which a finalize has no use for otherwise: one per (grp, bootstrap replicate) of the _micro
--- averages' interval, the replicate's pooled counts (the weighted sums of the states' units
--- rows of the per-sample counts true_positives, false_positives and false_negatives, each unit
--- counted as many times as the replicate draws it) in the columns rankmetrics_set_counts reads
--- (tp = true_predicted, fp = n_predicted - true_predicted, fn = n_positives - true_predicted).
--- A replicate that draws no weight has no row (its _micro averages are left out of the
--- interval, as the Python library leaves them out).
+-- level 'sample', which finalizing has none of (no rows).
 CREATE OR REPLACE VIEW rankmetrics_merged_sample_counts AS
+SELECT
+    grp, CAST(NULL AS BIGINT) AS sample, CAST(NULL AS DOUBLE) AS weight,
+    CAST(NULL AS BIGINT) AS n_rows, CAST(NULL AS DOUBLE) AS n_positives,
+    CAST(NULL AS DOUBLE) AS n_predicted, CAST(NULL AS DOUBLE) AS true_predicted
+FROM rankmetrics_state_groups
+WHERE 1 = 0;
+
+-- rankmetrics_replicate_sample_counts: the sets that rankmetrics_replicate_set_scores (the
+-- exporter's copy of rankmetrics_set_scores over these) scores at its level 'sample': one per
+-- (grp, bootstrap replicate) of the _micro averages' interval, the replicate's pooled counts
+-- (the weighted sums of the states' units rows of the per-sample counts true_positives,
+-- false_positives and false_negatives, each unit counted as many times as the replicate draws
+-- it) in the columns rankmetrics_set_counts reads (tp = true_predicted, fp = n_predicted -
+-- true_predicted, fn = n_positives - true_predicted). A replicate that draws no weight has no
+-- row (its _micro averages are left out of the interval, as the Python library leaves them
+-- out). Apart from rankmetrics_merged_sample_counts, so that the averages over labels do not
+-- read the replicates (an engine that inlines views, Spark, would plan them there too).
+CREATE OR REPLACE VIEW rankmetrics_replicate_sample_counts AS
 SELECT
     grp, replicate AS sample, weight, CAST(NULL AS BIGINT) AS n_rows,
     tp + fn AS n_positives, tp + fp AS n_predicted, tp AS true_predicted

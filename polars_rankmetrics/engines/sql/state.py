@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 
 from polars_rankmetrics.engines.sql import results
 from polars_rankmetrics.engines.sql.export import (
@@ -63,8 +63,9 @@ MAX_REPLICATES = 100_000
 _PART_VIEWS = ("rankmetrics_label_counts", "rankmetrics_score_counts")
 # The view of sql/ that averages the per-label tables over labels, which the finalize reads.
 _LABEL_SUMMARY = "rankmetrics_label_summary"
-# The prefix of the finalize's copies of the relations of sql/ (_merged).
-_MERGED = "rankmetrics_merged_"
+# The prefixes of the finalize's copies of the relations of sql/ (_merged): over the merged
+# states, and over the bootstrap replicates of the _micro averages.
+_MERGED, _REPLICATE = "rankmetrics_merged_", "rankmetrics_replicate_"
 
 
 def state_params(
@@ -319,12 +320,18 @@ def state_statements(
 
 
 def _refuse_unfinalized(keys: Sequence[MetricKey], ci: float | None) -> None:
-    """Refuse the keys ``rankmetrics_finalize`` does not finalize, by name and why: a key
-    without a view in ``sql/``, a key averaged over labels that ``rankmetrics_label_summary``
-    has no column of; with ``ci``, the
-    keys without an interval, as :func:`polars_rankmetrics.finalize` refuses them."""
+    """Refuse the keys ``rankmetrics_finalize`` does not finalize, by name and why: the TREC
+    keys, a key without a view in ``sql/``, a key averaged over labels that
+    ``rankmetrics_label_summary`` has no column of; with ``ci``, the keys without an interval,
+    as :func:`polars_rankmetrics.finalize` refuses them."""
     columns = words([view_query(_LABEL_SUMMARY)])
     for key in keys:
+        if key.metric.family == "trec":
+            raise ValueError(
+                f"{key} is not finalized in SQL: the TREC keys follow trec_eval's rules (the run "
+                "joined with its qrels, geometric means and sums over topics), which the weighted "
+                "means of a state's sums do not; evaluate them with polars_rankmetrics.evaluate"
+            )
         if not key.metric.sql_view:
             raise ValueError(
                 f"{key} is not finalized in SQL: sql/ has no view of it (the {key.metric.family} "
@@ -341,19 +348,37 @@ def _refuse_unfinalized(keys: Sequence[MetricKey], ci: float | None) -> None:
         supported_keys(keys, micro=True)
 
 
-def _merged(name: str) -> str:
-    """The name of the finalize's copy of ``sql/``'s relation ``name``
-    (``rankmetrics_label_counts``: ``rankmetrics_merged_label_counts``)."""
-    return name.replace("rankmetrics_", _MERGED, 1)
+def _merged(name: str, prefix: str = _MERGED) -> str:
+    """The name of a copy of ``sql/``'s relation ``name``: the finalize's
+    (``rankmetrics_label_counts``: ``rankmetrics_merged_label_counts``), or another
+    ``prefix``'s."""
+    return name.replace("rankmetrics_", prefix, 1)
 
 
-def _merged_query(name: str, copied: Collection[str]) -> str:
-    """The query of ``sql/``'s view ``name`` (DuckDB SQL) reading the finalize's copy of each
-    relation of ``copied``."""
+def _copy_query(name: str, renamed: Mapping[str, str]) -> str:
+    """The query of ``sql/``'s view ``name`` (DuckDB SQL) reading, for each relation of
+    ``renamed``, the one it is renamed to."""
     return re.sub(
-        r"\brankmetrics_\w+",
-        lambda found: _merged(found[0]) if found[0] in copied else found[0],
-        view_query(name),
+        r"\brankmetrics_\w+", lambda found: renamed.get(found[0], found[0]), view_query(name)
+    )
+
+
+def _long(
+    relation: str, keys: Sequence[MetricKey], columns: Mapping[str, str], *, where: str = "",
+    replicate: bool = False,
+) -> str:  # fmt: skip
+    """A row per row of ``relation`` and key of ``keys``: ``grp``, ``metric`` (the key),
+    (``replicate``: the row's ``sample``, a replicate, as ``replicate``) and ``value``, the
+    relation's column ``columns[key name]``; the rows that satisfy ``where``."""
+    picked = " ".join(
+        f"WHEN {quote_literal(k.name)} THEN s.{quote_identifier(columns[k.name])}" for k in keys
+    )
+    names = ", ".join(f"({quote_literal(k.name)})" for k in keys)
+    return (
+        f"SELECT s.grp, k.metric, {'s.sample AS replicate, ' if replicate else ''}"
+        f"CASE k.metric {picked} END AS value "
+        f"FROM {relation} AS s CROSS JOIN (VALUES {names}) AS k(metric)"
+        f"{f' WHERE {where}' if where else ''}"
     )
 
 
@@ -368,7 +393,9 @@ def _label_statements(
     ``sql/`` that average them over labels, then ``rankmetrics_label_means`` and
     ``rankmetrics_micro_replicates`` (``intervals``: of the threshold ``_micro`` averages). The
     copies are named ``rankmetrics_merged_...``, so that a state's views in the same warehouse
-    (which read ``rankmetrics_label_counts``, ``rankmetrics_set_scores``, ...) keep theirs."""
+    (which read ``rankmetrics_label_counts``, ``rankmetrics_set_scores``, ...) keep theirs; the
+    replicates' sets are scored by copies of their own, ``rankmetrics_replicate_set_counts``
+    and ``rankmetrics_replicate_set_scores``, which the averages over labels do not read."""
     label_keys = [k for k in keys if k.metric.reduction != "samples"]
     micro = [k for k in label_keys if k.name in MICRO] if intervals else []
     none = "FROM rankmetrics_state_groups WHERE 1 = 0"
@@ -404,32 +431,40 @@ def _label_statements(
         "rankmetrics_score_counts": scores,
         "rankmetrics_label_precisions": precisions,
     }
+    # The _micro averages of the threshold scores are rankmetrics_set_scores' level 'micro'; the
+    # others, rankmetrics_label_summary's columns (read only where asked for: an engine that
+    # inlines views, Spark, would plan every view it reads).
+    micro_keys = [k for k in label_keys if k.name in MICRO]
+    summary_keys = [k for k in label_keys if k.name not in MICRO]
     # 04_label_tables.sql defines the copies of the parameters and the sample counts.
     replaced = views_read([*own, "rankmetrics_sample_counts"])
-    summary = views_read([_LABEL_SUMMARY]) - replaced
-    copied = {*summary, *own, "rankmetrics_sample_counts", "rankmetrics_parameters"}
+    read = views_read([_LABEL_SUMMARY if summary_keys else "rankmetrics_set_scores"]) - replaced
+    copied = {*read, *own, "rankmetrics_sample_counts", "rankmetrics_parameters"}
+    renamed = {name: _merged(name) for name in copied}
+    # The replicates' sets, scored by copies of their own (see 04_label_tables.sql).
+    replicate = {"rankmetrics_set_counts", "rankmetrics_set_scores", "rankmetrics_sample_counts"}
+    renamed_replicate = renamed | {name: _merged(name, _REPLICATE) for name in replicate}
     views = [
         statement
         for name in view_names()
-        if name in summary
-        for statement in _create(_merged(name), _merged_query(name, copied), dialect, temporary)
-    ]
-    picked = " ".join(f"WHEN {quote_literal(k.name)} THEN s.{quote_identifier(k.name)}"
-                      for k in label_keys)  # fmt: skip
-    names = ", ".join(f"({quote_literal(k.name)})" for k in label_keys)
-    means = (
-        f"SELECT s.grp, k.metric, CASE k.metric {picked} END AS value "
-        f"FROM {_merged(_LABEL_SUMMARY)} AS s CROSS JOIN (VALUES {names}) AS k(metric)"
-    )
+        for copy, names in ((_merged(name), renamed),
+                            *([(_merged(name, _REPLICATE), renamed_replicate)]
+                              if micro and name in replicate else []))
+        if name in read
+        for statement in _create(copy, _copy_query(name, names), dialect, temporary)
+    ]  # fmt: skip
+    set_scores = _merged("rankmetrics_set_scores")
+    parts = [
+        *([_long(set_scores, micro_keys, MICRO, where="s.level = 'micro'")] if micro_keys else []),
+        *([_long(_merged(_LABEL_SUMMARY), summary_keys, {k.name: k.name for k in summary_keys})]
+          if summary_keys else []),
+    ]  # fmt: skip
+    means = " UNION ALL ".join(parts)
     if micro:
-        picked = " ".join(f"WHEN {quote_literal(k.name)} THEN s.{quote_identifier(MICRO[k.name])}"
-                          for k in micro)  # fmt: skip
-        names = ", ".join(f"({quote_literal(k.name)})" for k in micro)
-        replicates = (
-            f"SELECT s.grp, k.metric, s.sample AS replicate, CASE k.metric {picked} END AS value "
-            f"FROM {_merged('rankmetrics_set_scores')} AS s "
-            f"CROSS JOIN (VALUES {names}) AS k(metric) WHERE s.level = 'sample'"
-        )
+        replicates = _long(
+            _merged("rankmetrics_set_scores", _REPLICATE), micro, MICRO,
+            where="s.level = 'sample'", replicate=True,
+        )  # fmt: skip
     return [
         *_files(dialect, temporary, ("04_label_tables",)),
         *(s for name, query in own.items()
@@ -462,7 +497,7 @@ def finalize_statements(
     hold (1 where they may merge) and estimates the share of its samples that more than one
     merged state holds (``overlap``, 0 for states of disjoint samples).
 
-    Refused: a key without a view in ``sql/`` (the TREC keys), a key averaged over labels that
+    Refused: the TREC keys, a key without a view in ``sql/``, a key averaged over labels that
     ``rankmetrics_label_summary`` has no column of (the probability losses and calibration
     errors), and with ``ci`` a key averaged over labels
     other than the threshold ``_micro`` averages, which :func:`polars_rankmetrics.finalize`
