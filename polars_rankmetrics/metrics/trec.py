@@ -54,6 +54,7 @@ IDEAL_GAIN = "__trec_ideal_gain"
 its judged documents (0 past them), the ideal ranking that ndcg-like measures read."""
 _ROW = "__trec_row"  # the row's number within its topic, from 1
 _IDEAL_DCG = "__trec_ideal_dcg"  # IDEAL_GAIN / log2(row + 1)
+_DCG = "__trec_dcg"  # a retrieved document's relevance (0 if not judged) / log2(position + 1)
 _KINDS = ("relevant", "nonrelevant", "unjudged")
 
 
@@ -87,6 +88,7 @@ def in_position_order(
         .with_columns(
             (-pl.col(score)).alias(POSITION),
             (pl.col(IDEAL_GAIN) / (pl.col(_ROW) + 1.0).log(2)).alias(_IDEAL_DCG),
+            (relevance.cast(pl.Float64) / (1.0 - pl.col(score)).log(2)).alias(_DCG),
         )
         .drop(score)
     )
@@ -159,6 +161,17 @@ class Topic:
         if self.ordered:
             return self.counted("relevant")
         return self.position.filter(self.hit).rank("ordinal").cast(pl.Float64)
+
+    def dcg(self, gain: pl.Expr, gains: Sequence[tuple[int, float]], k: int | None) -> pl.Expr:
+        """The dcg of the documents retrieved (``gain`` at each, :func:`_gain` with
+        ``gains``), within the first ``k`` positions."""
+        if self.ordered and not gains:
+            dcg = pl.col(_DCG)
+            return (dcg if k is None else dcg.filter(self.position <= k)).sum()
+        shown = self.retrieved & (gain != 0)
+        if k is not None:
+            shown = shown & (self.position <= k)
+        return (gain.filter(shown) / (self.position.filter(shown) + 1.0).log(2)).sum()
 
     def ideal_dcg(
         self, gain: pl.Expr, gains: Sequence[tuple[int, float]], k: int | None
@@ -317,10 +330,7 @@ def ndcg(
     the relevance value, or ``gains``' value for a relevance it names (``ndcg.1=3,2=9``)."""
     t = Topic(truth, score, level)
     gain = _gain(t, gains)
-    shown = t.retrieved & (gain != 0)
-    if k is not None:
-        shown = shown & (t.position <= k)
-    actual = (gain.filter(shown) / (t.position.filter(shown) + 1.0).log(2)).sum()
+    actual = t.dcg(gain, gains, k)
     ideal = t.ideal_dcg(gain, gains, k)
     return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0)
 
