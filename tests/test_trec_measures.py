@@ -475,8 +475,8 @@ def test_the_trec_keys_on_spark_and_in_polars_buckets(spark):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from([0, 1, 2]), st.booleans(), st.booleans())
 def test_rows_in_position_order_give_what_each_topic_sorted_gives(case, level, judged, complete):
-    # rm.trec_eval reads the rows in position order and no measure sorts; with an option
-    # (engine=) it goes through evaluate, where each topic's measures sort its rows: the same
+    # rm.trec_eval reads the rows in position order and no measure sorts; within a memory
+    # limit it goes through evaluate, where each topic's measures sort its rows: the same
     # formulas, two ways of reading the rows, one set of numbers on every all_trec measure and
     # on the parameters that change which rows are read (gains, cut-offs, recall points).
     run, qrels = case
@@ -487,7 +487,7 @@ def test_rows_in_position_order_give_what_each_topic_sorted_gives(case, level, j
     options = {"relevance_level": level, "judged_only": judged, "complete": complete}
     ordered = rm.trec_eval(run_frame, qrels_frame, asked, per_topic=True, **options)
     sorted_ = rm.trec_eval(
-        run_frame, qrels_frame, asked, per_topic=True, engine="polars", **options
+        run_frame, qrels_frame, asked, per_topic=True, memory_limit="4GB", **options
     )
     assert ordered["measure"].to_list() == sorted_["measure"].to_list()
     assert_frame_equal(ordered, sorted_, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)

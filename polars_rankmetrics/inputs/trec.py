@@ -380,12 +380,17 @@ def _check(lines: pl.LazyFrame, files: list[str], layout: _Layout) -> None:
 
 
 def _key_hash(layout: _Layout) -> pl.Expr:
-    """The hash of a line's key: its fields' hashes, each with a seed of its own, combined by
-    exclusive or (several times cheaper than hashing the fields' joined text)."""
-    hashes = [pl.col(name).hash(_SEED + i) for i, name in enumerate(_keys(layout))]
-    key = hashes[0]
-    for other in hashes[1:]:
-        key = key.xor(other)
+    """The hash of a line's key (:func:`key_hash`)."""
+    return key_hash(_keys(layout))
+
+
+def key_hash(names: Sequence[str]) -> pl.Expr:
+    """A 64-bit hash of the columns ``names`` of a row: their hashes, each with a seed of its
+    own, combined by exclusive or (several times cheaper than hashing their joined text). Two
+    rows with the same values hash alike; two that differ rarely do."""
+    key = pl.col(names[0]).hash(_SEED)
+    for i, name in enumerate(names[1:], start=1):
+        key = key.xor(pl.col(name).hash(_SEED + i))
     return key
 
 

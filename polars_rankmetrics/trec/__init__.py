@@ -12,6 +12,7 @@ import polars as pl
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.evaluate import TrecOptions, evaluate
 from polars_rankmetrics.inputs.sources import Source
+from polars_rankmetrics.inputs.trec import key_hash
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.trec import (
     JUDGED,
@@ -26,6 +27,9 @@ from polars_rankmetrics.trec.measures import measures as parse_measures
 
 __all__ = ["trec_eval"]
 
+# The options under which the measures read the rows in position order, in memory, with
+# Polars (:func:`_in_position_order`); any other goes through evaluate.
+_IN_MEMORY_OPTIONS = {"engine", "memory_limit", "temp_dir", "progress"}
 _SUMMARIES = {
     "mean": lambda c: c.mean(),
     "sum": lambda c: c.sum(),
@@ -123,7 +127,10 @@ def trec_eval(
     if not keys:
         raise ValueError("measures names no measure with a value; ask for one besides runid")
     trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
-    topics = None if options or ties != "trec_eval" else _in_position_order(run, qrels, keys, trec)
+    in_memory = options.get("engine") in (None, "polars") and options.get("memory_limit") is None
+    topics = None
+    if in_memory and ties == "trec_eval" and set(options) <= _IN_MEMORY_OPTIONS:
+        topics = _in_position_order(run, qrels, keys, trec)
     if topics is None:
         topics = evaluate(
             run, keys, truth_table=qrels, by="run", per_sample=True, ties=ties,
@@ -202,10 +209,7 @@ def _in_position_order(
 def _distinct(names: Sequence[str]) -> pl.Expr:
     """How many distinct (``names``) rows, by a hash of each: fewer than the rows where two
     repeat (or, rarely, two hashes collide: then ``evaluate`` looks)."""
-    key = pl.col(names[0]).hash(1)
-    for i, name in enumerate(names[1:], start=2):
-        key = key.xor(pl.col(name).hash(i))
-    return key.n_unique()
+    return key_hash(names).n_unique()
 
 
 def _relstrings(
