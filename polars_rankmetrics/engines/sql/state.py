@@ -498,10 +498,9 @@ def finalize_statements(
     merged state holds (``overlap``, 0 for states of disjoint samples).
 
     Refused: the TREC keys, a key without a view in ``sql/``, a key averaged over labels that
-    ``rankmetrics_label_summary`` has no column of (the probability losses and calibration
-    errors), and with ``ci`` a key averaged over labels
-    other than the threshold ``_micro`` averages, which :func:`polars_rankmetrics.finalize`
-    gives no interval either."""
+    ``rankmetrics_label_summary`` has no column of (the calibration errors with a bin count,
+    ``ece_micro@10``), and with ``ci`` a key averaged over labels other than the threshold
+    ``_micro`` averages, which :func:`polars_rankmetrics.finalize` gives no interval either."""
     _check_dialect(dialect)
     if not keys:
         raise ValueError("rankmetrics_finalize needs at least one metric key")
