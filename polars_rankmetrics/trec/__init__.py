@@ -184,9 +184,11 @@ def _in_position_order(
         .alias("unordered"),
         _distinct(keyed).alias("distinct"),
     )
-    judgements = judged.select(pl.len().alias("rows"), _distinct(keyed).alias("distinct"))
-    found, qrels_found = pl.collect_all([given, judgements])
-    facts, qrels_facts = found.row(0, named=True), qrels_found.row(0, named=True)
+    # Each table computed once (a lazy plan would sort the run again for each reader).
+    found, in_order, qrels_rows = pl.collect_all([given, ordered, judged])
+    ordered, judged = in_order.lazy(), qrels_rows.lazy()
+    qrels_found = judged.select(pl.len().alias("rows"), _distinct(keyed).alias("distinct"))
+    facts, qrels_facts = found.row(0, named=True), qrels_found.collect().row(0, named=True)
     if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
         return None
     if qrels_facts["distinct"] != qrels_facts["rows"]:
