@@ -38,6 +38,7 @@ from measure import environment, run  # noqa: E402
 OUT = Path(__file__).parent / "out"
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 TOOLS = ("rankmetrics", "pytrec_eval", "trec_eval")
+BUSY = 3  # a load average above this is noted in the record
 
 
 def write_files(directory: Path, topics: int, docs: int, seed: int = 0) -> tuple[Path, Path]:
@@ -129,6 +130,7 @@ def main() -> None:
         "--rounds", type=int, default=1,
         help="run every tool this many times, in turn; each records the median",
     )  # fmt: skip
+    parser.add_argument("--note", default="", help="a note for the record")
     parser.add_argument("--peer", nargs=2, help=argparse.SUPPRESS)  # internal: pytrec_eval here
     args = parser.parse_args()
     if args.peer:
@@ -171,8 +173,16 @@ def main() -> None:
         }
         for tool, done in runs.items()
     }
+    highest = max(load for values in loads.values() for load in values)
+    busy = (
+        f"load average up to {highest} (> {BUSY}) on 2 cores: the times are slow, "
+        "the ratios between tools the figure to read; "
+        if highest > BUSY
+        else ""
+    )
     record = {
         **environment(), "topics": args.topics, "docs": args.docs, "measure": args.measure,
+        "note": busy + args.note,
         "run_lines": args.topics * args.docs,
         "versions": _versions(args),
         "largest_difference_of_shared_summaries": differences,
