@@ -92,7 +92,9 @@ def spark_session():
     """The library's local Spark session, tuned for the tests' tables of a few rows: no
     adaptive query execution (re-planning each query's stages costs more than it saves), one
     shuffle partition, and expressions interpreted rather than compiled to Java (compiling each
-    query's code costs more than running it). These change the plans, never a value."""
+    query's code costs more than running it). These change the plans, never a value. One
+    catalog call cannot run interpreted: ``catalog.listTables()`` (list views with ``SHOW
+    VIEWS``)."""
     from polars_rankmetrics.engines.spark import local_session
 
     session = local_session()
