@@ -132,11 +132,16 @@ class PostgresWarehouse(Warehouse):
 def server(request) -> Iterator[Warehouse]:
     if request.param == "spark":
         spark = request.getfixturevalue("spark_ready")
-        before = {t.name for t in spark.catalog.listTables() if t.isTemporary}
+
+        def temporary_views() -> set[str]:
+            # SHOW VIEWS names them; listTables() also describes each, and fails
+            # (EXPRESSION_DECODING_FAILED) on some the checks leave, read by views redefined since.
+            return {row.viewName for row in spark.sql("SHOW VIEWS").collect() if row.isTemporary}
+
+        before = temporary_views()
         yield SparkWarehouse(spark)
-        for table in spark.catalog.listTables():
-            if table.isTemporary and table.name not in before:
-                spark.catalog.dropTempView(table.name)
+        for name in temporary_views() - before:
+            spark.catalog.dropTempView(name)
     else:
         import psycopg
 
