@@ -121,34 +121,39 @@ def _other_path(item) -> bool:
     return isinstance(engine, Engine) and (engine.name != "polars" or bool(engine.bucket_rows))
 
 
-def _on_spark(item) -> bool:
-    """Whether ``item`` runs on Spark: its session, or a command that starts one."""
-    params = getattr(item, "callspec", None)
-    values = params.params.values() if params is not None else ()
-    return bool(
-        {"spark", "spark_ready"} & set(item.fixturenames)
-        or any(isinstance(value, str) and value == "spark" for value in values)
-        or "spark" in item.name
-    )
+def _on_spark(nodeid: str) -> bool:
+    """Whether a test runs on Spark (its session, or a command that starts one): each such test
+    names Spark in its id, by its name or by an engine parameter."""
+    return "spark" in nodeid.lower()
 
 
 def _long(item) -> bool:
     """Whether ``item`` is among the longest tests: on Spark, or scikit-learn's own tests in a
     subprocess."""
-    return _on_spark(item) or item.module.__name__ == "test_sklearn_suite"
+    return _on_spark(item.nodeid) or item.module.__name__ == "test_sklearn_suite"
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module.__name__ in _SLOW_MODULES or _other_path(item):
             item.add_marker(pytest.mark.slow)
-        # One worker runs every Spark test (pyproject.toml: --dist loadgroup): one JVM starts
-        # and warms up, where each worker would start its own.
-        if _on_spark(item):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-    # The longest first: pytest-xdist hands out one test at a time (pyproject.toml), so the
-    # workers start on them together and end on short tests at about the same time.
+    # The longest first: the workers start on them together and end on short tests at about
+    # the same time.
     items.sort(key=lambda item: not _long(item))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduler, but for one unit of work: every Spark test, on one worker, so
+    one JVM starts and warms up where each worker would start its own. Each other test is a
+    unit of its own, handed to the next free worker in the order above. (xdist's ``--dist
+    loadgroup`` cannot do it: under pytest 9.2 it ignores its groups, pytest-xdist issue 1386.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SparkOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "spark" if _on_spark(nodeid) else nodeid
+
+    return SparkOnOneWorker(config, log)
 
 
 # A property test draws its full number of examples on the Polars engine's one piece, and a
