@@ -360,3 +360,18 @@ def test_float_sample_ids_are_refused_by_name():
     df = rm.from_dense([[1, 0], [0, 1]], [[0.9, 0.2], [0.3, 0.7]])
     with pytest.raises(ValueError, match=r"'sample' \(Float64\).*give integer or string ids"):
         rm.state(df.with_columns(pl.col("sample").cast(pl.Float64)), ["lrap"])
+
+
+@pytest.mark.parametrize("key", ["map", "P_5", "AP", "gm_map"])
+def test_trec_eval_measures_are_refused_by_name(key):
+    """A state keeps no TREC key: its topics' values need trec_eval's ordering of the run, and
+    gm_map is a geometric mean over topics. The library's own retrieval keys are kept."""
+    run = pl.DataFrame({"sample": ["q1", "q1", "q2"], "label": ["d1", "d2", "d1"],
+                        "score": [2.0, 1.0, 1.0]})  # fmt: skip
+    qrels = pl.DataFrame({"sample": ["q1", "q2"], "label": ["d2", "d1"], "truth": [1, 1]})
+    if key == "map":
+        state = rm.state(run, [key], truth_table=qrels)
+        assert_frame_equal(rm.finalize(state), rm.evaluate(run, [key], truth_table=qrels))
+        return
+    with pytest.raises(ValueError, match=r"a state cannot keep trec_eval's measures \(.*\)"):
+        rm.state(run, [key], truth_table=qrels)

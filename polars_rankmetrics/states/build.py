@@ -96,7 +96,8 @@ def state(
     ------
     ValueError
         For input that :func:`~polars_rankmetrics.evaluate` refuses, a ``by`` column named
-        ``rm_...``, or sample ids that are neither integers nor strings.
+        ``rm_...``, sample ids that are neither integers nor strings, or trec_eval's measures
+        (``P_5``, ``AP``, ...: a state keeps none of them).
 
     Examples
     --------
@@ -118,6 +119,13 @@ def state(
     └───────────┴──────────┴──────────┘
     """
     keys = parse_keys(metrics)
+    trec = [str(k) for k in keys if k.metric.family == "trec"]
+    if trec:
+        raise ValueError(
+            f"a state cannot keep trec_eval's measures ({', '.join(trec)}): their topics' values "
+            "come from trec_eval's ordering of the run, and some are geometric means or sums "
+            "over topics; evaluate them with rm.evaluate or rm.trec_eval"
+        )
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
