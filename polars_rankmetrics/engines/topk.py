@@ -5,7 +5,9 @@ their own (a run and its qrels), evaluated without densifying.
 The two tables are joined on (``by`` columns, sample, label) into one long table with a row per
 scored or true label: the score is null where a true label was not predicted, the truth 0 where a
 prediction is not a true label (or the truth table's gain where it is; 1 without a gain column).
-The samples evaluated are those of either table.
+The samples evaluated are those of either table. A truth table without some or all of the ``by``
+columns is shared by the groups (one qrels for several runs): each of its rows is a true label of
+every group of the predictions that it matches on the ``by`` columns it has (:func:`shared_truth`).
 
 **Semantics.** A label without a score ranks below every scored label of its sample, all the
 sample's unscored labels tied (as if scored minus infinity). With that rule every ranking metric
@@ -77,13 +79,38 @@ def _check_schema(
 
 
 def check_tables(predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns) -> None:
-    """Each table has the columns :func:`joined` reads (the truth table's gain column is
-    optional); refuses a missing column, naming the table."""
-    keys = [*cols.by, cols.sample, cols.label]
+    """Each table has the columns :func:`joined` reads (the truth table's gain column and its
+    ``by`` columns are optional: :func:`shared_truth`); refuses a missing column, naming the
+    table, and a key column of two types."""
+    schema = truth_table.collect_schema()
+    keys = [*_truth_by(cols, schema), cols.sample, cols.label]
     _check_schema(predictions.collect_schema(), _read(cols), "predictions", predictions)
-    _check_schema(truth_table.collect_schema(), keys, "truth table", truth_table)
-    check_key_types(predictions.collect_schema(), truth_table.collect_schema(), keys,
-                    ("predictions", "truth table"))  # fmt: skip
+    _check_schema(schema, keys, "truth table", truth_table)
+    check_key_types(predictions.collect_schema(), schema, keys, ("predictions", "truth table"))
+
+
+def _truth_by(cols: Columns, schema: pl.Schema) -> list[str]:
+    """The ``by`` columns that a truth table of ``schema`` has."""
+    return [b for b in cols.by if b in schema]
+
+
+def shared_truth(
+    predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
+    groups: pl.LazyFrame | None = None,
+) -> pl.LazyFrame:  # fmt: skip
+    """``truth_table`` with every ``by`` column: as given where it has them all; otherwise each
+    row once for every group (the distinct ``by`` values of the predictions, or ``groups``)
+    that has its values of the ``by`` columns it has (every group where it has none), so that
+    one truth table (one qrels) serves several groups (runs). A row that matches no group is
+    left out: a group is known by its predictions. Without ``by`` columns, the truth table."""
+    schema = truth_table.collect_schema()
+    present = _truth_by(cols, schema)
+    if len(present) == len(cols.by):
+        return truth_table
+    groups = predictions.select(cols.by).unique() if groups is None else groups
+    if present:
+        return groups.join(truth_table, on=present, how="inner")
+    return groups.join(truth_table, how="cross")
 
 
 def check_key_types(
@@ -129,8 +156,10 @@ def _inputs(
     predictions: Frame, truth_table: Frame, cols: Columns
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The columns :func:`joined` reads from each table (the truth table's gain as
-    ``cols.truth``, 1 without a gain column)."""
-    pred, true = predictions.lazy(), truth_table.lazy()
+    ``cols.truth``, 1 without a gain column; a shared truth table repeated for every group:
+    :func:`shared_truth`)."""
+    pred = predictions.lazy()
+    true = shared_truth(pred, truth_table.lazy(), cols)
     keys = [*cols.by, cols.sample, cols.label]
     gain = pl.col(cols.truth) if cols.truth in true.collect_schema() else pl.lit(1, pl.Int64)
     return pred.select(_read(cols)), true.select(*keys, gain.alias(cols.truth))
@@ -266,13 +295,20 @@ def split(
     propensities: pl.LazyFrame | None, n: int, directory: Path,
 ) -> list[Piece | None]:  # fmt: skip
     """The two tables as ``n`` pieces of whole samples (None: a bucket without any row); for
-    ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys), so
-    that a join never holds more than a bucket."""
+    ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys that
+    the truth table has, so that a sample of every group is in one bucket), so that a join
+    never holds more than a bucket. A shared truth table (:func:`shared_truth`) is written
+    once, and each bucket's rows repeated for the groups of all the predictions (a group
+    need not have predictions in every bucket)."""
     if n == 1:
         return [Piece(predictions, truth_table, cols, propensities)]
+    by = _truth_by(cols, truth_table.collect_schema())
+    groups = None
+    if len(by) < len(cols.by):
+        groups = predictions.select(cols.by).unique().collect().lazy()
     tables = [predictions, truth_table]
     files = [
-        write_buckets(table, cols.sample_keys, n, directory / name)
+        write_buckets(table, [*by, cols.sample], n, directory / name)
         for table, name in zip(tables, ("predictions", "truth"), strict=True)
     ]
     pieces: list[Piece | None] = []
@@ -284,6 +320,7 @@ def split(
             pl.scan_parquet(bucket[i]) if bucket[i] else table.clear()
             for table, bucket in zip(tables, files, strict=True)
         )
+        true_i = shared_truth(pred_i, true_i, cols, groups)
         pieces.append(Piece(pred_i, true_i, cols, propensities))
     return pieces
 
@@ -347,9 +384,11 @@ def repeated_in(
     predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
     where: Mapping[str, object],
 ) -> tuple[object, str]:  # fmt: skip
-    """A label repeated within sample ``where``, and which table repeats it."""
-    match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
+    """A label repeated within sample ``where``, and which table repeats it (a shared truth
+    table is matched on the ``by`` columns it has)."""
     for table, data in (("predictions", predictions), ("truth table", truth_table)):
+        schema = data.collect_schema()
+        match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items() if k in schema)
         repeated = data.filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
         found = repeated.sort(cols.label).head(1).collect()
         if found.height:
@@ -461,7 +500,8 @@ def trec_tables(
     (:func:`~polars_rankmetrics.metrics.trec.code`). The topics are those of the qrels that the
     run has (trec_eval 9 and pytrec_eval; trec_eval 10.0 stops instead), or with ``complete``
     (``-c``) every topic of the qrels, those missing from the run retrieving nothing. A ``by``
-    column that the qrels lack (the run tag of several runs) gives every group the same qrels.
+    column that the qrels lack (the run tag of several runs) gives every group the same qrels
+    (:func:`shared_truth`).
 
     Raises ``ValueError`` for a relevance that is not an integer, naming the column and a
     sample."""
@@ -478,11 +518,9 @@ def trec_tables(
             raise ValueError(
                 f"column {cols.truth!r} (relevance) of the qrels must hold integers{where}"
             )
-    missing = [b for b in cols.by if b not in schema]
-    if missing:
-        groups = predictions.select(missing).unique()
-        qrels = groups.join(qrels, how="cross")
-    qrels = qrels.select(*keys, code(relevance.cast(pl.Int64)).alias(cols.truth))
+    qrels = shared_truth(predictions, qrels, cols).select(
+        *keys, code(relevance.cast(pl.Int64)).alias(cols.truth)
+    )
     topics = qrels.select(cols.sample_keys).unique()
     run = trec_order(predictions.join(topics, on=cols.sample_keys, how="semi"), cols)
     if not complete:
