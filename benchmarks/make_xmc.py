@@ -5,7 +5,8 @@
 Per sample: 1-10 true labels drawn from a Zipf-like label distribution (log-uniform over the
 label ids, so label 0 is the most frequent), and ``depth`` predictions with float32 scores of 3
 decimals (ties happen), each true label predicted with probability 0.6, mostly near the top.
-Written to ``benchmarks/out/xmc-<samples>/`` as ``predictions/part-*.parquet`` (integer ids),
+Written to ``benchmarks/out/xmc-<samples>/`` (``--small``: a tiny run in a temporary
+directory) as ``predictions/part-*.parquet`` (integer ids),
 ``truth.parquet`` and ``propensities.parquet`` (from a simulated training set's label counts by
 :func:`polars_rankmetrics.label_propensities`' model), in chunks, so memory stays small.
 """
@@ -14,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-OUT = Path(__file__).parent / "out"
+sys.path.insert(0, str(Path(__file__).parent))
+from measure import data_directory  # noqa: E402
+
 STRIDE = 30011  # prediction j of a sample is (offset + j * STRIDE) % labels, distinct labels
 
 
@@ -56,36 +60,50 @@ def chunk(rng, first: int, samples: int, depth: int, labels: int):
     return predictions, truth
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=1_000_000)
-    parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--labels", type=int, default=3_000_000)
-    parser.add_argument("--chunk", type=int, default=100_000)
-    args = parser.parse_args()
-    if (args.depth - 1) * STRIDE >= args.labels:
-        parser.error("--depth too large for --labels: the predictions would repeat labels")
-    directory = OUT / f"xmc-{args.samples}"
+# --small: 500 samples x their top 10 of 300,011 labels (the least the stride allows), in parts
+# of 200 samples; xmc.py and peers.py use the same sizes for theirs.
+SMALL = {"samples": 500, "depth": 10, "labels": 300_011, "chunk": 200}
+
+
+def generate(directory: Path, samples: int, depth: int, labels: int, chunk_samples: int) -> Path:
+    """Write the run to ``directory`` (the module's docstring) and return it."""
+    import polars_rankmetrics as rm
+
     (directory / "predictions").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     truths = []
-    for part, first in enumerate(range(0, args.samples, args.chunk)):
-        n = min(args.chunk, args.samples - first)
-        predictions, truth = chunk(rng, first, n, args.depth, args.labels)
+    for part, first in enumerate(range(0, samples, chunk_samples)):
+        n = min(chunk_samples, samples - first)
+        predictions, truth = chunk(rng, first, n, depth, labels)
         predictions.write_parquet(directory / "predictions" / f"part-{part:04d}.parquet")
         truths.append(truth)
     truth = pl.concat(truths).sort("sample", "label")
     # A few true labels are also repeated draws of popular labels; the truth is unique per pair.
     truth.write_parquet(directory / "truth.parquet")
     training = pl.DataFrame({
-        "sample": np.repeat(np.arange(args.samples), 5),
-        "label": _zipf_labels(rng, 5 * args.samples, args.labels),
+        "sample": np.repeat(np.arange(samples), 5),
+        "label": _zipf_labels(rng, 5 * samples, labels),
     }).unique()  # fmt: skip
-    import polars_rankmetrics as rm
-
-    every = pl.int_range(0, args.labels, eager=True, dtype=pl.Int64)
+    every = pl.int_range(0, labels, eager=True, dtype=pl.Int64)
     rm.label_propensities(training, labels=every).write_parquet(directory / "propensities.parquet")
     print(directory, truth.height, "true labels")
+    return directory
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--labels", type=int, default=3_000_000)
+    parser.add_argument("--chunk", type=int, default=100_000)
+    parser.add_argument("--small", action="store_true", help="a tiny run in a temporary directory")
+    args = parser.parse_args(argv)
+    if args.small:
+        args.samples, args.depth, args.labels, args.chunk = SMALL.values()
+    if (args.depth - 1) * STRIDE >= args.labels:
+        parser.error("--depth too large for --labels: the predictions would repeat labels")
+    with data_directory(args.small) as out:
+        generate(out / f"xmc-{args.samples}", args.samples, args.depth, args.labels, args.chunk)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Run a command as a child process and report its wall time and peak resident memory."""
+"""Run a command as a child process and report its wall time and peak resident memory; where
+the benchmarks write their data."""
 
 from __future__ import annotations
 
@@ -8,7 +9,26 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+
+OUT = Path(__file__).parent / "out"  # ignored by git
+
+
+@contextmanager
+def data_directory(small: bool) -> Iterator[Path]:
+    """Where a benchmark writes its data: ``benchmarks/out/``, kept between runs so that each
+    size is written once; with ``small`` (a script's ``--small`` mode, which CI runs) a
+    temporary directory of its own, removed when done, so that runs side by side share no file
+    and leave none."""
+    if not small:
+        OUT.mkdir(exist_ok=True)
+        yield OUT
+        return
+    with tempfile.TemporaryDirectory(prefix="rankmetrics-benchmark-") as directory:
+        yield Path(directory)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ samples x 100 predictions (100M rows, 3M labels) with its truth table and propen
 
     python benchmarks/make_xmc.py --samples 1000000   # once
     python benchmarks/xmc.py [--samples 1000000] [--engines polars,duckdb]
+    python benchmarks/xmc.py --small   # make_xmc.py's tiny run, in a temporary directory
 
-Writes ``benchmarks/results/xmc.json`` (committed, with the machine and versions).
+Writes ``benchmarks/results/xmc.json`` (committed, with the machine and versions); ``--small``
+writes no record.
 """
 
 from __future__ import annotations
@@ -16,42 +18,55 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from measure import environment, run  # noqa: E402
+from make_xmc import SMALL, generate  # noqa: E402
+from measure import data_directory, environment, run  # noqa: E402
 
-OUT = Path(__file__).parent / "out"
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 METRICS = "precision@1,precision@3,precision@5,ndcg@1,ndcg@3,ndcg@5,psprecision@5,recall@100,lrap"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--labels", type=int, default=3_000_000)
     parser.add_argument("--engines", default="polars,duckdb")
     parser.add_argument("--memory-limit", default="1GB")
-    args = parser.parse_args()
-    directory = OUT / f"xmc-{args.samples}"
-    results = {}
-    for engine in args.engines.split(","):
-        done = run([
-            "rankmetrics", "evaluate", str(directory / "predictions" / "*.parquet"),
-            "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
-            "--propensities", str(directory / "propensities.parquet"), "--metrics", METRICS,
-            "--engine", engine, "--memory-limit", args.memory_limit, "--format", "json",
-        ])  # fmt: skip
-        if done.returncode != 0:
-            raise SystemExit(done.stderr)
-        results[engine] = {
-            "seconds": round(done.seconds, 1), "peak_rss_mib": round(done.peak_rss_mib),
-            "values": json.loads(done.stdout),
-        }  # fmt: skip
-        print(engine, results[engine], flush=True)
+    parser.add_argument("--small", action="store_true", help="a tiny run, no record")
+    args = parser.parse_args(argv)
+    if args.small:
+        args.samples, args.labels = SMALL["samples"], SMALL["labels"]
+    with data_directory(args.small) as out:
+        directory = out / f"xmc-{args.samples}"
+        if args.small:
+            generate(directory, *SMALL.values())
+        results = {engine: evaluate(directory, engine, args) for engine in args.engines.split(",")}
+    if args.small:
+        return
     record = {
         **environment(), "samples": args.samples, "labels": args.labels,
         "memory_limit": args.memory_limit, "metrics": METRICS.split(","), "results": results,
     }  # fmt: skip
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "xmc.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
+def evaluate(directory: Path, engine: str, args: argparse.Namespace) -> dict:
+    """The ``rankmetrics`` command on the run in ``directory``: seconds, peak RSS, values."""
+    done = run([
+        sys.executable, "-m", "polars_rankmetrics.cli", "evaluate",
+        str(directory / "predictions" / "*.parquet"),
+        "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
+        "--propensities", str(directory / "propensities.parquet"), "--metrics", METRICS,
+        "--engine", engine, "--memory-limit", args.memory_limit, "--format", "json",
+    ])  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    result = {
+        "seconds": round(done.seconds, 1), "peak_rss_mib": round(done.peak_rss_mib),
+        "values": json.loads(done.stdout),
+    }  # fmt: skip
+    print(engine, result, flush=True)
+    return result
 
 
 if __name__ == "__main__":
