@@ -4,6 +4,7 @@ Parquet (each tool's loading included), each in a process of its own: wall time 
     python benchmarks/make_xmc.py --samples 1000000   # the run, once
     python benchmarks/peers.py --samples 1000000 [--tools polars,duckdb,pytrec_eval,ranx]
         [--rounds 3]
+    python benchmarks/peers.py --small   # make_xmc.py's tiny run, every tool once, no record
 
 Metrics: P@5, nDCG@5, MRR and MAP (trec_eval's ``P_5``, ``ndcg_cut_5``, ``recip_rank``,
 ``map``). The peers take dicts of string ids, built here from the Parquet files with Polars (the
@@ -24,9 +25,9 @@ from pathlib import Path
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
-from measure import environment, run  # noqa: E402
+from make_xmc import SMALL, generate  # noqa: E402
+from measure import data_directory, environment, run  # noqa: E402
 
-OUT = Path(__file__).parent / "out"
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 OURS = ["precision@5", "ndcg@5", "mrr", "map"]
 TREC = {"P_5": "precision@5", "ndcg_cut_5": "ndcg@5", "recip_rank": "mrr", "map": "map"}
@@ -73,18 +74,19 @@ def _command(tool: str, directory: Path, args: argparse.Namespace) -> list[str]:
     engine, _, limit = tool.partition("-")
     if engine in ("polars", "duckdb"):
         return [
-            "rankmetrics", "evaluate", str(directory / "predictions" / "*.parquet"),
+            sys.executable, "-m", "polars_rankmetrics.cli", "evaluate",
+            str(directory / "predictions" / "*.parquet"),
             "--truth-table", str(directory / "truth.parquet"), "--n-labels", str(args.labels),
             "--metrics", ",".join(OURS), "--engine", engine, "--format", "json",
             *(["--memory-limit", limit] if limit else []),
         ]  # fmt: skip
     return [
         "prlimit", f"--as={_bytes(args.peer_memory)}", sys.executable, __file__,
-        "--samples", str(args.samples), "--peer", tool,
+        "--peer", tool, str(directory),
     ]  # fmt: skip
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--tools", default="polars,polars-1GB,duckdb-1GB,pytrec_eval,ranx")
@@ -99,12 +101,36 @@ def main() -> None:
         help="run every tool this many times, in turn; each records the median (default: "
         "%(default)s)",
     )  # fmt: skip
-    parser.add_argument("--peer", help=argparse.SUPPRESS)  # internal: run one peer here
-    args = parser.parse_args()
-    directory = OUT / f"xmc-{args.samples}"
+    parser.add_argument("--small", action="store_true", help="a tiny run, no record")
+    # internal: run one peer here, on the run in a directory
+    parser.add_argument("--peer", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
     if args.peer:
-        print(json.dumps(peer(args.peer, directory)))
+        print(json.dumps(peer(args.peer[0], Path(args.peer[1]))))
         return
+    if args.small:
+        args.samples, args.labels = SMALL["samples"], SMALL["labels"]
+    with data_directory(args.small) as out:
+        directory = out / f"xmc-{args.samples}"
+        if args.small:
+            generate(directory, *SMALL.values())
+        results = measure(directory, args)
+    if args.small:
+        failed = {tool: r["error"] for tool, r in results.items() if r["error"] is not None}
+        if failed:
+            raise SystemExit(f"failed: {failed}")
+        return
+    record = {
+        **environment(), "samples": args.samples, "metrics": OURS,
+        "results": results,
+    }  # fmt: skip
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"peers-{args.samples}.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
+def measure(directory: Path, args: argparse.Namespace) -> dict[str, dict]:
+    """Every tool of ``args.tools`` on the run in ``directory``, ``args.rounds`` times in turn:
+    the median seconds, the runs, the peak RSS, the values or the error."""
     commands = {tool: _command(tool, directory, args) for tool in args.tools.split(",")}
     runs: dict[str, list] = {tool: [] for tool in commands}
     for _ in range(args.rounds):  # the tools in turn, so that a slow spell slows them all
@@ -122,12 +148,7 @@ def main() -> None:
             "peak_rss_mib": round(max(d.peak_rss_mib for d in done)),
             "values": outputs[0], "error": None if outputs[0] else done[0].stderr[-500:],
         }  # fmt: skip
-    record = {
-        **environment(), "samples": args.samples, "metrics": OURS,
-        "results": results,
-    }  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"peers-{args.samples}.json").write_text(json.dumps(record, indent=2) + "\n")
+    return results
 
 
 if __name__ == "__main__":
