@@ -46,6 +46,7 @@ A metric that reads its scores as probabilities (``probabilities``: the log loss
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -170,9 +171,8 @@ R_PRECISION_VIEW = "rankmetrics_r_precision_per_sample"
 PROPENSITY_VIEW = "rankmetrics_propensity_per_sample"
 PROBABILITY_VIEW = "rankmetrics_probability_per_sample"
 TREC_VIEW = "rankmetrics_trec_per_sample"
-TREC_CUT_VIEW = "rankmetrics_trec_cut_per_sample"
 VIEWS_WITH_K = frozenset(
-    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW, TREC_CUT_VIEW}
+    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW, TREC_VIEW}
 )
 
 
@@ -227,6 +227,21 @@ class MetricKey:
     @property
     def metric(self) -> Metric:
         return REGISTRY[self.name]
+
+    @property
+    def sql_row(self) -> int | None:
+        """The ``k`` of the rows a view with a cut-off column gives this key's values in (and
+        of its row of ``rankmetrics_cutoffs``): its cut-off, or, for a TREC key with a
+        relevance level of its own (``rel``) or other parameters than trec_eval's defaults
+        (:func:`trec_row`), a number from 2^61 on that names them (61 bits of their hash: two
+        parameter sets of one evaluation share one with a chance below 2^-50)."""
+        if self.metric.family != "trec":
+            return self.k
+        row = trec_row(self)
+        if self.param("rel") is None and row == TrecRow(cut=self.k):
+            return self.k
+        digest = hashlib.blake2b(repr(row).encode(), digest_size=8).digest()
+        return 2**61 + int.from_bytes(digest) % 2**61
 
     @property
     def is_binary(self) -> bool:
@@ -579,13 +594,14 @@ def _level(key: MetricKey, c: Context) -> int:
 def _trec(
     name: str, description: str, polars: Callable[[MetricKey, Context, int], pl.Expr], *,
     takes_k: bool = False, requires_k: bool = False, geometric: bool = False,
-    summed: bool = False, sql: tuple[str, str] = ("", ""),
+    summed: bool = False, sql: str = "",
 ) -> None:  # fmt: skip
-    """A TREC key; ``sql``: its per-sample view and column (sql/19_trec_per_sample.sql, at
-    relevance level 1, without parameters), or none (the Polars engine only)."""
+    """A TREC key; ``sql``: its column of sql/19_trec_per_sample.sql's view, read at the row of
+    the key's parameters (:attr:`MetricKey.sql_row`), or none (the Polars engine only)."""
     register(Metric(
         name, description, "higher",
-        lambda key, c: polars(key, c, _level(key, c)), *sql, family="trec",
+        lambda key, c: polars(key, c, _level(key, c)), TREC_VIEW if sql else "", sql,
+        family="trec",
         takes_k=takes_k, requires_k=requires_k, binary_truth=False, geometric=geometric,
         summed=summed,
     ))  # fmt: skip
@@ -608,17 +624,17 @@ for _kind, _text in (
 ):
     _trec(
         f"trec_{_kind}", f"{_text}, per topic (summed over topics by trec_eval)",
-        _counted(_kind), summed=True, sql=(TREC_VIEW, _kind),
+        _counted(_kind), summed=True, sql=_kind,
     )  # fmt: skip
 _trec(
     "trec_map", "average precision (map; map_cut_K with @K)",
     lambda key, c, level: tx.average_precision(c.truth, c.score, level, key.k), takes_k=True,
-    sql=(TREC_CUT_VIEW, "ap"),
+    sql="ap",
 )  # fmt: skip
 _trec(
     "trec_gm_map", "average precision, geometric mean over topics (floor 1e-5)",
     lambda key, c, level: tx.geometric(tx.average_precision(c.truth, c.score, level)),
-    geometric=True, sql=(TREC_VIEW, "gm_map"),
+    geometric=True, sql="gm_map",
 )  # fmt: skip
 
 
@@ -634,15 +650,16 @@ for _name, _text, _plain_function in (
     ("trec_bing", "over R, 1 / log2(2 + non-relevant above) summed over the relevant retrieved",
      tx.binary_gain),
 ):  # fmt: skip
-    _trec(_name, _text, _plain(_plain_function), sql=(TREC_VIEW, _name.removeprefix("trec_")))
+    _trec(_name, _text, _plain(_plain_function), sql=_name.removeprefix("trec_"))
 _trec(
     "trec_gm_bpref", "bpref, geometric mean over topics (floor 1e-5)",
     lambda key, c, level: tx.geometric(tx.bpref(c.truth, c.score, level)), geometric=True,
-    sql=(TREC_VIEW, "gm_bpref"),
+    sql="gm_bpref",
 )  # fmt: skip
 _trec(
     "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1 (or recalls=)",
     lambda key, c, level: tx.eleven_point_average(c.truth, c.score, level, _points(key)),
+    sql="iprec",
 )  # fmt: skip
 
 
@@ -692,6 +709,7 @@ def _gains(key: MetricKey) -> tuple[tuple[int, float], ...]:
 _trec(
     "trec_iprec_at_recall", "interpolated precision at a recall point (params recall=)",
     lambda key, c, level: tx.interpolated_precision(c.truth, c.score, level, _recall_point(key)),
+    sql="iprec",
 )  # fmt: skip
 for _name, _text, _function in (
     ("trec_p", "relevant documents among the first K, over K", tx.precision),
@@ -700,47 +718,51 @@ for _name, _text, _function in (
 ):
     _trec(
         _name, _text, _cut(_function), takes_k=True, requires_k=True,
-        sql=(TREC_CUT_VIEW, _name.removeprefix("trec_")),
+        sql=_name.removeprefix("trec_"),
     )  # fmt: skip
 _trec(
     "trec_ndcg", "nDCG with the relevance as gain (ndcg; ndcg_cut_K with @K)",
     lambda key, c, level: tx.ndcg(c.truth, c.score, level, key.k, _gains(key)), takes_k=True,
-    sql=(TREC_CUT_VIEW, "ndcg"),
+    sql="ndcg",
 )  # fmt: skip
 _trec(
     "trec_relative_p", "relevant documents among the first K, over min(K, R)",
     _cut(tx.relative_precision), takes_k=True, requires_k=True,
-    sql=(TREC_CUT_VIEW, "relative_p"),
+    sql="relative_p",
 )  # fmt: skip
 _trec(
     "trec_unj", "unjudged documents among the first K, over K", _cut(tx.unjudged),
-    takes_k=True, requires_k=True, sql=(TREC_CUT_VIEW, "unj"),
+    takes_k=True, requires_k=True, sql="unj",
 )  # fmt: skip
 _trec(
     "trec_judged", "judged documents (in the qrels) among the first K, over K",
     lambda key, c, level: tx.judged(c.truth, c.score, _k(key)), takes_k=True, requires_k=True,
+    sql="judged",
 )  # fmt: skip
 _trec(
     "trec_rprec_mult", "precision after int(X R + 0.9) documents (params fraction=)",
     lambda key, c, level: tx.r_precision_multiple(c.truth, c.score, level, _float(key, "fraction")),
+    sql="rprec_mult",
 )  # fmt: skip
 for _kind in ("set_P", "set_recall", "set_relative_P", "set_map", "set_F"):
     _trec(
         f"trec_{_kind.lower()}", f"trec_eval's {_kind} of the retrieved set, unranked",
-        _set(_kind), sql=(TREC_VIEW, _kind.lower()),
+        _set(_kind), sql=_kind.lower(),
     )  # fmt: skip
 _trec(
     "trec_utility", "a rel_ret + b (ret - rel_ret) + c (R - rel_ret) + d (N + rel_ret - ret - R)",
     lambda key, c, level: tx.utility(c.truth, c.score, level, _coefficients(key)),
-    sql=(TREC_VIEW, "utility"),
+    sql="utility",
 )  # fmt: skip
 _trec(
     "trec_rbp", "rank-biased precision, gains scaled to [0, 1] (params p=, 0.9 by default)",
     lambda key, c, level: tx.rank_biased_precision(c.truth, c.score, level, _float(key, "p")),
+    sql="rbp",
 )  # fmt: skip
 _trec(
     "trec_rbp_resid", "rank-biased precision's residual over unjudged documents (params p=)",
     lambda key, c, level: tx.rank_biased_residual(c.truth, c.score, level, _float(key, "p")),
+    sql="rbp_resid",
 )  # fmt: skip
 for _name, _text, _gained in (
     ("trec_g", "trec_eval's experimental normalised gain G", tx.gain_measure),
@@ -749,6 +771,42 @@ for _name, _text, _gained in (
 ):
     _trec(_name, f"{_text} (params gains=)", _with_gains(_gained))
 TREC_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "trec")
+
+
+@dataclass(frozen=True)
+class TrecRow:
+    """The parameters a TREC key's SQL value is computed with (one row of
+    ``rankmetrics_trec_parameters`` and its points and gains, sql/19_trec_per_sample.sql):
+    the cut-off (None: none), the relevance level, rbp's persistence ``p``, Rprec_mult's
+    ``fraction``, set_F's ``beta``, utility's ``coefficients``, the recall ``points`` of
+    iprec_at_recall and 11pt_avg, and ndcg's ``gains``; the defaults are trec_eval's."""
+
+    cut: int | None = None
+    level: int = 1
+    p: float = 0.9
+    fraction: float | None = None
+    beta: float = 1.0
+    coefficients: tuple[float, float, float, float] = (1.0, -1.0, 0.0, 0.0)
+    points: tuple[float, ...] = ()
+    gains: tuple[tuple[int, float], ...] = ()
+
+
+def trec_row(key: MetricKey, relevance_level: int = 1) -> TrecRow:
+    """The parameters of TREC key ``key`` in an evaluation at ``relevance_level`` (the level
+    of a key without ``rel``)."""
+    points: tuple[float, ...] = ()
+    if key.name == "trec_iprec_at_recall":
+        points = (_recall_point(key),)
+    elif key.name == "trec_11pt_avg":
+        points = _points(key)
+    fraction = key.param("fraction")
+    level = key.param("rel", relevance_level)
+    assert isinstance(level, int) and (fraction is None or isinstance(fraction, float))
+    return TrecRow(
+        key.k, level, _float(key, "p"), fraction, _float(key, "beta"), _coefficients(key),
+        points, _gains(key),
+    )  # fmt: skip
+
 
 # The names that ask for a TREC key: trec_eval's (as it prints them) and ir_measures'.
 _TREC_NAMES = {

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 from polars_rankmetrics.inference.hashing import POISSON_THRESHOLDS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.ranks import cumulative_discount
+from polars_rankmetrics.metrics.registry import MetricKey, TrecRow, trec_row
 
 DIALECTS = ("duckdb", "spark", "postgres", "datafusion", "sqlite", "trino", "bigquery", "snowflake")
 VERIFIED = ("duckdb", "spark", "postgres", "datafusion", "sqlite")
@@ -388,6 +389,8 @@ def input_statements(
     propensity: str | None = None,
     truth_table: str | None = None,
     gain: bool = False,
+    keys: Sequence[MetricKey] = (),
+    relevance_level: int = 1,
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
     ``rankmetrics_cutoffs``, in ``dialect``. A top-k table (``cols.top_k``: predictions joined
@@ -404,7 +407,10 @@ def input_statements(
     the ``pred`` column, or ``score >= threshold`` without one. ``rankmetrics_parameters`` holds
     ``beta`` and ``zero_division`` (NaN as NULL). The statements are written in DuckDB SQL and
     transpiled like the files; names are quoted identifiers (string literals as struct keys),
-    numbers literals checked finite: no user text is pasted."""
+    numbers literals checked finite: no user text is pasted. The parameters of the TREC keys
+    among ``keys``, at ``relevance_level`` where a key names none, are the rows of
+    ``rankmetrics_trec_parameters``, ``rankmetrics_trec_points`` and ``rankmetrics_trec_gains``
+    (:func:`trec_queries`)."""
     source = source_relation(table, cols, truth_table=truth_table, gain=gain)
     grp = group_expression(cols.by, dialect)
     score = quote_identifier(cols.score)
@@ -442,6 +448,7 @@ def input_statements(
     queries = {
         "rankmetrics_input": select, "rankmetrics_cutoffs": union,
         "rankmetrics_parameters": parameters,
+        **trec_queries(cutoffs, keys, relevance_level),
     }  # fmt: skip
     if dialect == "duckdb":
         create = "CREATE OR REPLACE TEMP VIEW" if temporary else "CREATE OR REPLACE VIEW"
@@ -453,3 +460,63 @@ def input_statements(
             f"CREATE OR REPLACE VIEW {name} AS {query}", dialect, temporary=temporary
         )
     ]
+
+
+_TREC_RELATIONS = {
+    "rankmetrics_trec_parameters": (
+        ("k", "BIGINT"), ("cut", "BIGINT"), ("level", "BIGINT"), ("p", "DOUBLE"),
+        ("fraction", "DOUBLE"), ("beta", "DOUBLE"), ("ua", "DOUBLE"), ("ub", "DOUBLE"),
+        ("uc", "DOUBLE"), ("ud", "DOUBLE"),
+    ),
+    "rankmetrics_trec_points": (("k", "BIGINT"), ("point", "BIGINT"), ("recall", "DOUBLE")),
+    "rankmetrics_trec_gains": (("k", "BIGINT"), ("relevance", "BIGINT"), ("gain", "DOUBLE")),
+}  # fmt: skip
+
+
+def trec_queries(
+    cutoffs: Sequence[int | None], keys: Sequence[MetricKey] = (), relevance_level: int = 1
+) -> dict[str, str]:
+    """The queries of the relations sql/19_trec_per_sample.sql reads the TREC keys'
+    parameters from, one row per parameter set (:class:`~polars_rankmetrics.metrics.registry.
+    TrecRow`) named by its ``k`` (:attr:`~polars_rankmetrics.metrics.registry.MetricKey.
+    sql_row`): those of the TREC keys among ``keys``, and trec_eval's defaults for each other
+    cut-off of ``cutoffs`` (a table evaluated without TREC keys reads none of them), at
+    ``relevance_level`` where a key names no level. Every value is an integer or a number
+    literal checked finite."""
+    level = int(relevance_level)
+    rows: dict[int | None, TrecRow] = {k: TrecRow(cut=k, level=level) for k in cutoffs}
+    rows |= {key.sql_row: trec_row(key, level) for key in keys if key.metric.family == "trec"}
+    values: dict[str, list[tuple[object, ...]]] = {name: [] for name in _TREC_RELATIONS}
+    for k, row in rows.items():
+        values["rankmetrics_trec_parameters"].append(
+            (k, row.cut, row.level, row.p, row.fraction, row.beta, *row.coefficients)
+        )
+        values["rankmetrics_trec_points"] += [(k, i, x) for i, x in enumerate(row.points)]
+        values["rankmetrics_trec_gains"] += [(k, level, gain) for level, gain in row.gains]
+    return {name: _values_query(_TREC_RELATIONS[name], values[name]) for name in _TREC_RELATIONS}
+
+
+def _values_query(columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[object]]) -> str:
+    """A query of ``rows`` (integers, floats or None) as ``columns`` (name, SQL type); none:
+    a query of no row."""
+
+    def literal(value: object, sql_type: str) -> str:
+        if value is None:
+            text = "NULL"
+        elif sql_type == "BIGINT":
+            assert isinstance(value, int)
+            text = str(int(value))
+        else:
+            assert isinstance(value, (int, float))
+            text = number_literal(float(value))
+        return f"CAST({text} AS {sql_type})"
+
+    if not rows:
+        nulls = ", ".join(f"CAST(NULL AS {t}) AS {name}" for name, t in columns)
+        return f"SELECT {nulls} WHERE 1 = 0"
+    return " UNION ALL ".join(
+        "SELECT " + ", ".join(
+            f"{literal(value, t)} AS {name}" for value, (name, t) in zip(row, columns, strict=True)
+        )
+        for row in rows
+    )  # fmt: skip
