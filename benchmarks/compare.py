@@ -3,13 +3,14 @@ against ranx's ``compare`` (Fisher's randomization test), end to end from Parque
 fresh process (wall time and peak RSS).
 
     python benchmarks/compare.py --samples 100000 [--memory-limit 1GB] [--tools ours,ranx]
+    python benchmarks/compare.py --small   # 200 samples a model, in a temporary directory
 
 The table: two models (``baseline``, ``candidate``: the synthetic table of make_data.py with two
 seeds, the candidate's scores leaning towards the truth), n samples x 100 labels each. ``compare``
 runs a 1,000-replicate paired bootstrap interval and a 10,000-resample permutation test for five
 metrics; ranx compares the same two runs (every label a document, the positives its qrels) with
 10,000 permutations, its loading from the same Parquet file included. Writes
-``benchmarks/results/compare-<samples>.json``.
+``benchmarks/results/compare-<samples>.json`` (``--small``: none).
 """
 
 from __future__ import annotations
@@ -24,22 +25,21 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 from make_data import write  # noqa: E402
-from measure import environment, run  # noqa: E402
+from measure import OUT, data_directory, environment, in_process, run  # noqa: E402
 
-OUT = Path(__file__).parent / "out"
 RESULTS = Path(__file__).parent / "results"
 METRICS = ["lrap", "ndcg@10", "mrr", "map", "precision@5"]
 RANX = ["ndcg@10", "mrr", "map", "precision@5"]
 
 
-def table(samples: int) -> Path:
-    """The two models' table, written once."""
-    path = OUT / f"compare-{samples}x100.parquet"
+def table(samples: int, out: Path = OUT) -> Path:
+    """The two models' table, written once to the directory ``out``."""
+    path = out / f"compare-{samples}x100.parquet"
     if path.exists():
         return path
     parts = []
     for model, seed in (("baseline", 0), ("candidate", 1)):
-        part = OUT / f"compare-{model}-{samples}.parquet"
+        part = out / f"compare-{model}-{samples}.parquet"
         write(part, samples, 100, seed=seed)
         lean = 0.0 if model == "baseline" else 0.05
         parts.append(
@@ -96,29 +96,37 @@ def child(kind: str, path: str, memory_limit: str | None) -> None:
     print(json.dumps({"seconds": time.perf_counter() - start, "value": value}, default=str))
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
-        child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
-        return
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--memory-limit")
     parser.add_argument("--tools", default="evaluate,compare,ranx")
-    args = parser.parse_args()
-    path = table(args.samples)
-    results = {}
-    for tool in args.tools.split(","):
-        command = [sys.executable, __file__, "child", tool, str(path)]
-        done = run(command + ([args.memory_limit] if args.memory_limit else []))
-        if done.returncode != 0:
-            results[tool] = {"error": done.stderr[-500:], "peak_rss_mib": done.peak_rss_mib}
-        else:
-            inner = json.loads(done.stdout.strip().splitlines()[-1])
-            results[tool] = {
-                "seconds": round(inner["seconds"], 2), "wall": round(done.seconds, 2),
-                "peak_rss_mib": done.peak_rss_mib,
-            }  # fmt: skip
-        print(tool, results[tool], file=sys.stderr, flush=True)
+    parser.add_argument("--small", action="store_true", help="a tiny table, no record")
+    args = parser.parse_args(argv)
+    if args.small:
+        args.samples = 200
+    with data_directory(args.small) as out:
+        path = table(args.samples, out)
+        results = {}
+        for tool in args.tools.split(","):
+            command = [sys.executable, __file__, "child", tool, str(path)]
+            if args.small and tool == "ranx":  # in this process: ranx starts slowly
+                done = in_process(lambda: child("ranx", str(path), None))
+            else:
+                done = run(command + ([args.memory_limit] if args.memory_limit else []))
+            if done.returncode != 0:
+                if args.small:
+                    raise SystemExit(f"{tool} failed: {done.stderr[-2000:]}")
+                results[tool] = {"error": done.stderr[-500:], "peak_rss_mib": done.peak_rss_mib}
+            else:
+                inner = json.loads(done.stdout.strip().splitlines()[-1])
+                results[tool] = {
+                    "seconds": round(inner["seconds"], 2), "wall": round(done.seconds, 2),
+                    "peak_rss_mib": done.peak_rss_mib,
+                }  # fmt: skip
+            print(tool, results[tool], file=sys.stderr, flush=True)
+    if args.small:
+        return
     record = {
         **environment(), "samples": args.samples, "labels": 100, "models": 2,
         "memory_limit": args.memory_limit, "metrics": METRICS, "results": results,
@@ -130,4 +138,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["child"]:
+        child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+    else:
+        main()

@@ -3,21 +3,22 @@ the benchmarks write their data."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import resource
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 OUT = Path(__file__).parent / "out"  # ignored by git
 
 
-@contextmanager
+@contextlib.contextmanager
 def data_directory(small: bool) -> Iterator[Path]:
     """Where a benchmark writes its data: ``benchmarks/out/``, kept between runs so that each
     size is written once; with ``small`` (a script's ``--small`` mode, which CI runs) a
@@ -82,6 +83,19 @@ def run(command: list[str]) -> Run:
         err.seek(0)
         peak_mib = max(usage.ru_maxrss / 1024, tree_peak / 2**20)
         return Run(end - start, peak_mib, child.returncode, out.read(), err.read())
+
+
+def in_process(call: Callable[[], object]) -> Run:
+    """``call`` run in this process, as :func:`run` reports a child: what it printed, its wall
+    time and this process's peak RSS. The ``--small`` modes run ranx this way: its start in a
+    fresh process (importing numba, compiling its typed dicts) takes longer than a small mode's
+    whole run, and a process pays it once."""
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        start = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return Run(seconds, peak_mib, 0, printed.getvalue(), "")
 
 
 def environment() -> dict[str, object]:
