@@ -3,6 +3,7 @@ patterns against the plain ``evaluate`` of the same metrics, end to end from Par
 fresh process (wall time and peak RSS), the tools interleaved and repeated.
 
     python benchmarks/poisson.py --samples 100000 [--repeats 3] [--memory-limit 1GB]
+    python benchmarks/poisson.py --small   # 200 samples a model, each tool once, no record
 
 The table is compare.py's: two models, n samples x 100 labels each. ``evaluate``: the five
 metrics by model. ``poisson``: ``compare(..., bootstrap="poisson")``, a 1,000-replicate
@@ -23,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from compare import METRICS, table  # noqa: E402
-from measure import environment, run  # noqa: E402
+from measure import data_directory, environment, run  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 TOOLS = ("evaluate", "poisson", "multinomial")
@@ -45,34 +46,37 @@ def child(kind: str, path: str, memory_limit: str | None) -> None:
     print(json.dumps({"seconds": time.perf_counter() - start, "value": value}, default=str))
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
-        child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
-        return
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--memory-limit")
     parser.add_argument("--tools", default=",".join(TOOLS))
-    args = parser.parse_args()
-    path = table(args.samples)
+    parser.add_argument("--small", action="store_true", help="a tiny table, no record")
+    args = parser.parse_args(argv)
+    if args.small:
+        args.samples, args.repeats = 200, 1
     tools = args.tools.split(",")
     runs: dict[str, list[dict[str, float]]] = {tool: [] for tool in tools}
     # The machine's load before and after: other work running beside the measure slows every
     # tool, so the ratios hold better than the seconds.
     load = [round(os.getloadavg()[0], 2)]
-    for _ in range(args.repeats):
-        for tool in tools:
-            command = [sys.executable, __file__, "child", tool, str(path)]
-            done = run(command + ([args.memory_limit] if args.memory_limit else []))
-            if done.returncode != 0:
-                raise SystemExit(f"{tool} failed: {done.stderr[-500:]}")
-            inner = json.loads(done.stdout.strip().splitlines()[-1])
-            runs[tool].append({
-                "seconds": round(inner["seconds"], 3), "wall": round(done.seconds, 3),
-                "peak_rss_mib": round(done.peak_rss_mib, 1),
-            })  # fmt: skip
-            print(tool, runs[tool][-1], file=sys.stderr, flush=True)
+    with data_directory(args.small) as out:
+        path = table(args.samples, out)
+        for _ in range(args.repeats):
+            for tool in tools:
+                command = [sys.executable, __file__, "child", tool, str(path)]
+                done = run(command + ([args.memory_limit] if args.memory_limit else []))
+                if done.returncode != 0:
+                    raise SystemExit(f"{tool} failed: {done.stderr[-500:]}")
+                inner = json.loads(done.stdout.strip().splitlines()[-1])
+                runs[tool].append({
+                    "seconds": round(inner["seconds"], 3), "wall": round(done.seconds, 3),
+                    "peak_rss_mib": round(done.peak_rss_mib, 1),
+                })  # fmt: skip
+                print(tool, runs[tool][-1], file=sys.stderr, flush=True)
+    if args.small:
+        return
     load.append(round(os.getloadavg()[0], 2))
     results = {
         tool: {
@@ -102,4 +106,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["child"]:
+        child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+    else:
+        main()
