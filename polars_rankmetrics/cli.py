@@ -42,6 +42,8 @@ from polars_rankmetrics.trec.output import trec_eval_lines
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
+# report --trec's by column when --by is not given: the run's tag, as rm.read_trec_run names it.
+TREC_BY = "run"
 # The relations the SQL views read, and where they are described.
 _INPUT_RELATIONS = ("rankmetrics_input", "rankmetrics_cutoffs", "rankmetrics_parameters")
 SQL_ALONE = "see docs/engines.md, SQL alone"
@@ -196,13 +198,27 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--ci", type=float, metavar="LEVEL", help="with --html: bootstrap intervals (e.g. 0.95)"
     )
-    report.add_argument("--truth-table", metavar="PATH", help="with --html: top-k: the true labels")
-    report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
-    report.add_argument("--k", type=int, default=10, help="top-k: the deepest cut-off drawn")
     report.add_argument(
-        "--ties", choices=["average"],
-        help="how tied scores are ordered: average (no order is chosen), the only rule of the "
-        "report's metrics",
+        "--truth-table", metavar="PATH",
+        help="with --html: top-k: the true labels (with --trec: a TREC qrels file)",
+    )  # fmt: skip
+    report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    report.add_argument(
+        "--k", type=_positive, default=10, help="top-k: the deepest cut-off drawn (default 10)"
+    )
+    report.add_argument(
+        "--trec", action="store_true",
+        help="with --html: the PATHs are TREC run files (qid Q0 docno rank score tag) and "
+        "--truth-table a TREC qrels file (qid iter docno rel), read as rankmetrics trec reads "
+        "them; --by defaults to run (the run's tag) and --ties to trec_eval",
+    )  # fmt: skip
+    report.add_argument(
+        "--ties", choices=list(TIE_RULES),
+        help="with --html, how tied scores are ordered and which measures a top-k page holds: "
+        "average (the default: the library's keys, no order chosen) or trec_eval (a run "
+        "against qrels: trec_eval's measures AP, recip_rank, ndcg_cut_K, P_K, recall_K, ties "
+        "broken by score descending, then label descending as text); the rule used is stated "
+        "on stderr and on the page",
     )  # fmt: skip
     _input_options(report)
     _threshold_options(report, beta=False)
@@ -522,6 +538,8 @@ def _by(args: argparse.Namespace) -> list[str]:
     by = _split(args.by)
     if args.command == "compare" and not args.by:
         return [COMPARE_BY]
+    if args.command == "report" and args.trec and not args.by:
+        return [TREC_BY]
     if args.command == "compare" and not by:
         raise ValueError("--by must name the column(s) naming the model")
     return by
@@ -543,15 +561,28 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
     if args.command in ("evaluate", "compare", "report") and is_state(args.paths):
         return _of_states(args, options)
     if args.command == "report" and args.html is not None:
+        data, truth_table = args.paths, args.truth_table
+        if args.trec:
+            if truth_table is None:
+                raise ValueError("--trec reads TREC run files against qrels: give --truth-table")
+            data, truth_table = read_trec_run(data), read_trec_qrels(truth_table)
         html_report(
-            args.paths, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-            bootstrap=args.bootstrap, truth_table=args.truth_table, n_labels=args.n_labels,
-            k=args.k, path=args.html, **options,
+            data, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+            bootstrap=args.bootstrap, truth_table=truth_table, n_labels=args.n_labels,
+            k=args.k, ties=_tie_rule(args), path=args.html, **options,
         )  # fmt: skip
         return None
     if args.command == "report":
-        if args.baseline is not None or args.ci is not None or args.truth_table is not None:
-            raise ValueError("--baseline, --ci and --truth-table go with --html")
+        given = {"--baseline": args.baseline, "--ci": args.ci, "--truth-table": args.truth_table,
+                 "--trec": args.trec or None}  # fmt: skip
+        with_html = [name for name, value in given.items() if value is not None]
+        if with_html:
+            raise ValueError(f"{with_html[0]} goes with --html")
+        if args.ties == "trec_eval":
+            raise ValueError(
+                "--ties trec_eval goes with --html and a run's --truth-table: the per-label "
+                "table follows scikit-learn's tie rules (--ties average)"
+            )
         return label_report(args.paths, **options)
     if args.command == "compare":
         return compare(
@@ -573,10 +604,13 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
 
 def _tie_rule(args: argparse.Namespace) -> str | None:
     """The tie rule to state on stderr after evaluate, compare or report: ``--ties``, else
-    trec_eval's where evaluate or compare of data asks for TREC keys (their only rule), else
-    None (the library's keys under their default, stated in their docs)."""
+    trec_eval's where evaluate or compare of data asks for TREC keys (their only rule) or
+    report reads TREC files (``--trec``), else None (the library's keys under their default,
+    stated in their docs)."""
     if getattr(args, "ties", None) is not None:
         return str(args.ties)
+    if args.command == "report" and args.trec:
+        return "trec_eval"
     if args.command not in ("evaluate", "compare") or is_state(args.paths):
         return None
     keys = parse_keys(_split([args.metrics or ",".join(DEFAULT_METRICS)]))

@@ -12,8 +12,10 @@ import shlex
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from polars_rankmetrics.cli import TIE_RULES, main
 from polars_rankmetrics.trec import output
@@ -336,9 +338,9 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
     status, out, err = _cli(compared, capsys)
     assert (status, err) == (0, [said["trec_eval"]])
     assert json.loads(out)[0]["baseline_value"] == pytest.approx(7 / 12)
-    # report's metrics average over ties: the other rule is a usage error, in one line.
+    # report's per-label table follows scikit-learn's tie rules: trec_eval's goes with --html.
     status, _, err = _cli(["report", run, "--ties", "trec_eval"], capsys)
-    assert status == 2 and len(err) == 1 and "--ties: invalid choice: 'trec_eval'" in err[0]
+    assert status == 1 and len(err) == 1 and "--ties trec_eval goes with --html" in err[0]
     # A state file records its evaluation: --ties is refused with it.
     dense = str(tmp_path / "dense.parquet")
     pl.DataFrame({"sample": "s", "label": ["a", "b"], "score": [1.0, 0.5], "truth": [1, 0]}
@@ -356,19 +358,21 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
 SHIPPED = Path(__file__).parent.parent / "data"
 
 
-def _pytrec_means(measures):
+def _pytrec_means(measures, asked=None, directory=SHIPPED):
     """pytrec_eval's (trec_eval's C code) mean of each measure over the topics of each run of
-    the shipped TREC files: {tag: [mean of each measure]}, tags in order."""
+    the TREC files ``trec_qrels.txt`` and ``trec_runs.txt`` in ``directory`` (the shipped ones
+    by default): {tag: [mean of each measure]}, tags in order. ``asked``: the measures as
+    pytrec_eval is asked for them (``P.1,2``), when they are not ``measures`` themselves."""
     import pytrec_eval
 
     qrels, runs = defaultdict(dict), defaultdict(lambda: defaultdict(dict))
-    for line in (SHIPPED / "trec_qrels.txt").read_text().splitlines():
+    for line in (directory / "trec_qrels.txt").read_text().splitlines():
         topic, _, doc_id, relevance = line.split()
         qrels[topic][doc_id] = int(relevance)
-    for line in (SHIPPED / "trec_runs.txt").read_text().splitlines():
+    for line in (directory / "trec_runs.txt").read_text().splitlines():
         topic, _, doc_id, _, score, tag = line.split()
         runs[tag][topic][doc_id] = float(score)
-    evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), set(measures))
+    evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), set(asked or measures))
     means = {}
     for tag in sorted(runs):
         per_topic = evaluator.evaluate(dict(runs[tag]))
@@ -393,17 +397,134 @@ def test_cli_docs_trec_example_on_the_shipped_files(capsys, monkeypatch):
     assert shown[1:] == expected
 
 
-@pytest.mark.xfail(
-    strict=True, raises=ValueError,
-    reason="html_report reads a truth table per by group and a 0/1 truth: qrels shared by runs "
-    "and graded are refused by the driver's messages (issue 35); the TREC keys read them",
-)  # fmt: skip
+# The report of runs: trec_eval's measures, as pytrec_eval names them and as it is asked for them.
+REPORTED = ["map", "recip_rank", "ndcg_cut_5", "P_5", "recall_5"]
+ASKED = ["map", "recip_rank", "ndcg_cut.5", "P.1,2,3,4,5", "recall.1,2,3,4,5"]
+
+
 def test_html_report_of_runs_against_shared_graded_qrels():
+    import polars_rankmetrics as rm
+    from polars_rankmetrics.report import chart_data
+
+    run = rm.read_trec_run(SHIPPED / "trec_runs.txt")
+    qrels = rm.read_trec_qrels(SHIPPED / "trec_qrels.txt")
+    report = rm.html_report(run, truth_table=qrels, by="run", k=5, ties="trec_eval")
+    summary = report.summary.sort("run")
+    cuts = [f"{name}_{k}" for name in ("P", "recall") for k in range(1, 6)]
+    oracle = _pytrec_means([*REPORTED[:3], *cuts], ASKED)
+    shown = ["AP", *REPORTED[1:3], *cuts]  # AP: trec_eval's map (the library's map is its own)
+    assert summary.select(shown).rows() == [pytest.approx(means) for means in oracle.values()]
+    # The chart draws P_K and recall_K at K = 1 .. 5, pytrec_eval's; the page states the rule.
+    for row, means in zip(summary.iter_rows(named=True), oracle.values(), strict=True):
+        ks, precision, recall = chart_data.at_k(row, cuts[:5], cuts[5:])
+        assert list(ks) == [1, 2, 3, 4, 5]
+        assert [*precision, *recall] == pytest.approx(means[3:])
+    assert "P_K and recall_K" in report.html and "then by document id descending" in report.html
+    assert report.labels is None and report.html.count("<svg") == 1
+
+
+def test_html_report_of_runs_with_heavy_ties_missing_topics_and_unjudged_documents(tmp_path):
+    import polars_rankmetrics as rm
+
+    # Two runs, scores from 3 values (heavy ties), a topic of the qrels missing from the runs
+    # and one of the runs missing from the qrels, unjudged documents, negative relevance.
+    rng = np.random.default_rng(7)
+    qrels = [f"t{t} 0 d{d} {rng.choice([-1, 0, 0, 1, 2])}" for t in range(12) for d in range(8)]
+    runs = [
+        f"t{t} Q0 d{d} {rank} {rng.choice([0.5, 1.0, 2.0])} {tag}"
+        for tag in ("base", "next") for t in range(1, 14)
+        for rank, d in enumerate(rng.choice(12, 6, replace=False))
+    ]  # fmt: skip
+    (tmp_path / "trec_qrels.txt").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "trec_runs.txt").write_text("\n".join(runs) + "\n")
+    report = rm.html_report(
+        rm.read_trec_run(tmp_path / "trec_runs.txt"), ties="trec_eval", by="run", k=5,
+        truth_table=rm.read_trec_qrels(tmp_path / "trec_qrels.txt"),
+    )  # fmt: skip
+    oracle = _pytrec_means(REPORTED, ASKED, directory=tmp_path)
+    shown = ["AP", *REPORTED[1:]]
+    assert report.summary.sort("run").select(shown).rows() == [
+        pytest.approx(means) for means in oracle.values()
+    ]
+
+
+def test_html_report_of_runs_compares_over_topics_as_compare():
     import polars_rankmetrics as rm
 
     run = rm.read_trec_run(SHIPPED / "trec_runs.txt")
     qrels = rm.read_trec_qrels(SHIPPED / "trec_qrels.txt")
-    summary = rm.html_report(run, truth_table=qrels, by="run", k=5).summary.sort("run")
-    column = "AP" if "AP" in summary.columns else "map"
-    oracle = _pytrec_means(["map"])
-    assert summary[column].to_list() == pytest.approx([means[0] for means in oracle.values()])
+    report = rm.html_report(run, truth_table=qrels, by="run", k=5, ties="trec_eval",
+                            baseline="baseline", ci=0.9, n_boot=200, seed=3)  # fmt: skip
+    keys = ["AP", "recip_rank", "ndcg_cut_5", "P_5", "recall_5"]
+    compared = rm.compare(run, keys, truth_table=qrels, by="run", baseline="baseline",
+                          ties="trec_eval", n_boot=200, ci=0.9, seed=3)  # fmt: skip
+    assert_frame_equal(report.comparison, compared)
+    intervals = rm.evaluate(run, keys, truth_table=qrels, by="run", ci=0.9, n_boot=200, seed=3)
+    assert_frame_equal(report.summary.select(intervals.columns), intervals)
+    assert "Comparison with the baseline" in report.html
+
+
+def test_html_report_of_runs_refuses_what_trec_eval_does_not_take():
+    import polars_rankmetrics as rm
+
+    run = rm.read_trec_run(SHIPPED / "trec_runs.txt")
+    qrels = rm.read_trec_qrels(SHIPPED / "trec_qrels.txt")
+    with pytest.raises(ValueError, match="ties must be one of average, trec_eval, not 'trec'"):
+        rm.html_report(run, truth_table=qrels, by="run", ties="trec")
+    for given in ({}, {"truth_table": qrels, "n_labels": 10}):
+        with pytest.raises(ValueError, match="ties='trec_eval' reports trec_eval's measures"):
+            rm.html_report(run, by="run", ties="trec_eval", **given)
+
+
+def _summary_of_page(page):
+    """The summary table of a report's page: {metric: [its value printed for each model]}."""
+    table = page.split("<h2>Summary</h2>", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr><td title=\"[^\"]*\">([^<]+)</td>(.*?)</tr>", table)
+    return {name: re.findall(r"<td>([^<]+)</td>", cells) for name, cells in rows}
+
+
+def test_cli_report_of_trec_files_has_pytrec_evals_numbers(tmp_path, capsys):
+    page = tmp_path / "runs.html"
+    status, _, err = _cli(
+        ["report", "--trec", "--html", str(page), "--truth-table",
+         str(SHIPPED / "trec_qrels.txt"), str(SHIPPED / "trec_runs.txt"), "--k", "5"], capsys,
+    )  # fmt: skip
+    assert status == 0 and err == [
+        f"rankmetrics: {TIE_RULES['trec_eval']}",
+        f"rankmetrics: wrote {page}",
+    ]
+    printed = _summary_of_page(page.read_text(encoding="utf-8"))
+    oracle = list(zip(*_pytrec_means(REPORTED, ASKED).values(), strict=True))
+    assert list(printed) == ["AP", *REPORTED[1:]]
+    assert list(printed.values()) == [[f"{v:.4f}" for v in means] for means in oracle]
+    # --ties trec_eval on data read by the library: the same page's numbers, the rule stated.
+    run, qrels = (str(tmp_path / name) for name in ("run.parquet", "qrels.parquet"))
+    from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
+
+    read_trec_run(SHIPPED / "trec_runs.txt").sink_parquet(run)
+    read_trec_qrels(SHIPPED / "trec_qrels.txt").sink_parquet(qrels)
+    again = tmp_path / "again.html"
+    status, _, err = _cli(
+        ["report", run, "--truth-table", qrels, "--by", "run", "--ties", "trec_eval", "--k", "5",
+         "--html", str(again)], capsys,
+    )  # fmt: skip
+    assert (status, err[:1]) == (0, [f"rankmetrics: {TIE_RULES['trec_eval']}"])
+    assert _summary_of_page(again.read_text(encoding="utf-8")) == printed
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status", "message"),
+    [
+        (["--ties", "trec"], 2, "argument --ties: invalid choice: 'trec'"),
+        (["--k", "0"], 2, "argument --k: not a positive integer: '0'"),
+        (["--trec"], 1, "--trec reads TREC run files against qrels: give --truth-table"),
+        (["--n-labels", "9", "--trec", "--truth-table", str(SHIPPED / "trec_qrels.txt")], 1,
+         "without n_labels="),
+    ],
+)  # fmt: skip
+def test_cli_report_of_runs_refuses_bad_options_in_one_line(arguments, status, message, tmp_path,
+                                                            capsys):  # fmt: skip
+    html = ["--html", str(tmp_path / "page.html")]
+    given = _cli(["report", str(SHIPPED / "trec_runs.txt"), *html, *arguments], capsys)
+    assert given[0] == status and len(given[2]) == 1 and message in given[2][0], given
+    assert not (tmp_path / "page.html").exists()

@@ -6,7 +6,7 @@ no matplotlib, and what a chart shows can be tested without drawing it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,11 +89,14 @@ class Reliability:
         )
 
 
-def at_k(row: Mapping[str, Any], k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """K = 1 .. ``k``, and precision@K and recall@K at each, from one summary row."""
-    cuts = np.arange(1, k + 1)
-    precision = np.array([row[f"precision@{c}"] for c in cuts])
-    return cuts, precision, np.array([row[f"recall@{c}"] for c in cuts])
+def at_k(
+    row: Mapping[str, Any], precision: Sequence[str], recall: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """K = 1 .. k, and the precision and the recall at each, from one summary row:
+    ``precision`` and ``recall`` name their keys at K = 1 .. k (``precision@1``, ... or
+    trec_eval's ``P_1``, ...)."""
+    cuts = np.arange(1, len(precision) + 1)
+    return cuts, np.array([row[p] for p in precision]), np.array([row[r] for r in recall])
 
 
 def differences(

@@ -177,15 +177,19 @@ def distributions(
         return _svg(figure)
 
 
-def at_k(lines: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]], *, title: str) -> str:
-    """precision@K and recall@K against K, per model: (model, K, precision@K, recall@K)."""
+def at_k(
+    lines: Sequence[tuple[str, np.ndarray, np.ndarray, np.ndarray]], *, title: str,
+    names: tuple[str, str] = ("precision@K", "recall@K"),
+) -> str:  # fmt: skip
+    """The precision and the recall at K against K, per model: (model, K, precision, recall);
+    ``names``: theirs in the legend (``("P_K", "recall_K")`` for trec_eval's)."""
     with _figure(6.0, 3.2) as (figure, axes):
         ax = axes[0][0]
         for i, (model, ks, precision, recall) in enumerate(lines):
             ax.plot(ks, precision, marker="o", markersize=3, color=colour(i),
-                    label=f"{model}: precision@K")  # fmt: skip
+                    label=f"{model}: {names[0]}")  # fmt: skip
             ax.plot(ks, recall, marker="s", markersize=3, linestyle="--", color=colour(i),
-                    label=f"{model}: recall@K")  # fmt: skip
+                    label=f"{model}: {names[1]}")  # fmt: skip
         ax.set_xlabel("K")
         ax.set_ylabel("value")
         ax.set_ylim(0, 1.02)

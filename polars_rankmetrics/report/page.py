@@ -5,7 +5,9 @@ intervals, ``ci=``) and the paired comparison with a baseline (``baseline=``); t
 precision-recall and ROC curves; the per-label curves of the worst and the best labels; the
 per-label table, sorted by any column with a click; the per-label differences from the baseline;
 the distribution of the scores of positive and negative cells; and, for a top-k table, precision@K
-and recall@K at every K.
+and recall@K at every K. A run against qrels under ``ties="trec_eval"`` holds trec_eval's measures
+instead (``AP``, ``recip_rank``, ``ndcg_cut_K``, ``P_K``, ``recall_K``), under its tie rule; the
+page states the tie rule its numbers follow.
 
 Where every score of a dense table lies in [0, 1] the scores are read as probabilities too: the
 summary gains ``log_loss_macro``, ``brier_macro`` and ``ece_micro``, the per-label table
@@ -22,7 +24,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any, Unpack
@@ -31,6 +33,8 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.topk import TIES
+from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.intervals import check_bootstrap, intervals
 from polars_rankmetrics.inference.paired import baseline_key, paired
 from polars_rankmetrics.inference.samples import Groups, frame_means, sample_groups
@@ -59,6 +63,23 @@ LABEL_KEYS = ("f1_micro", "f1_macro", "average_precision_micro", "average_precis
               "roc_auc_micro", "roc_auc_macro")  # fmt: skip
 # The summary's keys where the scores are probabilities (every score in [0, 1]).
 PROBABILITY_KEYS = ("log_loss_macro", "brier_macro", "ece_micro")
+# The tie rule each kind of page follows, as the page states it.
+DENSE_TIES = (
+    "Tied scores: the ranking metrics count ties as scikit-learn does, and ndcg takes its expected "
+    "value over the orders of each tied block."
+)
+TOP_K_TIES = (
+    "Tied scores (ties='average'): the retrieval metrics take their expected value over the "
+    "orders of each tied block."
+)
+TREC_TIES = (
+    "trec_eval's measures under its tie rule (ties='trec_eval'): each topic's documents ordered "
+    "by score descending, then by document id descending as text; AP is trec_eval's map. A "
+    "relevance of 1 or more is relevant (trec_eval's -l 1), and ndcg_cut_K takes the relevance "
+    "as gain. The topics of both the run and the qrels are evaluated (trec_eval without -c). The "
+    "per-label sections (curves, table, score distributions) are for a dense table of 0/1 truth; "
+    "a run holds none of them."
+)
 # The worst and the best labels drawn one by one, by average precision.
 EXTREMES = 3
 # Bins of the score distributions.
@@ -103,6 +124,7 @@ def html_report(
     k: int = 10,
     threshold: float = 0.5,
     zero_division: float | str = "warn",
+    ties: str | None = None,
     path: str | PathLike[str] | None = None,
     title: str = "Evaluation report",
     **options: Unpack[Options],
@@ -140,6 +162,20 @@ def html_report(
         As for :func:`~polars_rankmetrics.evaluate`. The table is read once, in buckets under a
         memory budget. The page's size grows with the labels and the models, not the rows; the
         memory of the exact curves with the labels times the distinct scores.
+    ties
+        The tie rule, and with it the measures of a top-k table. None or ``"average"``
+        (default): the library's keys, which take their expected value over the orders of
+        each tied block (a dense table's ranking metrics count ties as scikit-learn does).
+        ``"trec_eval"``: a run against qrels (``truth_table`` required; a TREC run and qrels
+        as :func:`~polars_rankmetrics.read_trec_run` and
+        :func:`~polars_rankmetrics.read_trec_qrels` read them, the qrels shared by every run or
+        per run): trec_eval's measures ``AP`` (its ``map``), ``recip_rank``, ``ndcg_cut_{k}``,
+        ``P_{k}`` and ``recall_{k}`` in the summary, ``P_K`` and ``recall_K`` for K = 1 ..
+        ``k`` drawn, each topic's documents ordered by score descending, then by label
+        descending as text. Graded relevance is read as trec_eval reads it: a relevance of 1
+        or more is relevant, and ``ndcg_cut`` takes it as gain. The topics of both the run and
+        the qrels are evaluated; a topic of one alone is not. ``n_labels`` does not apply. The
+        page states the rule its numbers follow.
     path
         Also write the page there.
     title
@@ -154,8 +190,9 @@ def html_report(
     Raises
     ------
     ValueError
-        For input the metrics are not defined on (as :func:`~polars_rankmetrics.evaluate`), or
-        a ``baseline`` that is not a value of ``by``.
+        For input the metrics are not defined on (as :func:`~polars_rankmetrics.evaluate`), a
+        ``baseline`` that is not a value of ``by``, an unknown ``ties``, or
+        ``ties="trec_eval"`` without ``truth_table`` or with ``n_labels``.
 
     Examples
     --------
@@ -168,9 +205,23 @@ def html_report(
     """
     require_matplotlib()
     check_bootstrap(bootstrap)
+    if ties is not None and ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
     run, cols = Run.of(options, by=by)
     context = parameters(threshold=threshold, zero_division=zero_division)
-    shape = _Shape.dense() if truth_table is None else _Shape.top_k(truth_table, n_labels, k)
+    if ties == "trec_eval":
+        if truth_table is None or n_labels is not None:
+            raise ValueError(
+                "ties='trec_eval' reports trec_eval's measures of a run against qrels: give "
+                "truth_table= (the qrels), without n_labels= (trec_eval's ndcg needs none)"
+            )
+        shape = _Shape.trec(k)
+        data, qrels, context = tie_ordered(
+            data, truth_table, shape.sample_keys, cols, run, context, ties=ties, trec=TrecOptions()
+        )
+        shape = replace(shape, inputs=driver.TopK(qrels))
+    else:
+        shape = _Shape.dense() if truth_table is None else _Shape.top_k(truth_table, n_labels, k)
     with gathered():  # one warning for the per-sample values and the per-label tables
         report = _report(run, data, cols, shape, baseline=baseline, ci=ci, n_boot=n_boot,
                          seed=seed, bootstrap=bootstrap, context=context, title=title)  # fmt: skip
@@ -196,31 +247,54 @@ def require_matplotlib() -> None:
 class _Shape:
     """What the page holds of a table: the keys averaged over samples (the summary's
     intervals and the comparison apply to them) and those averaged over labels (a dense table
-    only); the keys of the summary and the comparison (``shown``); the run's inputs; ``k``, the
-    deepest cut-off drawn for a top-k table (None: a dense table, drawn by its labels)."""
+    only); the keys of the summary and the comparison (``shown``); the run's inputs; the tie
+    rule its numbers follow, as the page states it (``ties``); for a top-k table, the names of
+    the keys drawn at each cut-off K = 1 .. k (``cuts``: the precision's, then the recall's;
+    empty for a dense table, drawn by its labels)."""
 
     sample_keys: list[MetricKey]
     label_keys: list[MetricKey]
     shown: list[MetricKey]
     inputs: driver.TopK
-    k: int | None = None
+    ties: str
+    cuts: tuple[list[str], list[str]] = ([], [])
 
     @classmethod
     def dense(cls) -> _Shape:
         sample_keys = parse_keys(list(SAMPLE_KEYS))
-        return cls(sample_keys, parse_keys(list(LABEL_KEYS)), sample_keys, driver.TopK())
+        return cls(
+            sample_keys, parse_keys(list(LABEL_KEYS)), sample_keys, driver.TopK(), DENSE_TIES
+        )
 
     @classmethod
     def top_k(cls, truth_table: Any, n_labels: int | None, k: int) -> _Shape:
         """The retrieval metrics at every cut-off 1 .. ``k`` (drawn), the summary showing the
         mean reciprocal rank, average precision, ndcg@``k`` (with ``n_labels``) and the
         precision and recall at ``k``."""
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive integer, not {k!r}")
-        cuts = [f"{name}@{cut}" for cut in range(1, k + 1) for name in ("precision", "recall")]
+        cuts = _cuts(k, "precision@{}", "recall@{}")
         whole = ["mrr", "map", *([f"ndcg@{k}"] if n_labels is not None else [])]
-        shown = parse_keys([*whole, f"precision@{k}", f"recall@{k}"])
-        return cls(parse_keys([*cuts, *whole]), [], shown, driver.TopK(truth_table, n_labels), k)
+        shown = parse_keys([*whole, cuts[0][-1], cuts[1][-1]])
+        keys = parse_keys([*cuts[0], *cuts[1], *whole])
+        return cls(keys, [], shown, driver.TopK(truth_table, n_labels), TOP_K_TIES, cuts)
+
+    @classmethod
+    def trec(cls, k: int) -> _Shape:
+        """trec_eval's measures at every cut-off 1 .. ``k`` (drawn), the summary showing ``AP``
+        (trec_eval's map), ``recip_rank``, ``ndcg_cut_k``, ``P_k`` and ``recall_k``; the inputs
+        are set once the run and qrels are read as the TREC keys read them."""
+        cuts = _cuts(k, "P_{}", "recall_{}")
+        whole = ["AP", "recip_rank", f"ndcg_cut_{k}"]
+        shown = parse_keys([*whole, cuts[0][-1], cuts[1][-1]])
+        keys = parse_keys([*cuts[0], *cuts[1], *whole])
+        return cls(keys, [], shown, driver.TopK(), TREC_TIES, cuts)
+
+
+def _cuts(k: int, precision: str, recall: str) -> tuple[list[str], list[str]]:
+    """The names of the precision and the recall keys at K = 1 .. ``k``."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive integer, not {k!r}")
+    cuts = range(1, k + 1)
+    return [precision.format(c) for c in cuts], [recall.format(c) for c in cuts]
 
 
 def _report(
@@ -271,7 +345,7 @@ def _report(
             )  # fmt: skip
     names = _model_names(summary, inner)
     page = _Page(title, names, inner)
-    page.summary(inner.restored(summary), shape.shown, label_keys, ci)
+    page.summary(inner.restored(summary), shape.shown, label_keys, ci, shape.ties)
     if comparison is not None:
         page.comparison(inner.restored(comparison))
     if labels is not None and counts is not None:
@@ -280,13 +354,16 @@ def _report(
         page.distributions(counts, group)
         if probabilities:
             page.reliability(counts)
-    elif shape.k is not None:
+    elif shape.cuts[0]:
+        precision, recall = shape.cuts
         lines = [
-            (name, *chart_data.at_k(row, shape.k))
+            (name, *chart_data.at_k(row, precision, recall))
             for name, row in zip(names, summary.iter_rows(named=True), strict=True)
         ]
+        named = (_at_k(precision[0]), _at_k(recall[0]))
         page.section(
-            "Retrieval at each cut-off", charts.at_k(lines, title="precision@K and recall@K")
+            "Retrieval at each cut-off",
+            charts.at_k(lines, title=f"{named[0]} and {named[1]}", names=named),
         )
     return Report(
         inner.restored(summary),
@@ -317,6 +394,11 @@ def _summary(
     schema: dict[str, Any] = dict(by_types)
     schema |= dict.fromkeys(map(str, keys), pl.Float64)
     return pl.DataFrame(out, schema=schema, orient="row")
+
+
+def _at_k(name: str) -> str:
+    """A key's name at K = 1 as the chart names it at every K (``P_1``: ``P_K``)."""
+    return name[:-1] + "K"
 
 
 def _model_names(summary: pl.DataFrame, cols: Columns) -> list[str]:
@@ -400,9 +482,10 @@ class _Page:
 
     def summary(
         self, summary: pl.DataFrame, sample_keys: Sequence[MetricKey],
-        label_keys: Sequence[MetricKey], ci: float | None,
+        label_keys: Sequence[MetricKey], ci: float | None, ties: str,
     ) -> None:  # fmt: skip
-        """Metrics as rows, models as columns; an interval in brackets under ``ci``."""
+        """Metrics as rows, models as columns; an interval in brackets under ``ci``; the tie
+        rule the numbers follow (``ties``) stated under the heading."""
         rows = []
         for key in [*sample_keys, *label_keys]:
             name = str(key)
@@ -418,7 +501,9 @@ class _Page:
                 f"{''.join(cells)}</tr>"
             )
         head = "".join(f"<th>{html.escape(n)}</th>" for n in self.names)
-        note = f"{int(ci * 100)}% bootstrap intervals of the samples in brackets." if ci else ""
+        note = ties
+        if ci:
+            note += f" {int(ci * 100)}% bootstrap intervals of the samples in brackets."
         self.section(
             "Summary",
             f"<table><thead><tr><th>metric</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
