@@ -2,12 +2,14 @@
 engine path, and from the command line."""
 
 import json
+import re
 import subprocess
 import sys
 import warnings
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import finite_scores
@@ -105,3 +107,24 @@ def test_the_cli_report_refuses_bad_input_in_one_line():
     assert done.returncode == 1
     assert done.stderr.startswith("rankmetrics: error: column 'label' repeats label")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_probabilities_true_refuses_scores_outside_the_unit_interval_saying_why():
+    # Logits: one label's scores run from -2.5 to 3.1; the message names what was asked for
+    # (probabilities=True, its columns), the range of the scores and the first one outside.
+    table = pl.DataFrame({
+        "id": [1, 1, 2, 2, 3, 3], "tag": ["a", "b"] * 3,
+        "logit": [0.2, -2.5, 0.9, 3.1, 0.4, 0.6], "truth": [1, 0, 0, 1, 1, 1],
+    })  # fmt: skip
+    columns = {"sample": "id", "label": "tag", "score": "logit"}
+    message = (
+        "column 'logit' must hold probabilities in [0, 1] for probabilities=True (the columns "
+        "log_loss, brier, ece), but holds scores from -2.5 to 3.1 (e.g. tag='b', logit=-2.5): "
+        "probabilities=None leaves those columns out"
+    )
+    for engine in ("polars", "duckdb"):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            rm.label_report(table, probabilities=True, engine=engine, **columns)
+    assert "ece" not in rm.label_report(table, **columns).columns
+    inside = table.with_columns(pl.col("logit").clip(0, 1))
+    assert "ece" in rm.label_report(inside, probabilities=True, **columns).columns

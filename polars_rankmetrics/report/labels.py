@@ -26,10 +26,10 @@ REPORT_COLUMNS = (
 )  # fmt: skip
 # The columns of a table of probabilities (every score in [0, 1]).
 PROBABILITY_COLUMNS = ("log_loss", "brier", "ece")
-# What the report needs checked: binary truth, as for every metric it holds (and, asked for
-# the probability columns, every score in [0, 1], as for the probability keys).
+# What the report needs checked: binary truth, as for every metric it holds. Asked for the
+# probability columns, every score must lie in [0, 1]: checked on the score counts
+# (:func:`check_probabilities`), where the refusal can name the columns asked for.
 _KEYS = [MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap")]
-_PROBABILITY_KEYS = [*_KEYS, MetricKey("ece_macro")]
 # The tables of driver.collect a report reads.
 LABEL_TABLES = ["labels", "curves", "precisions"]
 
@@ -57,8 +57,8 @@ def label_report(
     probabilities
         Whether the scores are probabilities, which adds the columns ``log_loss``, ``brier``
         and ``ece``: None (default) where every score of the table lies in [0, 1]; True to
-        require it (a score outside [0, 1] is refused, as for the probability keys); False
-        never.
+        require it (a score outside [0, 1] is refused, with the range of the scores and one of
+        those outside); False never.
     **options
 
     Returns
@@ -121,9 +121,8 @@ def build(
 ) -> pl.DataFrame:
     """:func:`label_report` in ``run``."""
     validation.check_result_names(cols, _RESULT_COLUMNS)
-    keys = _PROBABILITY_KEYS if probabilities else _KEYS
     with driver.inside_names(cols) as inner:
-        collected, context = run.collect(data, inner, keys, LABEL_TABLES, parameters=context)
+        collected, context = run.collect(data, inner, _KEYS, LABEL_TABLES, parameters=context)
     return inner.restored(label_table(collected, inner, context, probabilities))
 
 
@@ -149,6 +148,8 @@ def label_table(
         counts, ["precision", "recall", "f1"], zero_division=context.zero_division
     ).with_columns((pl.col("tp") + pl.col("fp")).alias("predicted"))
     score_counts = combine(collected["curves"], [*keys, "score"])
+    if probabilities:
+        check_probabilities(score_counts, cols)
     curves = label_curves(score_counts, keys)
     warn([
         case
@@ -172,6 +173,24 @@ def label_table(
         columns += PROBABILITY_COLUMNS
     report = report.select(*cols.by, pl.col(LABEL).alias(cols.label), *columns)
     return report.sort([*cols.by, cols.label])
+
+
+def check_probabilities(score_counts: pl.DataFrame, cols: Columns) -> None:
+    """Refuse a score counts table (``score`` per label) with a score outside [0, 1], naming
+    the columns ``probabilities=True`` asks for, the range of the scores and the first score
+    outside (by label, then score)."""
+    outside = score_counts.filter(~pl.col("score").is_between(0.0, 1.0))
+    if outside.height == 0:
+        return
+    label, score = outside.sort(LABEL, "score").select(LABEL, "score").row(0)
+    score_range = pl.col("score").min().alias("low"), pl.col("score").max().alias("high")
+    low, high = score_counts.select(score_range).row(0)
+    raise ValueError(
+        f"column {cols.score!r} must hold probabilities in [0, 1] for probabilities=True (the "
+        f"columns {', '.join(PROBABILITY_COLUMNS)}), but holds scores from {low} to {high} (e.g. "
+        f"{cols.label}={label!r}, {cols.score}={score}): probabilities=None leaves those columns "
+        "out"
+    )
 
 
 def with_lwlrap(
