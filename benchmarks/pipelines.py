@@ -2,7 +2,7 @@
 inside the process, and peak RSS).
 
     python benchmarks/pipelines.py                   # the record
-    python benchmarks/pipelines.py --small           # seconds, tiny data, no record (CI)
+    python benchmarks/pipelines.py --small           # seconds, tiny data, no record
 
 - ``daily``: 31 days of predictions, ``--day-rows`` rows a day (2 models x samples x 100
   labels). Adding day 31 (its state, then ``finalize`` over the 31 states) against
@@ -30,10 +30,9 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 from compare import table  # noqa: E402
-from measure import environment, run  # noqa: E402
+from measure import data_directory, environment, run  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-OUT = Path(__file__).parent / "out" / "pipelines"
 KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg", "f1_micro"]
 
 
@@ -83,10 +82,10 @@ def measure(*command: str) -> dict:
             "value": inner["value"]}  # fmt: skip
 
 
-def daily(day_rows: int, days: int) -> dict:
+def daily(out: Path, day_rows: int, days: int) -> dict:
     import polars_rankmetrics as rm
 
-    folder = OUT / f"daily-{day_rows}"
+    folder = out / "pipelines" / f"daily-{day_rows}"
     (folder / "data").mkdir(parents=True, exist_ok=True)
     (folder / "states").mkdir(parents=True, exist_ok=True)
     for day in range(days):
@@ -105,10 +104,10 @@ def daily(day_rows: int, days: int) -> dict:
             "speedup": round(whole["seconds"] / added["seconds"], 1)}  # fmt: skip
 
 
-def year(days: int, groups: int) -> dict:
+def year(out: Path, days: int, groups: int) -> dict:
     import polars_rankmetrics as rm
 
-    folder = OUT / f"year-{days}x{groups}"
+    folder = out / "pipelines" / f"year-{days}x{groups}"
     folder.mkdir(parents=True, exist_ok=True)
     for day in range(days):
         state = folder / f"day-{day:03d}.parquet"
@@ -121,12 +120,12 @@ def year(days: int, groups: int) -> dict:
             "state_bytes_per_group": round(size / days / groups)}  # fmt: skip
 
 
-def state_against_evaluate(samples: int, memory_limit: str | None) -> dict:
-    path = table(samples)
-    out = OUT / f"state-{samples}.parquet"
-    out.parent.mkdir(parents=True, exist_ok=True)
+def state_against_evaluate(out: Path, samples: int, memory_limit: str | None) -> dict:
+    path = table(samples, out)
+    written = out / "pipelines" / f"state-{samples}.parquet"
+    written.parent.mkdir(parents=True, exist_ok=True)
     evaluated = measure("evaluate", str(path), memory_limit or "")
-    state = measure("state", str(path), memory_limit or "", str(out))
+    state = measure("state", str(path), memory_limit or "", str(written))
     return {"rows": samples * 100 * 2, "memory_limit": memory_limit, "evaluate": evaluated,
             "state": state, "ratio": round(state["seconds"] / evaluated["seconds"], 3),
             "state_bytes_per_group": round(state["value"] / 2)}  # fmt: skip
@@ -176,34 +175,36 @@ def sizes(samples: int) -> dict:
     }
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
-        child(sys.argv[2], *sys.argv[3:])
-        return
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--day-rows", type=int, default=1_000_000)
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--memory-limit", default="1GB")
     parser.add_argument("--small", action="store_true", help="tiny data, no record")
-    args = parser.parse_args()
-    if args.small:
-        global OUT
-        OUT = OUT / "small"
-        results = {"daily": daily(20_000, 3), "year": year(5, 4),
-                   "state": state_against_evaluate(1_000, None), "sizes": sizes(500)}  # fmt: skip
-        print(json.dumps(results, indent=2))
-        return
-    results = {
-        "daily": daily(args.day_rows, 31),
-        "year": year(365, 100),
-        "state": state_against_evaluate(args.samples, args.memory_limit),
-        "sizes": sizes(100_000),
-    }
+    args = parser.parse_args(argv)
+    with data_directory(args.small) as out:
+        if args.small:
+            results = {"daily": daily(out, 20_000, 3), "year": year(out, 5, 4),
+                       "state": state_against_evaluate(out, 1_000, None),
+                       "sizes": sizes(500)}  # fmt: skip
+            print(json.dumps(results, indent=2))
+            return
+        results = {
+            "daily": daily(out, args.day_rows, 31),
+            "year": year(out, 365, 100),
+            "state": state_against_evaluate(out, args.samples, args.memory_limit),
+            "sizes": sizes(100_000),
+        }
     print(json.dumps(results, indent=2), file=sys.stderr)
-    out = RESULTS / "pipelines.json"
-    out.write_text(json.dumps({**environment(), "keys": KEYS, "results": results}, indent=2) + "\n")
-    print(f"wrote {out}", file=sys.stderr)
+    path = RESULTS / "pipelines.json"
+    path.write_text(
+        json.dumps({**environment(), "keys": KEYS, "results": results}, indent=2) + "\n"
+    )
+    print(f"wrote {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["child"]:
+        child(sys.argv[2], *sys.argv[3:])
+    else:
+        main()
