@@ -215,3 +215,33 @@ def test_the_page_renders_in_a_real_browser(example_report, tmp_path):
     finally:
         browser.close()
     assert SCREENSHOT.stat().st_size > 50_000
+
+
+@pytest.mark.skipif(chromium() is None, reason="needs Chromium (Debian: apt-get install chromium)")
+def test_the_page_of_runs_draws_trec_evals_measures_in_a_real_browser(tmp_path):
+    run = rm.read_trec_run("data/trec_runs.txt")
+    qrels = rm.read_trec_qrels("data/trec_qrels.txt")
+    path = tmp_path / "runs.html"
+    rm.html_report(run, truth_table=qrels, by="run", k=5, ties="trec_eval", baseline="baseline",
+                   ci=0.9, n_boot=100, path=path)  # fmt: skip
+    browser = Browser(chromium())  # type: ignore[arg-type]
+    try:
+        browser.open(path)
+        assert browser.problems() == []
+        assert browser.requests() == [path.resolve().as_uri()]
+        charts = browser.evaluate(
+            "Array.from(document.querySelectorAll('svg')).map(svg => [svg.querySelectorAll("
+            "'path, rect, line, polyline').length, svg.getBoundingClientRect().width * "
+            "svg.getBoundingClientRect().height, svg.textContent])"
+        )
+        assert len(charts) == 1 and charts[0][0] > 10 and charts[0][1] > 10_000, charts
+        legend = charts[0][2]
+        assert all(f"{run}: {key}" in legend for run in ("baseline", "candidate")
+                   for key in ("P_K", "recall_K")), legend  # fmt: skip
+        summary = browser.evaluate(
+            "Array.from(document.querySelectorAll('section')).find(s => s.querySelector('h2')"
+            ".textContent === 'Summary').innerText"
+        )
+        assert "ties='trec_eval'" in summary and "AP" in summary and "ndcg_cut_5" in summary
+    finally:
+        browser.close()
