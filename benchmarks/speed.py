@@ -1,6 +1,7 @@
 """Speed and memory, side by side: the scikit-learn path against evaluate() on each engine.
 
     python benchmarks/speed.py --sizes 100000x100 1000000x100 --sklearn-max-rows 10000000
+    python benchmarks/speed.py --small   # 1,000 x 10, coverage error, no record or README
 
 For every size, writes the synthetic Parquet file if missing (make_data.py), then times in a
 fresh child process each:
@@ -31,9 +32,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import record  # noqa: E402
 from make_data import write  # noqa: E402
-from measure import run  # noqa: E402
+from measure import data_directory, run  # noqa: E402
 
-OUT = Path(__file__).parent / "out"
 METRICS = ["coverage_error", "lrap", "ranking_loss", "ndcg", "ndcg@10"]
 # The threshold and curve metrics (predicted: score >= 0.5), for --metrics.
 CLASSIFICATION = ["f1_samples", "hamming_loss", "average_precision_macro", "roc_auc_macro"]
@@ -85,7 +85,7 @@ def measure(kind: list[str]) -> dict:
     return {"seconds": inner["seconds"], "wall": done.seconds, "peak_rss_mib": done.peak_rss_mib}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["100000x100", "1000000x100"])
     parser.add_argument("--sklearn-max-rows", type=int, default=10_000_000)
@@ -99,25 +99,38 @@ def main() -> None:
         "--render", action="store_true",
         help="measure nothing: regenerate the README tables and plots from benchmarks/results/",
     )  # fmt: skip
-    args = parser.parse_args()
+    parser.add_argument(
+        "--small", action="store_true",
+        help="1,000 samples x 10 labels, coverage error: the tables and the plot printed or "
+        "written to a temporary directory, no record",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
     if args.render:
         render_all()
         return
+    if args.small:
+        args.sizes, args.metrics = ["1000x10"], ["coverage_error"]
     results = []
-    for size in args.sizes:
-        n_samples, n_labels = map(int, size.split("x"))
-        rows = n_samples * n_labels
-        path = OUT / f"{size}.parquet"
-        if not path.exists():
-            write(path, n_samples, n_labels)
-        for metric in args.metrics:
-            row = {"rows": rows, "metric": metric}
-            if metric != "all" and rows <= args.sklearn_max_rows:
-                row["sklearn"] = measure(["sklearn", metric, str(path)])
-            for engine in args.engines:
-                row[engine] = measure(["ours", engine, metric, str(path)])
-            results.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
+    with data_directory(args.small) as out:
+        for size in args.sizes:
+            n_samples, n_labels = map(int, size.split("x"))
+            rows = n_samples * n_labels
+            path = out / f"{size}.parquet"
+            if not path.exists():
+                write(path, n_samples, n_labels)
+            for metric in args.metrics:
+                row = {"rows": rows, "metric": metric}
+                if metric != "all" and rows <= args.sklearn_max_rows:
+                    row["sklearn"] = measure(["sklearn", metric, str(path)])
+                for engine in args.engines:
+                    row[engine] = measure(["ours", engine, metric, str(path)])
+                results.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+        if args.small:
+            print(table(results, args.engines))
+            print(readme_table(results, args.engines))
+            plot(results, args.engines, out / "speed.png")
+            return
     # The default set makes the README's first table; another set is recorded beside it.
     name = "speed" if args.metrics == parser.get_default("metrics") else "speed-more"
     print(f"wrote {record.save(name, results)}", file=sys.stderr)
@@ -134,7 +147,7 @@ def render_all() -> None:
         rows = saved["results"]
         engines = [e for e in ("polars", "duckdb", "spark") if any(e in r for r in rows)]
         record.render(name, readme_table(rows, engines) + "\n\n" + record.measured_in(saved))
-        plot(rows, engines, name)
+        plot(rows, engines, Path(__file__).parent / f"{name}.png")
 
 
 def readme_table(results: list[dict], engines: list[str]) -> str:
@@ -184,7 +197,7 @@ def table(results: list[dict], engines: list[str]) -> str:
     return "\n".join(lines)
 
 
-def plot(results: list[dict], engines: list[str], stem: str) -> None:
+def plot(results: list[dict], engines: list[str], path: Path) -> None:
     try:
         import matplotlib
 
@@ -208,11 +221,11 @@ def plot(results: list[dict], engines: list[str], stem: str) -> None:
     ax.set_title(f"{smallest:,} rows: scikit-learn path vs polars-rankmetrics")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(Path(__file__).parent / f"{stem}.png", dpi=110)
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "child":
+    if sys.argv[1:2] == ["child"]:
         if sys.argv[2] == "sklearn":
             sklearn_child(*sys.argv[3:])
         else:
