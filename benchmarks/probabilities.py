@@ -1,6 +1,7 @@
 """The probability keys against the scikit-learn path: log loss, Brier score and calibration.
 
     python benchmarks/probabilities.py --size 100000x100
+    python benchmarks/probabilities.py --small   # 1,000 x 10, each path once, no record
 
 Writes the synthetic Parquet file if missing (make_data.py: scores rounded to 3 decimals, 5% of
 the cells positive), then times in a fresh child process each, ``--repeats`` times:
@@ -32,9 +33,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import record  # noqa: E402
 from make_data import write  # noqa: E402
-from measure import environment, run  # noqa: E402
+from measure import data_directory, environment, run  # noqa: E402
 
-OUT = Path(__file__).parent / "out"
 KEYS = ["log_loss_macro", "brier_macro", "ece_micro"]
 N_BINS = 15
 
@@ -90,13 +90,17 @@ def measure(kind: list[str], repeats: int) -> dict:
     return best
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="100000x100", help="SAMPLESxLABELS")
     parser.add_argument("--engines", nargs="+", default=["polars", "duckdb"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--render", action="store_true", help="measure nothing: render the record")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--small", action="store_true",
+        help="1,000 samples x 10 labels, each path once: the values checked, nothing recorded",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
     target = record.RESULTS / "probabilities.json"
     if args.render:
         saved = json.loads(target.read_text())
@@ -104,21 +108,29 @@ def main() -> None:
             "probabilities", table(saved, [e for e in args.engines if e in saved["results"][0]])
         )
         return
+    if args.small:
+        args.size, args.repeats = "1000x10", 1
     n_samples, n_labels = map(int, args.size.split("x"))
-    path = OUT / f"{args.size}.parquet"
-    if not path.exists():
-        write(path, n_samples, n_labels)
     load = subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
     row: dict = {"rows": n_samples * n_labels, "keys": KEYS}
-    row["sklearn"] = measure(["sklearn", str(path)], args.repeats)
-    for engine in args.engines:
-        row[engine] = measure(["ours", engine, str(path)], args.repeats)
-        for key in KEYS:
-            ours, theirs = row[engine]["value"][key], row["sklearn"]["value"][key]
-            if abs(ours - theirs) > 1e-9 * max(1.0, abs(theirs)):
-                raise SystemExit(f"{engine} {key}: {ours} != scikit-learn's {theirs}")
-    command = "python benchmarks/probabilities.py " + " ".join(sys.argv[1:])
+    with data_directory(args.small) as out:
+        path = out / f"{args.size}.parquet"
+        if not path.exists():
+            write(path, n_samples, n_labels)
+        row["sklearn"] = measure(["sklearn", str(path)], args.repeats)
+        for engine in args.engines:
+            row[engine] = measure(["ours", engine, str(path)], args.repeats)
+            for key in KEYS:
+                ours, theirs = row[engine]["value"][key], row["sklearn"]["value"][key]
+                if abs(ours - theirs) > 1e-9 * max(1.0, abs(theirs)):
+                    raise SystemExit(f"{engine} {key}: {ours} != scikit-learn's {theirs}")
+    command = "python benchmarks/probabilities.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
     saved = {**environment(), "command": command.strip(), "uptime": load, "results": [row]}
+    if args.small:
+        print(table(saved, args.engines))
+        return
     target.write_text(json.dumps(saved, indent=2) + "\n")
     print(f"wrote {target}", file=sys.stderr)
     print(table(saved, args.engines))
