@@ -96,13 +96,13 @@ def child(kind: str, path: str, memory_limit: str | None) -> None:
     print(json.dumps({"seconds": time.perf_counter() - start, "value": value}, default=str))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--memory-limit")
     parser.add_argument("--tools", default="evaluate,compare,ranx")
     parser.add_argument("--small", action="store_true", help="a tiny table, no record")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.small:
         args.samples = 200
     with data_directory(args.small) as out:

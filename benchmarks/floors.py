@@ -251,7 +251,7 @@ def table(saved: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="100000x100", help="SAMPLESxLABELS")
     parser.add_argument("--metrics", nargs="+", default=METRICS)
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
         help="1,000 samples x 10 labels, coverage error and average precision, one round: "
         "no record",
     )  # fmt: skip
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.render:
         saved = record.load(NAME)
         if saved is None:
@@ -288,9 +288,8 @@ def main(argv: list[str] | None = None) -> None:
             file.read_bytes()
         measured = measure(path, args.metrics, args.rounds)
     load.append(round(os.getloadavg()[0], 2))
-    given = sys.argv[1:] if argv is None else argv
     saved = {
-        **environment(), "command": "python benchmarks/floors.py " + " ".join(given),
+        **environment(), "command": "python benchmarks/floors.py " + " ".join(sys.argv[1:]),
         "uptime": uptime, "load": load, "rows": n_samples * n_labels, "rounds": args.rounds,
         "targets": TARGETS, **measured,
     }  # fmt: skip

@@ -54,14 +54,14 @@ def write(
             writer.write_table(chunk(rng, start, size, n_labels))
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int)
     parser.add_argument("--labels", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--small", action="store_true", help="a tiny table in a temporary file")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.small:
         with data_directory(small=True) as directory:
             path = directory / "small.parquet"

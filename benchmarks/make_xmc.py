@@ -90,14 +90,14 @@ def generate(directory: Path, samples: int, depth: int, labels: int, chunk_sampl
     return directory
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--labels", type=int, default=3_000_000)
     parser.add_argument("--chunk", type=int, default=100_000)
     parser.add_argument("--small", action="store_true", help="a tiny run in a temporary directory")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.small:
         args.samples, args.depth, args.labels, args.chunk = SMALL.values()
     if (args.depth - 1) * STRIDE >= args.labels:

@@ -26,7 +26,7 @@ from make_data import write  # noqa: E402
 from measure import data_directory, run  # noqa: E402
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--labels", type=int, default=100)
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
         "--small", action="store_true",
         help="2,000 samples x 10 labels under 64MB on DuckDB and Polars: no record",
     )  # fmt: skip
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.render:
         render()
         return

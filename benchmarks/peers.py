@@ -87,7 +87,7 @@ def _command(tool: str, directory: Path, args: argparse.Namespace) -> list[str]:
     ]  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--tools", default="polars,polars-1GB,duckdb-1GB,pytrec_eval,ranx")
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--small", action="store_true", help="a tiny run, no record")
     # internal: run one peer here, on the run in a directory
     parser.add_argument("--peer", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.peer:
         print(json.dumps(peer(args.peer[0], Path(args.peer[1]))))
         return

@@ -175,13 +175,13 @@ def sizes(samples: int) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--day-rows", type=int, default=1_000_000)
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--memory-limit", default="1GB")
     parser.add_argument("--small", action="store_true", help="tiny data, no record")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     with data_directory(args.small) as out:
         if args.small:
             results = {"daily": daily(out, 20_000, 3), "year": year(out, 5, 4),

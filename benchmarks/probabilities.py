@@ -90,7 +90,7 @@ def measure(kind: list[str], repeats: int) -> dict:
     return best
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="100000x100", help="SAMPLESxLABELS")
     parser.add_argument("--engines", nargs="+", default=["polars", "duckdb"])
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         "--small", action="store_true",
         help="1,000 samples x 10 labels, each path once: the values checked, nothing recorded",
     )  # fmt: skip
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     target = record.RESULTS / "probabilities.json"
     if args.render:
         saved = json.loads(target.read_text())
@@ -124,9 +124,7 @@ def main(argv: list[str] | None = None) -> None:
                 ours, theirs = row[engine]["value"][key], row["sklearn"]["value"][key]
                 if abs(ours - theirs) > 1e-9 * max(1.0, abs(theirs)):
                     raise SystemExit(f"{engine} {key}: {ours} != scikit-learn's {theirs}")
-    command = "python benchmarks/probabilities.py " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
+    command = "python benchmarks/probabilities.py " + " ".join(sys.argv[1:])
     saved = {**environment(), "command": command.strip(), "uptime": load, "results": [row]}
     if args.small:
         print(table(saved, args.engines))

@@ -85,7 +85,7 @@ def measure(kind: list[str]) -> dict:
     return {"seconds": inner["seconds"], "wall": done.seconds, "peak_rss_mib": done.peak_rss_mib}
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["100000x100", "1000000x100"])
     parser.add_argument("--sklearn-max-rows", type=int, default=10_000_000)
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
         help="1,000 samples x 10 labels, coverage error: the tables and the plot printed or "
         "written to a temporary directory, no record",
     )  # fmt: skip
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.render:
         render_all()
         return

@@ -25,14 +25,14 @@ RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in 
 METRICS = "precision@1,precision@3,precision@5,ndcg@1,ndcg@3,ndcg@5,psprecision@5,recall@100,lrap"
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1_000_000)
     parser.add_argument("--labels", type=int, default=3_000_000)
     parser.add_argument("--engines", default="polars,duckdb")
     parser.add_argument("--memory-limit", default="1GB")
     parser.add_argument("--small", action="store_true", help="a tiny run, no record")
-    args = parser.parse_args(argv)
+    args = parser.parse_args()
     if args.small:
         args.samples, args.labels = SMALL["samples"], SMALL["labels"]
     with data_directory(args.small) as out:
