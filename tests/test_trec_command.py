@@ -437,15 +437,16 @@ def test_html_report_of_runs_with_heavy_ties_missing_topics_and_unjudged_documen
     ]  # fmt: skip
     (tmp_path / "trec_qrels.txt").write_text("\n".join(qrels) + "\n")
     (tmp_path / "trec_runs.txt").write_text("\n".join(runs) + "\n")
-    report = rm.html_report(
-        rm.read_trec_run(tmp_path / "trec_runs.txt"), ties="trec_eval", by="run", k=5,
-        truth_table=rm.read_trec_qrels(tmp_path / "trec_qrels.txt"),
-    )  # fmt: skip
     oracle = _pytrec_means(REPORTED, ASKED, directory=tmp_path)
     shown = ["AP", *REPORTED[1:]]
-    assert report.summary.sort("run").select(shown).rows() == [
-        pytest.approx(means) for means in oracle.values()
-    ]
+    for engine in ({}, {"engine": "duckdb", "memory_limit": "200MB"}):
+        report = rm.html_report(
+            rm.read_trec_run(tmp_path / "trec_runs.txt"), ties="trec_eval", by="run", k=5,
+            truth_table=rm.read_trec_qrels(tmp_path / "trec_qrels.txt"), **engine,
+        )  # fmt: skip
+        assert report.summary.sort("run").select(shown).rows() == [
+            pytest.approx(means) for means in oracle.values()
+        ], engine
 
 
 def test_html_report_of_runs_compares_over_topics_as_compare():
