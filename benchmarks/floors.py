@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -278,7 +277,6 @@ def main() -> None:
         args.size, args.rounds = "1000x10", 1
         args.metrics = ["coverage_error", "average_precision_macro"]
     n_samples, n_labels = map(int, args.size.split("x"))
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
     load = [round(os.getloadavg()[0], 2)]
     with data_directory(args.small) as out:
         path = out / f"{args.size}.parquet"
@@ -290,7 +288,7 @@ def main() -> None:
     load.append(round(os.getloadavg()[0], 2))
     saved = {
         **environment(), "command": "python benchmarks/floors.py " + " ".join(sys.argv[1:]),
-        "uptime": uptime, "load": load, "rows": n_samples * n_labels, "rounds": args.rounds,
+        "load": load, "rows": n_samples * n_labels, "rounds": args.rounds,
         "targets": TARGETS, **measured,
     }  # fmt: skip
     print(table(saved))

@@ -14,17 +14,18 @@ the cells positive), then times in a fresh child process each, ``--repeats`` tim
       DuckDB engine.
 Each clock starts after the libraries are imported; the record's ``wall`` is the whole child
 process, imports included. The fastest of the repeats is kept (the machine may be shared: the
-record holds ``uptime``'s load average taken before the runs). The values of (a) and (b) are
-checked equal before anything is recorded. Writes benchmarks/results/probabilities.json (date,
-versions, command, load), prints a Markdown table and writes it between the ``probabilities``
-markers of docs/performance.md (``--render``: from the record, without measuring).
+record holds the load average over 1, 5 and 15 minutes taken before the runs). The values of (a)
+and (b) are checked equal before anything is recorded. Writes
+benchmarks/results/probabilities.json (date, versions, command, load), prints a Markdown table
+and writes it between the ``probabilities`` markers of docs/performance.md (``--render``: from
+the record, without measuring).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import os
 import sys
 import time
 from pathlib import Path
@@ -111,7 +112,7 @@ def main() -> None:
     if args.small:
         args.size, args.repeats = "1000x10", 1
     n_samples, n_labels = map(int, args.size.split("x"))
-    load = subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    load = "load average: " + ", ".join(f"{minutes:.2f}" for minutes in os.getloadavg())
     row: dict = {"rows": n_samples * n_labels, "keys": KEYS}
     with data_directory(args.small) as out:
         path = out / f"{args.size}.parquet"
