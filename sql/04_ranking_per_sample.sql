@@ -39,9 +39,10 @@ LEFT JOIN (
 -- sort or a window (the ranking view's column, from the sample counts joined back): the labels
 -- scoring at least the sample's lowest-scoring positive (its tied peers included, as rank "max"
 -- has them). 0 without a positive; on a top-k table, n_labels when a positive has no score (it
--- ranks with the unscored labels, last). Only the rows counted are joined back and grouped,
--- cheaper than a count of a CASE over every row or a window partition (min OVER the sample)
--- then a GROUP BY. A sample with neither an unscored
+-- ranks with the unscored labels, last). Every row is joined to its sample's counts on the
+-- sample alone and the rows counted are summed as 0/1: a comparison of the two sides in the
+-- join (a WHERE on both) costs DuckDB, which evaluates it within its hash join, about twice the
+-- conditional sums (benchmarks/speed.py, coverage_error). A sample with neither an unscored
 -- positive nor a scored one (lowest_positive NULL) has none: the positives need no count here.
 CREATE OR REPLACE VIEW rankmetrics_coverage_per_sample AS
 SELECT
@@ -56,10 +57,9 @@ CROSS JOIN rankmetrics_parameters AS p
 LEFT JOIN (
     SELECT
         i.grp, i.sample,
-        count(i.score) AS covered,
-        count(*) - count(i.score) AS unscored_positives
+        sum(CASE WHEN i.score >= s.lowest_positive THEN 1 ELSE 0 END) AS covered,
+        sum(CASE WHEN i.truth > 0 AND i.score IS NULL THEN 1 ELSE 0 END) AS unscored_positives
     FROM rankmetrics_input AS i
     JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-    WHERE i.score >= s.lowest_positive OR (i.truth > 0 AND i.score IS NULL)
     GROUP BY i.grp, i.sample
 ) AS c ON c.grp = s.grp AND c.sample = s.sample;
