@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# Subprocesses and seconds each: left out of the quick subset (conftest.py), run by CI.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parent.parent
 BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(
