@@ -25,11 +25,12 @@ A metric's floor is what no exact evaluation of make_data.py's table can skip:
 
 Both engines run the floor, each at its best; the floor is the faster (the least work on this
 machine). Every step, the floors and each metric's ``evaluate(path, [metric], engine=E)``, runs
-in a fresh process, the clock started after the imports (the engine's library; as speed.py);
+in a fresh process, the clock started after the imports (Polars, DuckDB and the package, for
+the floors and the metrics alike);
 the rounds are interleaved (each round runs every step once) and each figure is the fastest of
 its rounds, the median beside it, with the CPU seconds (user + system, all threads) inside the
 clock, which a busy machine changes less. Each metric's ratio to the floor is checked against
-the targets of issue 40 (Polars within 1.5x, DuckDB within 2x). The record
+the targets: Polars within 1.5x, DuckDB within 2x. The record
 (``benchmarks/results/floors.json``: the machine, versions, command and load average) is written
 only when the load average stays below ``--max-load`` (one minute, before and after), and
 docs/performance.md's table is regenerated from it.
