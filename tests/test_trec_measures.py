@@ -269,8 +269,6 @@ def test_refusals():
         rm.evaluate(TIED_RUN, ["P_1"], truth_table=TIED_QRELS.with_columns(truth=0.5))
     with pytest.raises(ValueError, match="column 'run' not found in the run"):
         rm.trec_eval(TIED_RUN, TIED_QRELS)
-    with pytest.raises(ValueError, match="iprec_at_recall_0.50 runs on the Polars engine only"):
-        rm.evaluate(TIED_RUN, ["iprec_at_recall_0.50"], truth_table=TIED_QRELS, engine="duckdb")
 
 
 @settings(max_examples=10, deadline=None)
@@ -420,10 +418,6 @@ def test_the_trec_keys_on_duckdb(case, judged_only, complete, max_docs):
     # In buckets of a few rows, out of core.
     duck = Engine("duckdb", 7).evaluate(run_frame, SQL_KEYS, **options)
     assert_frame_equal(polars, duck, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
-    with pytest.raises(ValueError, match="relevance_level=2 runs on the Polars engine only"):
-        rm.evaluate(run_frame, ["P_1"], engine="duckdb", relevance_level=2, **options)
-    with pytest.raises(ValueError, match="P\\(rel=2\\)@1 runs on the Polars engine only"):
-        rm.evaluate(run_frame, ["P(rel=2)@1"], engine="duckdb", **options)
 
 
 # A worked run: ties, a document outside the qrels (d1, d4), pooled unjudged (d6), graded

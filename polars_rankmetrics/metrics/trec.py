@@ -55,6 +55,7 @@ its judged documents (0 past them), the ideal ranking that ndcg-like measures re
 _ROW = "__trec_row"  # the row's number within its topic, from 1
 _IDEAL_DCG = "__trec_ideal_dcg"  # IDEAL_GAIN / log2(row + 1)
 _DCG = "__trec_dcg"  # a retrieved document's relevance (0 if not judged) / log2(position + 1)
+_LARGEST = "__trec_largest"  # the topic's largest judged relevance (0 without one)
 _KINDS = ("relevant", "nonrelevant", "unjudged")
 
 
@@ -72,17 +73,24 @@ def in_position_order(
     as :func:`~polars_rankmetrics.engines.topk.trec_rows` gives), then its judged documents
     not retrieved (a null score); ``truth`` the code. Returned with the position in column
     :data:`POSITION` (pass it as the score column), the ideal gains in :data:`IDEAL_GAIN`
-    (each topic's one sort) and their discounted values, and at each relevance level of
-    ``levels`` the running counts of :meth:`Topic.counted`: computed once for every measure."""
+    (each topic's one sort) and their discounted values, the topic's largest relevance on every
+    row, and at each relevance level of ``levels`` the running counts of :meth:`Topic.counted`
+    and the topic's relevant and judged non-relevant documents on every row
+    (:meth:`Topic.each_topic`): computed once for every measure, so that a measure reduces
+    each topic with sums, minima and maxima of values on its rows, never a filter or a topic's
+    value spread over its rows (several times slower in a grouped aggregation)."""
     relevance = pl.when(pl.col(truth) >= JUDGED).then(pl.col(truth) - JUDGED).otherwise(0)
     row = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(topic)
     ideal = relevance.cast(pl.Float64).sort(descending=True).over(topic)
-    counts = []
+    counts = [relevance.max().over(topic).cast(pl.Float64).alias(_LARGEST)]
     for level in sorted(set(levels)):
         t = Topic(truth, score, level)
         for kind in _KINDS:
             retrieved = (t.retrieved & t.kind(kind)).cast(pl.Int64)
             counts.append(retrieved.cum_sum().over(topic).alias(_running(kind, level)))
+        for kind in _KINDS[:2]:
+            total = t.kind(kind).sum().over(topic).cast(pl.Float64)
+            counts.append(total.alias(_total(kind, level)))
     return (
         rows.with_columns(row.alias(_ROW), ideal.alias(IDEAL_GAIN), *counts)
         .with_columns(
@@ -96,6 +104,10 @@ def in_position_order(
 
 def _running(kind: str, level: int) -> str:
     return f"__trec_{kind}_{level}"
+
+
+def _total(kind: str, level: int) -> str:
+    return f"__trec_{kind}_total_{level}"
 
 
 class Topic:
@@ -118,6 +130,30 @@ class Topic:
     def num_rel(self) -> pl.Expr:
         """R: the topic's relevant judged documents, retrieved or not."""
         return self.relevant.sum().cast(pl.Float64)
+
+    def each_topic(self, kind: str) -> pl.Expr:
+        """The topic's documents of ``kind`` (``"relevant"``: R, or ``"nonrelevant"``: judged
+        non-relevant), to combine with values on its rows: on every row in position order,
+        the topic's count spread over its rows otherwise."""
+        if self.ordered:
+            return pl.col(_total(kind, self.level))
+        return self.kind(kind).sum().cast(pl.Float64)
+
+    def only(self, value: pl.Expr, keep: pl.Expr) -> pl.Expr:
+        """``value`` (on every row) where ``keep``, for a sum, minimum or maximum: null
+        elsewhere in position order (a reduction skips it), filtered otherwise."""
+        return pl.when(keep).then(value) if self.ordered else value.filter(keep)
+
+    def at_hits(self, value: pl.Expr) -> pl.Expr:
+        """A value of :meth:`hit_positions`' and :meth:`counted`'s form (on every row in
+        position order, on the relevant documents retrieved otherwise) on the relevant
+        documents retrieved alone, for a sum, minimum or maximum (:meth:`only`)."""
+        return pl.when(self.hit).then(value) if self.ordered else value
+
+    def hit_positions(self) -> pl.Expr:
+        """The positions of the relevant documents retrieved, beside :meth:`counted` (in
+        position order, every row's: read through :meth:`at_hits`)."""
+        return self.position if self.ordered else self.positions(self.relevant)
 
     def per_rel(self, value: pl.Expr) -> pl.Expr:
         """``value`` over R; 0 without a relevant document."""
@@ -149,25 +185,23 @@ class Topic:
     def counted(self, kind: str) -> pl.Expr:
         """For each relevant document retrieved, in position order: the retrieved documents
         of ``kind`` (:meth:`kind`) at or above it, itself included (for ``"relevant"``: its
-        number among them, from 1)."""
-        if self.ordered:
-            return pl.col(_running(kind, self.level)).filter(self.hit).cast(pl.Float64)
+        number among them, from 1), beside :meth:`hit_positions`."""
+        if self.ordered:  # every row's count: read through at_hits
+            return pl.col(_running(kind, self.level)).cast(pl.Float64)
         rows = self.in_order(self.kind(kind), pl.lit(True)).cast(pl.Int64).cum_sum()
         return rows.filter(self.in_order(self.relevant, pl.lit(True))).cast(pl.Float64)
 
     def nth_hit(self) -> pl.Expr:
-        """Beside ``position.filter(hit)``: each relevant document retrieved's number among
-        them in position order (1 for the first)."""
-        if self.ordered:
-            return self.counted("relevant")
-        return self.position.filter(self.hit).rank("ordinal").cast(pl.Float64)
+        """Beside :meth:`hit_positions`: each relevant document retrieved's number among them
+        in position order (1 for the first)."""
+        return self.counted("relevant")
 
     def dcg(self, gain: pl.Expr, gains: Sequence[tuple[int, float]], k: int | None) -> pl.Expr:
         """The dcg of the documents retrieved (``gain`` at each, :func:`_gain` with
         ``gains``), within the first ``k`` positions."""
         if self.ordered and not gains:
             dcg = pl.col(_DCG)
-            return (dcg if k is None else dcg.filter(self.position <= k)).sum()
+            return (dcg if k is None else self.only(dcg, self.position <= k)).sum()
         shown = self.retrieved & (gain != 0)
         if k is not None:
             shown = shown & (self.position <= k)
@@ -179,7 +213,7 @@ class Topic:
         """The dcg of the ideal ranking (:meth:`ideal`), within its first ``k`` positions."""
         if self.ordered and not gains:
             dcg = pl.col(_IDEAL_DCG)
-            return (dcg if k is None else dcg.filter(pl.col(_ROW) <= k)).sum()
+            return (dcg if k is None else self.only(dcg, pl.col(_ROW) <= k)).sum()
         best = self.ideal(gain, gains)
         if k is not None:
             best = best.head(k)
@@ -228,14 +262,14 @@ def success(truth: str, score: str, level: int, k: int) -> pl.Expr:
 def r_precision(truth: str, score: str, level: int) -> pl.Expr:
     """``Rprec``: the relevant documents among the first R retrieved, over R."""
     t = Topic(truth, score, level)
-    return t.per_rel(t.hits_within(t.num_rel()))
+    return t.per_rel(t.hits_within(t.each_topic("relevant")))
 
 
 def reciprocal_rank(truth: str, score: str, level: int) -> pl.Expr:
     """``recip_rank``: 1 over the position of the first relevant document retrieved; 0 without
     one."""
     t = Topic(truth, score, level)
-    return (1.0 / t.position.filter(t.hit).min()).fill_null(0.0)
+    return (1.0 / t.at_hits(t.hit_positions()).min()).fill_null(0.0)
 
 
 def average_precision(truth: str, score: str, level: int, k: int | None = None) -> pl.Expr:
@@ -243,9 +277,11 @@ def average_precision(truth: str, score: str, level: int, k: int | None = None) 
     (within K) of the relevant documents retrieved, over R. The i-th relevant document
     retrieved, at position p, has precision i / p."""
     t = Topic(truth, score, level)
-    at = t.position.filter(t.hit)
+    at = t.hit_positions()
     precisions = t.nth_hit() / at
-    return t.per_rel((precisions if k is None else precisions.filter(at <= k)).sum())
+    if k is not None:
+        precisions = pl.when(at <= k).then(precisions)
+    return t.per_rel(t.at_hits(precisions).sum())
 
 
 def geometric(value: pl.Expr) -> pl.Expr:
@@ -260,9 +296,9 @@ def bpref(truth: str, score: str, level: int) -> pl.Expr:
     those of the topic (1 where n = 0), summed over R. Unjudged documents are skipped."""
     t = Topic(truth, score, level)
     above = t.counted("nonrelevant")
-    r, n = t.num_rel(), t.nonrelevant.sum().cast(pl.Float64)
+    r, n = t.each_topic("relevant"), t.each_topic("nonrelevant")
     share = pl.min_horizontal(above, r) / pl.min_horizontal(n, r)
-    return t.per_rel(pl.when(above > 0).then(1.0 - share).otherwise(1.0).sum())
+    return t.per_rel(t.at_hits(pl.when(above > 0).then(1.0 - share).otherwise(1.0)).sum())
 
 
 def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
@@ -272,7 +308,7 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
     ``nonrel`` the judged relevant and non-relevant ones, e = 1e-5; 1 at j = 0; summed over R.
     Documents outside the pool count only through j."""
     t = Topic(truth, score, level)
-    j = t.positions(t.relevant) - 1.0
+    j = t.hit_positions() - 1.0
     rel = t.counted("relevant") - 1.0
     nonrel, unjudged = t.counted("nonrelevant"), t.counted("unjudged")
     above = rel + nonrel + unjudged
@@ -280,7 +316,7 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
     estimate = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (above / j) * (
         (rel + e) / (rel + nonrel + 2 * e)
     )
-    return t.per_rel(pl.when(j == 0).then(1.0).otherwise(estimate).sum())
+    return t.per_rel(t.at_hits(pl.when(j == 0).then(1.0).otherwise(estimate)).sum())
 
 
 def interpolated_precision(truth: str, score: str, level: int, recall: float) -> pl.Expr:
@@ -291,10 +327,11 @@ def interpolated_precision(truth: str, score: str, level: int, recall: float) ->
     the run with ``complete`` gets 0 from trec_eval too)."""
     t = Topic(truth, score, level)
     nth = t.nth_hit()
-    precisions = nth / t.position.filter(t.hit)
+    precisions = nth / t.hit_positions()
     wanted = (recall * t.num_rel() + 0.5).floor()
+    from_ = pl.max_horizontal((recall * t.each_topic("relevant") + 0.5).floor(), pl.lit(1.0))
     found = t.hit.sum().cast(pl.Float64)
-    best = precisions.filter(nth >= pl.max_horizontal(wanted, pl.lit(1.0))).max()
+    best = t.at_hits(pl.when(nth >= from_).then(precisions)).max()
     return pl.when((wanted > found) | (found == 0)).then(0.0).otherwise(best)
 
 
@@ -349,7 +386,8 @@ def r_precision_multiple(truth: str, score: str, level: int, fraction: float) ->
     of 0."""
     t = Topic(truth, score, level)
     cut = (fraction * t.num_rel() + 0.9).floor()
-    return pl.when(cut > 0).then(t.hits_within(cut) / cut).otherwise(0.0)
+    hits = t.hits_within((fraction * t.each_topic("relevant") + 0.9).floor())
+    return pl.when(cut > 0).then(hits / cut).otherwise(0.0)
 
 
 def set_measure(kind: str, truth: str, score: str, level: int, beta: float = 1.0) -> pl.Expr:
@@ -387,8 +425,8 @@ def binary_gain(truth: str, score: str, level: int) -> pl.Expr:
     """``binG``: over R, the sum over the relevant documents retrieved of ``1 / log2(2 + n)``,
     n the non-relevant (or unjudged) documents retrieved above it."""
     t = Topic(truth, score, level)
-    above = t.position.filter(t.hit) - t.nth_hit()
-    return t.per_rel((1.0 / (above + 2.0).log(2)).sum())
+    above = t.hit_positions() - t.nth_hit()
+    return t.per_rel(t.at_hits(1.0 / (above + 2.0).log(2)).sum())
 
 
 def unjudged(truth: str, score: str, level: int, k: int) -> pl.Expr:
@@ -411,10 +449,12 @@ def rank_biased_precision(truth: str, score: str, level: int, p: float) -> pl.Ex
     relevance where that exceeds 1 (so gains lie in [0, 1]), else the relevance."""
     t = Topic(truth, score, level)
     relevance = pl.when(t.judged).then(t.code - JUDGED).otherwise(0).cast(pl.Float64)
-    largest = relevance.max()
+    largest = pl.col(_LARGEST) if t.ordered else relevance.max()
     gained = t.retrieved & (relevance > 0)
-    shown = relevance.filter(gained) * p ** (t.position.filter(gained) - 1.0)
-    return (1.0 - p) * pl.when(largest > 1).then(shown / largest).otherwise(shown).sum()
+    shown = relevance * p ** (t.position - 1.0)
+    return (1.0 - p) * t.only(
+        pl.when(largest > 1).then(shown / largest).otherwise(shown), gained
+    ).sum()
 
 
 def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Expr:
@@ -424,7 +464,7 @@ def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Exp
     t = Topic(truth, score, level)
     open_ = t.retrieved & ~t.judged
     tail = pl.lit(p) ** t.retrieved.sum().cast(pl.Float64)
-    value = tail + (1.0 - p) * (p ** (t.position - 1.0)).filter(open_).sum()
+    value = tail + (1.0 - p) * t.only(p ** (t.position - 1.0), open_).sum()
     return pl.when(open_.any()).then(value).otherwise(0.0)
 
 

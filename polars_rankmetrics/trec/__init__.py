@@ -201,11 +201,30 @@ def _in_position_order(
     rows = in_position_order(joined, topic, cols.truth, cols.score, levels)
     context = Context(truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level)
     # A geometric key's expression is the logarithm of the topic's value (evaluate's too).
-    values = [
-        key.expression(context).exp() if key.metric.geometric else key.expression(context)
+    values = {
+        key: key.expression(context).exp() if key.metric.geometric else key.expression(context)
         for key in keys
-    ]
-    return rows.group_by(topic).agg(values).collect()
+    }
+    # Two aggregations of the rows, computed once: mixing a topic's lists into the reductions
+    # of its rows makes an aggregation run them all the slow way (measured: 28 s of CPU for
+    # all_trec on 10,000 topics x 1,000 documents, 11 s as two).
+    table = rows.collect().lazy()
+    result: pl.DataFrame | None = None
+    for part in ([k for k in keys if not _listwise(k)], [k for k in keys if _listwise(k)]):
+        if part:
+            each = table.group_by(topic).agg(values[key] for key in part).collect()
+            result = each if result is None else result.join(each, on=topic, nulls_equal=True)
+    assert result is not None  # keys is not empty
+    return result.select(*topic, *(str(key) for key in keys))
+
+
+_LISTWISE = ("trec_g", "trec_ndcg_rel", "trec_rndcg")
+
+
+def _listwise(key: MetricKey) -> bool:
+    """Whether a key's expression works on each topic's lists (sorts, gathers, prefix sums of
+    its documents of positive gain) rather than reducing values on its rows."""
+    return key.metric.name in _LISTWISE or key.param("gains") is not None
 
 
 def _distinct(names: Sequence[str]) -> pl.Expr:
