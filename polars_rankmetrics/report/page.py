@@ -520,7 +520,8 @@ class _Page:
             "Comparison with the baseline",
             _table(shown, sortable=True),
             "delta = model minus baseline; [delta_lo, delta_hi] a paired bootstrap interval; "
-            "p from Fisher's permutation test (10,000 sign patterns), Holm-adjusted; "
+            "p from Fisher's permutation test (compare's test='permutation', "
+            "n_resamples=10,000), Holm-adjusted; "
             "\u2020: p_adjusted < 0.05.",
         )
 
