@@ -13,7 +13,9 @@ at its best.
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
   2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
   (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
-  perfect table too, whose size outgrows what it spares.
+  perfect table too, whose size outgrows what it spares. The positive ranks by pairs join each
+  positive to its sample's rows and group the pairs by the positive: on the sample alone, one
+  key fewer to hash and compare per pair.
 
 Each variant is made from the view as ``sql/`` writes it, by DuckDB's own parser: the view's
 query is parsed to its syntax tree (``json_serialize_sql``), the nodes the variant changes are
@@ -35,7 +37,9 @@ import duckdb
 from polars_rankmetrics.engines.sql.export import view_query
 
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
-ONE_GROUP_VIEWS = (SAMPLE_COUNTS, "rankmetrics_coverage_per_sample")
+ONE_GROUP_VIEWS = (
+    SAMPLE_COUNTS, "rankmetrics_coverage_per_sample", "rankmetrics_positive_ranks_by_pairs",
+)  # fmt: skip
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
 _GROUP = "grp"
