@@ -56,6 +56,7 @@ _ROW = "__trec_row"  # the row's number within its topic, from 1
 _IDEAL_DCG = "__trec_ideal_dcg"  # IDEAL_GAIN / log2(row + 1)
 _DCG = "__trec_dcg"  # a retrieved document's relevance (0 if not judged) / log2(position + 1)
 _LARGEST = "__trec_largest"  # the topic's largest judged relevance (0 without one)
+_RET = "__trec_ret"  # the topic's documents retrieved
 _KINDS = ("relevant", "nonrelevant", "unjudged")
 
 
@@ -76,13 +77,15 @@ def in_position_order(
     (each topic's one sort) and their discounted values, the topic's largest relevance on every
     row, and at each relevance level of ``levels`` the running counts of :meth:`Topic.counted`
     and the topic's relevant and judged non-relevant documents on every row
-    (:meth:`Topic.each_topic`): computed once for every measure, so that a measure reduces
+    (:meth:`Topic.each_topic`), and its documents retrieved: computed once for every measure,
+    so that a measure reduces
     each topic with sums, minima and maxima of values on its rows, never a filter or a topic's
     value spread over its rows (several times slower in a grouped aggregation)."""
     relevance = pl.when(pl.col(truth) >= JUDGED).then(pl.col(truth) - JUDGED).otherwise(0)
     row = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(topic)
     ideal = relevance.cast(pl.Float64).sort(descending=True).over(topic)
-    counts = [relevance.max().over(topic).cast(pl.Float64).alias(_LARGEST)]
+    retrieved = pl.col(score).is_not_null().sum().over(topic).cast(pl.Int64)
+    counts = [relevance.max().over(topic).cast(pl.Float64).alias(_LARGEST), retrieved.alias(_RET)]
     for level in sorted(set(levels)):
         t = Topic(truth, score, level)
         for kind in _KINDS:
@@ -129,6 +132,8 @@ class Topic:
 
     def num_rel(self) -> pl.Expr:
         """R: the topic's relevant judged documents, retrieved or not."""
+        if self.ordered:  # also on the rows of gain_rows
+            return pl.col(_total("relevant", self.level)).first()
         return self.relevant.sum().cast(pl.Float64)
 
     def each_topic(self, kind: str) -> pl.Expr:
@@ -468,6 +473,17 @@ def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Exp
     return pl.when(open_.any()).then(value).otherwise(0.0)
 
 
+def gain_rows(rows: pl.LazyFrame, truth: str) -> pl.LazyFrame:
+    """The rows of :func:`in_position_order` that ``G``, ``ndcg_rel`` and ``Rndcg`` read
+    without gain parameters: the documents judged relevant (a relevance above 0, retrieved
+    or not), the first rows of each topic, where the ideal gains are positive, and its first
+    row (a topic without a document of positive gain keeps its values); in their order (a
+    tenth of a run's rows, or less, where most documents retrieved are not judged
+    relevant)."""
+    keep = (pl.col(truth) > JUDGED) | (pl.col(IDEAL_GAIN) > 0) | (pl.col(_ROW) == 1)
+    return rows.filter(keep)
+
+
 def _prefix(values: pl.Expr) -> pl.Expr:
     """The prefix sums of ``values`` with 0 first: read at m, the sum of the first m."""
     return pl.lit(0.0).append(values.cum_sum())
@@ -483,7 +499,9 @@ class _Gains:
         gain = _gain(t, gains)
         self.at = t.positions(gain != 0)
         self.shown = t.in_order(gain, gain != 0)
-        self.ret = t.retrieved.sum().cast(pl.Int64)
+        # In position order also on the rows of gain_rows alone.
+        self.ret = pl.col(_RET).first() if t.ordered and not gains else t.retrieved.sum()
+        self.ret = self.ret.cast(pl.Int64)
         self.dcg = _prefix(self.shown / (self.at + 1.0).log(2))
         self.best = t.ideal(gain, gains)
         self.n = self.best.len().cast(pl.Int64)
