@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -128,3 +130,28 @@ def expected_over_orders(name: str, k: int | None, scored: list[tuple[float, boo
         values.append(ranked_list_value(
             name, k, [r for _, r, _ in ranked], [g for _, _, g in ranked], true_gains))  # fmt: skip
     return sum(values) / len(values)
+
+
+SHIPPED = Path(__file__).parent.parent / "data"
+
+
+def pytrec_means(measures, asked=None, directory=SHIPPED):
+    """pytrec_eval's (trec_eval's C code) mean of each measure over the topics of each run of
+    the TREC files ``trec_qrels.txt`` and ``trec_runs.txt`` in ``directory`` (the shipped ones
+    by default): {tag: [mean of each measure]}, tags in order. ``asked``: the measures as
+    pytrec_eval is asked for them (``P.1,2``), when they are not ``measures`` themselves."""
+    import pytrec_eval
+
+    qrels, runs = defaultdict(dict), defaultdict(lambda: defaultdict(dict))
+    for line in (directory / "trec_qrels.txt").read_text().splitlines():
+        topic, _, doc_id, relevance = line.split()
+        qrels[topic][doc_id] = int(relevance)
+    for line in (directory / "trec_runs.txt").read_text().splitlines():
+        topic, _, doc_id, _, score, tag = line.split()
+        runs[tag][topic][doc_id] = float(score)
+    evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), set(asked or measures))
+    means = {}
+    for tag in sorted(runs):
+        per_topic = evaluator.evaluate(dict(runs[tag]))
+        means[tag] = [sum(v[m] for v in per_topic.values()) / len(per_topic) for m in measures]
+    return means

@@ -135,6 +135,18 @@ def test_graded_truth_is_fine_for_dcg_only(engine):
         engine.evaluate(df, ["lrap", "ndcg"])
 
 
+def test_graded_qrels_on_retrieval_keys_point_to_trec_measures(engine):
+    run = pl.DataFrame({"s": [1, 1, 2], "l": ["x", "y", "x"], "p": [0.9, 0.1, 0.5]})
+    qrels = pl.DataFrame({"s": [1, 2], "l": ["x", "x"], "t": [2, 1]})
+    cols = {"sample": "s", "label": "l", "score": "p", "truth": "t"}
+    with pytest.raises(ValueError, match=r"must be 0 or 1 for precision@1.*for graded qrels, "
+                       r"trec_eval's measures \(AP, P_5.*at s=1, l='x'"):  # fmt: skip
+        engine.evaluate(run, ["precision@1"], truth_table=qrels, **cols)
+    with pytest.raises(ValueError, match=r"must be 0 or 1 for lrap, but") as raised:
+        engine.evaluate(table(truth=[3, 0, 0, 2]), ["lrap"])
+    assert "qrels" not in str(raised.value)
+
+
 def test_unknown_engine():
     with pytest.raises(ValueError, match=r"unknown engine 'bigquery'; choose one of polars"):
         rm.evaluate(table(), engine="bigquery")

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from reference import dense
+from reference import dense, pytrec_means
 from sklearn import metrics as skm
 
 import polars_rankmetrics as rm
@@ -209,6 +209,13 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         counts = ["wins", "ties", "losses"]
         assert_frame_equal(value.drop(counts), expected.drop(counts), check_exact=False,
                            rel_tol=1e-12)  # fmt: skip
+    elif source.startswith('report.summary.select("run", "AP"'):
+        # trec_eval's measures of the shipped runs, as pytrec_eval (trec_eval's C code) gives them.
+        asked = ["map", "recip_rank", "ndcg_cut.5", "P.5", "recall.5"]
+        oracle = pytrec_means(["map", "recip_rank", "ndcg_cut_5", "P_5", "recall_5"], asked)
+        assert value["run"].to_list() == list(oracle)
+        for row, means in zip(value.drop("run").rows(), oracle.values(), strict=True):
+            assert list(row) == close(means)
     elif source.startswith("con.execute("):
         # A statement of the SQL state's example, whose window test_sql_state.py checks against
         # evaluate's Poisson intervals.

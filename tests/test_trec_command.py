@@ -9,13 +9,13 @@ import doctest
 import json
 import re
 import shlex
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from reference import SHIPPED, pytrec_means
 
 from polars_rankmetrics.cli import TIE_RULES, main
 from polars_rankmetrics.trec import output
@@ -355,31 +355,6 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
     ]
 
 
-SHIPPED = Path(__file__).parent.parent / "data"
-
-
-def _pytrec_means(measures, asked=None, directory=SHIPPED):
-    """pytrec_eval's (trec_eval's C code) mean of each measure over the topics of each run of
-    the TREC files ``trec_qrels.txt`` and ``trec_runs.txt`` in ``directory`` (the shipped ones
-    by default): {tag: [mean of each measure]}, tags in order. ``asked``: the measures as
-    pytrec_eval is asked for them (``P.1,2``), when they are not ``measures`` themselves."""
-    import pytrec_eval
-
-    qrels, runs = defaultdict(dict), defaultdict(lambda: defaultdict(dict))
-    for line in (directory / "trec_qrels.txt").read_text().splitlines():
-        topic, _, doc_id, relevance = line.split()
-        qrels[topic][doc_id] = int(relevance)
-    for line in (directory / "trec_runs.txt").read_text().splitlines():
-        topic, _, doc_id, _, score, tag = line.split()
-        runs[tag][topic][doc_id] = float(score)
-    evaluator = pytrec_eval.RelevanceEvaluator(dict(qrels), set(asked or measures))
-    means = {}
-    for tag in sorted(runs):
-        per_topic = evaluator.evaluate(dict(runs[tag]))
-        means[tag] = [sum(v[m] for v in per_topic.values()) / len(per_topic) for m in measures]
-    return means
-
-
 def test_cli_docs_trec_example_on_the_shipped_files(capsys, monkeypatch):
     # docs/cli.md's command, run from the repository's root as tests/test_readme.py runs it,
     # prints the lines shown under it; the values are pytrec_eval's.
@@ -391,7 +366,7 @@ def test_cli_docs_trec_example_on_the_shipped_files(capsys, monkeypatch):
     assert (status, err, out.splitlines()) == (0, shown[:1], shown[1:])
     measures = ("map", "P_5", "ndcg_cut_10")
     expected = []
-    for tag, means in _pytrec_means(measures).items():
+    for tag, means in pytrec_means(measures).items():
         expected.append(f"{'runid':<22}\tall\t{tag}")
         expected += [f"{m:<22}\tall\t{mean:.4f}" for m, mean in zip(measures, means, strict=True)]
     assert shown[1:] == expected
@@ -411,7 +386,7 @@ def test_html_report_of_runs_against_shared_graded_qrels():
     report = rm.html_report(run, truth_table=qrels, by="run", k=5, ties="trec_eval")
     summary = report.summary.sort("run")
     cuts = [f"{name}_{k}" for name in ("P", "recall") for k in range(1, 6)]
-    oracle = _pytrec_means([*REPORTED[:3], *cuts], ASKED)
+    oracle = pytrec_means([*REPORTED[:3], *cuts], ASKED)
     shown = ["AP", *REPORTED[1:3], *cuts]  # AP: trec_eval's map (the library's map is its own)
     assert summary.select(shown).rows() == [pytest.approx(means) for means in oracle.values()]
     # The chart draws P_K and recall_K at K = 1 .. 5, pytrec_eval's; the page states the rule.
@@ -437,7 +412,7 @@ def test_html_report_of_runs_with_heavy_ties_missing_topics_and_unjudged_documen
     ]  # fmt: skip
     (tmp_path / "trec_qrels.txt").write_text("\n".join(qrels) + "\n")
     (tmp_path / "trec_runs.txt").write_text("\n".join(runs) + "\n")
-    oracle = _pytrec_means(REPORTED, ASKED, directory=tmp_path)
+    oracle = pytrec_means(REPORTED, ASKED, directory=tmp_path)
     shown = ["AP", *REPORTED[1:]]
     for engine in ({}, {"engine": "duckdb", "memory_limit": "200MB"}):
         report = rm.html_report(
@@ -495,7 +470,7 @@ def test_cli_report_of_trec_files_has_pytrec_evals_numbers(tmp_path, capsys):
         f"rankmetrics: wrote {page}",
     ]
     printed = _summary_of_page(page.read_text(encoding="utf-8"))
-    oracle = list(zip(*_pytrec_means(REPORTED, ASKED).values(), strict=True))
+    oracle = list(zip(*pytrec_means(REPORTED, ASKED).values(), strict=True))
     assert list(printed) == ["AP", *REPORTED[1:]]
     assert list(printed.values()) == [[f"{v:.4f}" for v in means] for means in oracle]
     # --ties trec_eval on data read by the library: the same page's numbers, the rule stated.

@@ -146,6 +146,12 @@ def row_problems(cols: Columns, keys: Sequence[MetricKey]) -> dict[str, str]:
             f"column {cols.truth!r} (truth){truth_table} must be 0 or 1 for "
             f"{', '.join(binary)}, but has a value outside {{0, 1}}"
         )
+        if any(key.metric.family == "retrieval" for key in keys):
+            # Graded qrels: trec_eval's measures read the grade (relevant at or above a level).
+            problems["non_binary_truth"] += (
+                "; for graded qrels, trec_eval's measures (AP, P_5, ndcg_cut_10, ... with "
+                "ties='trec_eval') read the grade as trec_eval does"
+            )
     problems["negative_truth"] = f"column {cols.truth!r} (truth){truth_table} has a negative value"
     if cols.weight is not None:
         problems["null_weight"] = f"column {cols.weight!r} (weight){predictions} has a null"
