@@ -535,21 +535,27 @@ def trec_tables(
     return run, qrels
 
 
-def trec_rows(run: pl.LazyFrame, qrels: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+def trec_rows(run: pl.DataFrame, qrels: pl.DataFrame, cols: Columns) -> pl.DataFrame:
     """The run and qrels of :func:`trec_tables` joined without a sort: the run's rows in their
     order (each topic's in position order), each with its code (``NONPOOL`` where the qrels do
     not name the document), then the judged documents that the run does not retrieve (a null
     score). The rows the TREC keys read in position order
-    (:func:`~polars_rankmetrics.metrics.trec.in_position_order`)."""
+    (:func:`~polars_rankmetrics.metrics.trec.in_position_order`). Only the qrels are matched
+    to the run, and each code scattered to its row (cheaper than a join that gathers every
+    row of the run, or hashes it twice)."""
     keys = [*cols.by, cols.sample, cols.label]
-    retrieved = run.select(*keys, cols.score).join(
-        qrels, on=keys, how="left", maintain_order="left"
+    hits = (
+        qrels.lazy()
+        .select(*keys, cols.truth)
+        .with_row_index("__q")
+        .join(run.lazy().select(keys).with_row_index("__r"), on=keys, how="inner")
+        .select("__q", "__r", cols.truth)
+        .collect()
     )
-    missed = qrels.join(run.select(keys), on=keys, how="anti")
-    return pl.concat(
-        [
-            retrieved.with_columns(pl.col(cols.truth).fill_null(NONPOOL)),
-            missed.select(*keys, pl.lit(None, pl.Float64).alias(cols.score), cols.truth),
-        ],
-        how="vertical",
+    codes = pl.repeat(NONPOOL, run.height, dtype=pl.Int64, eager=True)
+    retrieved = run.select(*keys, cols.score).with_columns(
+        codes.scatter(hits["__r"], hits[cols.truth].cast(pl.Int64)).alias(cols.truth)
     )
+    missed = qrels.filter(~pl.int_range(pl.len()).is_in(hits["__q"].implode()))
+    missed = missed.select(*keys, pl.lit(None, pl.Float64).alias(cols.score), cols.truth)
+    return pl.concat([retrieved, missed.cast(retrieved.schema)], how="vertical")

@@ -198,7 +198,7 @@ def _in_position_order(
     levels = [
         level for key in keys if isinstance(level := key.param("rel", trec.relevance_level), int)
     ]
-    joined = topk.trec_rows(ordered, judged, cols)
+    joined = topk.trec_rows(in_order, qrels_rows, cols).lazy()
     rows = in_position_order(joined, topic, cols.truth, cols.score, levels)
     context = Context(truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level)
     # A geometric key's expression is the logarithm of the topic's value (evaluate's too).
