@@ -259,6 +259,7 @@ def _scattered(predictions: pl.DataFrame, truth: pl.DataFrame, cols: Columns) ->
 
 
 _KEY = "__key"
+_TOPIC = "__topic"  # a topic's number in the sorted run
 
 
 def _packed_key(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Expr | None:
@@ -521,11 +522,21 @@ def trec_tables(
     qrels = shared_truth(predictions, qrels, cols).select(
         *keys, code(relevance.cast(pl.Int64)).alias(cols.truth)
     )
-    topics = qrels.select(cols.sample_keys).unique()
-    run = trec_order(predictions.join(topics, on=cols.sample_keys, how="semi"), cols)
+    topic = cols.sample_keys
+    # Sorted first, each topic a run of rows numbered by a scan: the qrels' topics are kept
+    # by the run's topics, one row each, then by number (hashing each row's keys costs more).
+    starts = starts_run(topic)
+    ordered = trec_order(predictions, cols).with_columns(starts.cum_sum().alias(_TOPIC))
+    kept = (
+        ordered.filter(starts)
+        .select(_TOPIC, *topic)
+        .join(qrels.select(topic).unique(), on=topic, how="semi")
+    )
+    run = ordered.join(kept.select(_TOPIC), on=_TOPIC, how="semi", maintain_order="left")
+    run = run.drop(_TOPIC)
     if not complete:
         # The run's topics before any document is cut: a topic that -M or -J empties counts.
-        qrels = qrels.join(run.select(cols.sample_keys).unique(), on=cols.sample_keys, how="semi")
+        qrels = qrels.join(kept.select(topic), on=topic, how="semi")
     position = -pl.col(cols.score)
     if max_docs is not None:
         run = run.filter(position <= max_docs)
