@@ -550,7 +550,8 @@ def trec_rows(run: pl.DataFrame, qrels: pl.DataFrame, cols: Columns) -> pl.DataF
     """The run and qrels of :func:`trec_tables` joined without a sort: the run's rows in their
     order (each topic's in position order), each with its code (``NONPOOL`` where the qrels do
     not name the document), then the judged documents that the run does not retrieve (a null
-    score). The rows the TREC keys read in position order
+    score); the topic's columns, the score and the code, not the document's id, which no
+    measure reads. The rows the TREC keys read in position order
     (:func:`~polars_rankmetrics.metrics.trec.in_position_order`). Only the qrels are matched
     to the run, and each code scattered to its row (cheaper than a join that gathers every
     row of the run, or hashes it twice)."""
@@ -564,9 +565,11 @@ def trec_rows(run: pl.DataFrame, qrels: pl.DataFrame, cols: Columns) -> pl.DataF
         .collect()
     )
     codes = pl.repeat(NONPOOL, run.height, dtype=pl.Int64, eager=True)
-    retrieved = run.select(*keys, cols.score).with_columns(
+    retrieved = run.select(*cols.sample_keys, cols.score).with_columns(
         codes.scatter(hits["__r"], hits[cols.truth].cast(pl.Int64)).alias(cols.truth)
     )
     missed = qrels.filter(~pl.int_range(pl.len()).is_in(hits["__q"].implode()))
-    missed = missed.select(*keys, pl.lit(None, pl.Float64).alias(cols.score), cols.truth)
+    missed = missed.select(
+        *cols.sample_keys, pl.lit(None, pl.Float64).alias(cols.score), cols.truth
+    )
     return pl.concat([retrieved, missed.cast(retrieved.schema)], how="vertical")
