@@ -82,8 +82,9 @@ class DuckDBSession(SQLSession):
         """:meth:`SQLSession.piece`, the session's shared views computed once first, into
         temporary tables of the columns they name (only here: a session that only checks and
         splits a table too large for the budget never computes them over the whole of it). The
-        sample counts are one of them: the sample checks and the metrics read one aggregation."""
-        self._define_sample_counts()
+        sample counts are one of them: the sample checks and the metrics read one aggregation,
+        whose distinct labels are the rows where ``context`` says no sample repeats a label."""
+        self._define_sample_counts(unique_labels=context.rows.unique_labels)
         for view, columns in self._shared.items():  # the sample counts before the ranks
             ranks = view == "rankmetrics_positive_ranks"
             if ranks and not tuning.positives_fit(self._frame, self._limit):
@@ -110,15 +111,19 @@ class DuckDBSession(SQLSession):
         self._define_sample_counts()
         return super().sample_summary()
 
-    def _define_sample_counts(self) -> None:
+    def _define_sample_counts(self, *, unique_labels: bool = False) -> None:
         """Once: the sample counts as DuckDB computes them (:func:`~.variants.sample_counts`;
-        the label range from Parquet's statistics at no cost)."""
+        the label range from Parquet's statistics at no cost; ``unique_labels``: no sample
+        repeats a label, its distinct labels are its rows)."""
         if self._counts_defined:
             return
         self._views()
         self._counts_defined = True
         weighted, grouped = self.cols.weight is not None, bool(self.cols.by)
-        self.con.execute(sample_counts(self.con, self.label_range(), weighted, grouped))
+        span = None if unique_labels else self.label_range()
+        self.con.execute(
+            sample_counts(self.con, span, weighted, grouped, unique_labels=unique_labels)
+        )
 
     def _source_type(self, column: str) -> str:
         found = self.con.execute(

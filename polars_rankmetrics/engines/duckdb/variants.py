@@ -51,16 +51,19 @@ _MADE: dict[tuple[str, str, tuple[tuple[str, str], ...], bool], str] = {}
 
 def sample_counts(
     con: duckdb.DuckDBPyConnection, span: tuple[int, int] | None, weighted: bool,
-    grouped: bool, *, query: str | None = None,
+    grouped: bool, *, query: str | None = None, unique_labels: bool = False,
 ) -> str:  # fmt: skip
     """The statement defining ``rankmetrics_sample_counts`` as DuckDB computes it, the same
     counts: the distinct labels as set bits where the labels are integers spanning at most
-    :data:`_BITSTRING_MAX_LABELS` values (``span``: the lowest and highest), the weight the
-    constant 1 without a weight column (not ``weighted``), grouped by the sample alone without
-    ``by`` (not ``grouped``). ``query``: the view's query (default: as ``sql/`` writes it);
-    ``con`` parses it."""
+    :data:`_BITSTRING_MAX_LABELS` values (``span``: the lowest and highest), or as the rows
+    where no sample repeats a label (``unique_labels``: a top-k piece whose join found none, as
+    ``Rows.unique_labels`` says), the weight the constant 1 without a weight column (not
+    ``weighted``), grouped by the sample alone without ``by`` (not ``grouped``). ``query``: the
+    view's query (default: as ``sql/`` writes it); ``con`` parses it."""
     columns = {}
-    if span is not None and span[1] - span[0] < _BITSTRING_MAX_LABELS:
+    if unique_labels:
+        columns["distinct_labels"] = "count(*)"
+    elif span is not None and span[1] - span[0] < _BITSTRING_MAX_LABELS:
         lowest, highest = int(span[0]), int(span[1])
         if highest - lowest < _HUGEINT_BITS:
             # Each label's bit looked up in a constant list of the span's powers of two (folded
