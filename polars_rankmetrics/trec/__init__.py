@@ -187,8 +187,9 @@ def _in_position_order(
     )
     # Each table computed once (a lazy plan would sort the run again for each reader).
     found, in_order, qrels_rows = pl.collect_all([given, ordered, judged])
-    ordered, judged = in_order.lazy(), qrels_rows.lazy()
-    qrels_found = judged.select(pl.len().alias("rows"), _distinct(keyed).alias("distinct"))
+    qrels_found = qrels_rows.lazy().select(
+        pl.len().alias("rows"), _distinct(keyed).alias("distinct")
+    )
     facts, qrels_facts = found.row(0, named=True), qrels_found.collect().row(0, named=True)
     if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
         return None
@@ -198,8 +199,11 @@ def _in_position_order(
     levels = [
         level for key in keys if isinstance(level := key.param("rel", trec.relevance_level), int)
     ]
-    joined = topk.trec_rows(in_order, qrels_rows, cols).lazy()
-    rows = in_position_order(joined, topic, cols.truth, cols.score, levels)
+    joined = topk.trec_rows(in_order, qrels_rows, cols)
+    del in_order, qrels_rows  # the sorted run's copy is not held beside the rows
+    rows = in_position_order(joined.lazy(), topic, cols.truth, cols.score, levels)
+    table = rows.collect().lazy()
+    del joined, rows
     context = Context(truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level)
     # A geometric key's expression is the logarithm of the topic's value (evaluate's too).
     values = {
@@ -211,7 +215,6 @@ def _in_position_order(
     # where they read no other: gain_rows). Mixed, an aggregation runs every expression the
     # slow way (measured: 28 s of CPU for all_trec on 10,000 topics x 1,000 documents, 11 s
     # apart).
-    table = rows.collect().lazy()
     parts = [
         (table, [k for k in keys if not _listwise(k)]),
         (gain_rows(table, cols.truth), [k for k in keys if _listwise(k) and not _gains(k)]),
