@@ -21,12 +21,17 @@ The common floor, what no exact evaluation of make_data.py's table can skip:
   per-sample counts and the label range. The table's boolean truth and float32 score rule out
   the truth's range and the score's precision checks by type, and it has no weight column;
   an exact evaluation skips those checks here, and so does the floor;
-- one grouped pass: per sample, its rows and its positives, reduced to one row.
+- one grouped pass: per sample, its rows and its positives, reduced to one row. Polars runs it
+  lazily: an eager group-by takes two to four times the CPU of the same lazy one.
 
 The family steps (``FAMILIES``), each on top of the common floor in the same process:
 
-- ``threshold`` (f1_samples, hamming_loss): nothing more. A sample's predicted, true and
-  shared counts are sums as cheap as its positives, in the same grouped pass.
+- ``sums`` (hamming loss): the wrong predictions summed over the rows. Where the rows are in
+  (sample, label) order, the checks' pass also counts the runs of samples, and the rows' count
+  against the runs times the label range proves every sample's label set (none has more than
+  the range), so no grouped pass is needed; elsewhere the common grouped pass.
+- ``threshold`` (f1_samples): nothing more. A sample's predicted and true predicted counts are
+  sums as cheap as its positives, in the same grouped pass.
 - ``coverage`` (coverage error): per sample, the lowest positive score and the count of its
   scores at or above it. No statistic gives either: the lowest positive is a grouped minimum,
   and the count compares every score with it, so a second look at every row. On Polars over
@@ -84,22 +89,26 @@ METRICS = [
     "f1_samples", "hamming_loss", "average_precision_macro", "roc_auc_macro",
 ]  # fmt: skip
 FAMILIES = {
-    "threshold": ("f1_samples", "hamming_loss"),
+    "sums": ("hamming_loss",),
+    "threshold": ("f1_samples",),
     "coverage": ("coverage_error",),
     "placing": ("lrap", "ranking_loss", "ndcg", "ndcg@10"),
     "labels": ("average_precision_macro", "roc_auc_macro"),
 }
 # Each family's floor variants: (engine, method), the method "" where an engine has one way.
 VARIANTS = {
+    "sums": [("polars", ""), ("duckdb", "")],
     "threshold": [("polars", ""), ("duckdb", "")],
     "coverage": [("polars", ""), ("duckdb", "")],
     "placing": [("polars", "sort"), ("polars", "pairs")],
     "labels": [("polars", ""), ("duckdb", "")],
 }
+THRESHOLD = 0.5  # evaluate's default: a label is predicted where its score is at least this
 TARGETS = {"polars": 1.5, "duckdb": 2.0}  # a metric's time over its floor, at most
 COLUMNS = ["sample", "label", "score", "truth"]
 COMMON = ("samples", "fewest_rows", "most_rows", "repeated", "positives", "nulls", "nan_scores",
           "label_span")  # fmt: skip
+STEPS = ("wrong", "predicted", "hit", "covered", "placed", "label_scores")  # the families' counts
 
 
 def family_of(metric: str) -> str:
@@ -108,81 +117,105 @@ def family_of(metric: str) -> str:
 
 
 def polars_floor(path: str, family: str, method: str = "") -> dict:
-    """The floor of ``family`` on Polars: the file read once, the row checks and the order of
-    (sample, label) in one pass, then one aggregation per sample, over runs of rows where that
-    order holds (with, for ``coverage``, the lowest positive and the scores at or above it, and
-    for ``placing`` the lowest positive), then ``family``'s step (``method``: ``sort`` or
+    """The floor of ``family`` on Polars: the file read once, the row checks, the order of
+    (sample, label) and the count of runs of samples in one pass (for ``sums``, the wrong
+    predictions too: where the rows are in that order, each sample's label count follows from
+    the runs, and no grouped pass is needed), then one lazy aggregation per sample, over runs
+    of rows where that order holds (with, for ``threshold``, its predicted and true predicted
+    labels; for ``coverage``, the lowest positive and the scores at or above it; for
+    ``placing``, the lowest positive), then ``family``'s step (``method``: ``sort`` or
     ``pairs`` for ``placing``)."""
     import polars as pl
 
     from polars_rankmetrics.metrics.ranks import ordered_by
 
     df = pl.read_parquet(path, columns=COLUMNS)
-    checks = df.select(
-        nulls=pl.sum_horizontal(pl.col(c).null_count() for c in COLUMNS),
-        nan_scores=pl.col("score").is_nan().sum(),
-        ordered=ordered_by(df.schema, ["sample", "label"]),
-        lowest_label=pl.col("label").min(),
-        highest_label=pl.col("label").max(),
-    ).row(0, named=True)
-    score, truth = pl.col("score"), pl.col("truth")
-    if checks["ordered"]:  # no label repeats within a sample
-        df = df.with_columns(pl.col("sample").set_sorted())
-        labels = pl.len()
-    else:
-        labels = pl.col("label").n_unique()
-    lowest = score.filter(truth).min()
-    extra = {
-        "coverage": [(score >= lowest).sum().alias("covered")],
-        "placing": [lowest.alias("lowest")],
-    }.get(family, [])
-    per_sample = df.group_by("sample").agg(
-        pl.len().alias("rows"), labels.alias("labels"), truth.sum().alias("positives"), *extra
+    score, truth, sample = pl.col("score"), pl.col("truth"), pl.col("sample")
+    predicted = score >= THRESHOLD
+    checks = (
+        df.lazy()
+        .select(
+            rows=pl.len(),
+            nulls=pl.sum_horizontal(pl.col(c).null_count() for c in COLUMNS),
+            nan_scores=score.is_nan().sum(),
+            ordered=ordered_by(df.schema, ["sample", "label"]),
+            runs=(sample.slice(1) != sample.slice(0, pl.len() - 1)).sum() + 1,
+            lowest_label=pl.col("label").min(),
+            highest_label=pl.col("label").max(),
+            **(
+                {"positives": truth.sum(), "wrong": (predicted != truth).sum()}
+                if family == "sums"
+                else {}
+            ),
+        )  # fmt: skip
+        .collect()
+        .row(0, named=True)
     )
-    facts = per_sample.select(
-        samples=pl.len(),
-        fewest_rows=pl.col("rows").min(),
-        most_rows=pl.col("rows").max(),
-        repeated=(pl.col("rows") - pl.col("labels")).sum(),
-        positives=pl.col("positives").sum(),
-        **({"covered": pl.col("covered").sum()} if family == "coverage" else {}),
-    ).row(0, named=True)
     span = checks["highest_label"] - checks["lowest_label"] + 1
     found = {name: checks[name] for name in ("nulls", "nan_scores")}
-    if family == "placing":
-        facts["placed"] = _placed(df, per_sample.select("sample", "lowest"), method)
-    elif family == "labels":
-        facts["label_scores"] = (
-            df.group_by("label", "score").agg(pl.len(), truth.sum()).select(pl.len()).item()
+    if family == "sums" and checks["ordered"] and checks["rows"] == checks["runs"] * span:
+        # In (sample, label) order a sample has at most ``span`` labels: all have ``span``.
+        each = {"samples": checks["runs"], "fewest_rows": span, "most_rows": span, "repeated": 0}
+        kept = {name: checks[name] for name in ("positives", "wrong")}
+        return {**each, **kept, **found, "label_span": span}
+    if checks["ordered"]:  # no label repeats within a sample
+        lf = df.lazy().with_columns(sample.set_sorted())
+        labels = pl.len()
+    else:
+        lf, labels = df.lazy(), pl.col("label").n_unique()
+    lowest = score.filter(truth).min()
+    extra = {
+        "sums": {"wrong": (predicted != truth).sum()},
+        "threshold": {"predicted": predicted.sum(), "hit": (predicted & truth).sum()},
+        "coverage": {"covered": (score >= lowest).sum()},
+        "placing": {"lowest": lowest},
+    }.get(family, {})
+    per_sample = lf.group_by("sample").agg(
+        pl.len().alias("rows"), labels.alias("labels"), truth.sum().alias("positives"),
+        *(expression.alias(name) for name, expression in extra.items()),
+    )  # fmt: skip
+    if family == "placing":  # read twice: the facts, and the lowest positives joined back
+        per_sample = per_sample.collect().lazy()
+    facts = (
+        per_sample.select(
+            samples=pl.len(),
+            fewest_rows=pl.col("rows").min(),
+            most_rows=pl.col("rows").max(),
+            repeated=(pl.col("rows") - pl.col("labels")).sum(),
+            positives=pl.col("positives").sum(),
+            **{name: pl.col(name).sum() for name in extra if name in STEPS},
         )
+        .collect()
+        .row(0, named=True)
+    )
+    if family == "placing":
+        facts["placed"] = _placed(lf, per_sample.select("sample", "lowest"), method)
+    elif family == "labels":
+        counts = lf.group_by("label", "score").agg(pl.len(), truth.sum())
+        facts["label_scores"] = counts.select(pl.len()).collect().item()
     return {**facts, **found, "label_span": span}
 
 
-def _placed(df, lowest, method: str) -> int:  # type: ignore[no-untyped-def]
+def _placed(lf, lowest, method: str) -> int:  # type: ignore[no-untyped-def]
     """Over the positives, the count of their sample's scores at or above their own, from the
     rows at or above the sample's lowest positive: by one sort, or by pairs."""
     import polars as pl
 
     score, truth, sample = pl.col("score"), pl.col("truth"), pl.col("sample")
-    kept = df.join(lowest, on="sample").filter(score >= pl.col("lowest")).drop("lowest", "label")
+    kept = lf.join(lowest, on="sample").filter(score >= pl.col("lowest"))
+    kept = kept.select("sample", "score", "truth")
     if method == "pairs":
-        positives = kept.filter(truth).select("sample", pl.col("score").alias("at"))
+        positives = kept.filter(truth).select("sample", score.alias("at"))
         pairs = positives.join(kept.select("sample", "score"), on="sample")
-        return pairs.filter(score >= pl.col("at")).height
-    ordered = kept.sort("sample", "score")
+        return int(pairs.filter(score >= pl.col("at")).select(pl.len()).collect().item())
     row = pl.int_range(pl.len(), dtype=pl.Int64)
     block_start = (score != score.shift(1)) | (sample != sample.shift(1))
     sample_end = sample != sample.shift(-1)
-    return int(
-        ordered.select(
-            (
-                pl.when(sample_end.fill_null(True)).then(row + 1).backward_fill()
-                - pl.when(block_start.fill_null(True)).then(row).forward_fill()
-            )
-            .filter(truth)
-            .sum()
-        ).item()
+    placed = (
+        pl.when(sample_end.fill_null(True)).then(row + 1).backward_fill()
+        - pl.when(block_start.fill_null(True)).then(row).forward_fill()
     )
+    return int(kept.sort("sample", "score").select(placed.filter(truth).sum()).collect().item())
 
 
 def duckdb_floor(path: str, family: str, method: str = "") -> dict:
@@ -200,6 +233,15 @@ def duckdb_floor(path: str, family: str, method: str = "") -> dict:
     lowest, highest = con.execute(
         "SELECT min(label), max(label) FROM read_parquet($path)", source
     ).fetchone()
+    extra = {  # the family's columns per sample: fixed text, the values bound
+        "sums": {"wrong": "count(*) FILTER (WHERE (score >= $threshold) != truth) AS wrong"},
+        "threshold": {
+            "predicted": "count(*) FILTER (WHERE score >= $threshold) AS predicted",
+            "hit": "count(*) FILTER (WHERE score >= $threshold AND truth) AS hit",
+        },
+        "coverage": {"lowest": "min(score) FILTER (WHERE truth) AS lowest"},
+    }.get(family, {})
+    threshold = {"threshold": THRESHOLD} if family in ("sums", "threshold") else {}
     bits = highest - lowest < 127
     labels = (
         "bit_count(bit_or(CAST(1 AS HUGEINT) << CAST(label - $lowest AS HUGEINT)))"
@@ -212,18 +254,19 @@ def duckdb_floor(path: str, family: str, method: str = "") -> dict:
         SELECT sample, count(*) AS n_rows, {labels} AS n_labels,
             count(*) FILTER (WHERE truth) AS positives,
             4 * count(*) - count(sample) - count(label) - count(score) - count(truth) AS nulls,
-            count(*) FILTER (WHERE isnan(score)) AS nan_scores,
-            min(score) FILTER (WHERE truth) AS lowest
+            count(*) FILTER (WHERE isnan(score)) AS nan_scores
+            {"".join(f", {column}" for column in extra.values())}
         FROM read_parquet($path)
         GROUP BY sample
         """,
-        {**source, **({"lowest": lowest} if bits else {})},
+        {**source, **threshold, **({"lowest": lowest} if bits else {})},
     )
     facts = con.execute(
-        """
+        f"""
         SELECT count(*) AS samples, min(n_rows) AS fewest_rows, max(n_rows) AS most_rows,
             sum(n_rows - n_labels) AS repeated, sum(positives) AS positives,
             sum(nulls) AS nulls, sum(nan_scores) AS nan_scores
+            {"".join(f", sum({name}) AS {name}" for name in extra if name in STEPS)}
         FROM per_sample
         """
     )
@@ -293,7 +336,7 @@ def check_floors(values: dict[str, dict]) -> None:
     that skipped work would not."""
     first, *others = values.values()
     for other in others:
-        for name in (*COMMON, "covered", "placed", "label_scores"):
+        for name in (*COMMON, *STEPS):
             if name in first and name in other and int(first[name]) != int(other[name]):
                 raise SystemExit(f"the floors disagree on {name}: {values}")
     complete = first["fewest_rows"] == first["most_rows"] == first["label_span"]
