@@ -259,7 +259,8 @@ def _scattered(predictions: pl.DataFrame, truth: pl.DataFrame, cols: Columns) ->
 
 
 _KEY = "__key"
-_TOPIC = "__topic"  # a topic's number in the sorted run
+TOPIC = "__topic"
+"""A topic's number in the sorted run (:func:`trec_tables`, :func:`trec_rows`)."""
 
 
 def _packed_key(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Expr | None:
@@ -526,17 +527,19 @@ def trec_tables(
     # Sorted first, each topic a run of rows numbered by a scan: the qrels' topics are kept
     # by the run's topics, one row each, then by number (hashing each row's keys costs more).
     starts = starts_run(topic)
-    ordered = trec_order(predictions, cols).with_columns(starts.cum_sum().alias(_TOPIC))
+    ordered = trec_order(predictions, cols).with_columns(starts.cum_sum().alias(TOPIC))
     kept = (
         ordered.filter(starts)
-        .select(_TOPIC, *topic)
+        .select(TOPIC, *topic)
         .join(qrels.select(topic).unique(), on=topic, how="semi")
     )
-    run = ordered.join(kept.select(_TOPIC), on=_TOPIC, how="semi", maintain_order="left")
-    run = run.drop(_TOPIC)
+    run = ordered.join(kept.select(TOPIC), on=TOPIC, how="semi", maintain_order="left")
+    run = run.drop(TOPIC)
     if not complete:
         # The run's topics before any document is cut: a topic that -M or -J empties counts.
-        qrels = qrels.join(kept.select(topic), on=topic, how="semi")
+        # Taken from the unsorted run: a plan of the qrels that read the sorted one would sort
+        # it again where both tables are collected together.
+        qrels = qrels.join(predictions.select(topic).unique(), on=topic, how="semi")
     position = -pl.col(cols.score)
     if max_docs is not None:
         run = run.filter(position <= max_docs)
@@ -550,12 +553,14 @@ def trec_rows(run: pl.DataFrame, qrels: pl.DataFrame, cols: Columns) -> pl.DataF
     """The run and qrels of :func:`trec_tables` joined without a sort: the run's rows in their
     order (each topic's in position order), each with its code (``NONPOOL`` where the qrels do
     not name the document), then the judged documents that the run does not retrieve (a null
-    score); the topic's columns, the score and the code, not the document's id, which no
-    measure reads. The rows the TREC keys read in position order
-    (:func:`~polars_rankmetrics.metrics.trec.in_position_order`). Only the qrels are matched
-    to the run, and each code scattered to its row (cheaper than a join that gathers every
-    row of the run, or hashes it twice)."""
-    keys = [*cols.by, cols.sample, cols.label]
+    score); the topic's columns and its number (:data:`TOPIC`: the run's topics numbered from
+    1 in their order, then those of the qrels alone), the score and the code, not the
+    document's id, which no measure reads. The rows the TREC keys read in position order
+    (:func:`~polars_rankmetrics.metrics.trec.in_position_order`), grouped by the number (one
+    integer hashes faster than the topic's columns). Only the qrels are matched to the run,
+    and each code scattered to its row (cheaper than a join that gathers every row of the
+    run, or hashes it twice)."""
+    keys, topic = [*cols.by, cols.sample, cols.label], cols.sample_keys
     hits = (
         qrels.lazy()
         .select(*keys, cols.truth)
@@ -565,11 +570,21 @@ def trec_rows(run: pl.DataFrame, qrels: pl.DataFrame, cols: Columns) -> pl.DataF
         .collect()
     )
     codes = pl.repeat(NONPOOL, run.height, dtype=pl.Int64, eager=True)
-    retrieved = run.select(*cols.sample_keys, cols.score).with_columns(
-        codes.scatter(hits["__r"], hits[cols.truth].cast(pl.Int64)).alias(cols.truth)
+    starts = starts_run(topic)
+    retrieved = run.select(
+        *topic,
+        starts.cum_sum().cast(pl.Int64).alias(TOPIC),
+        cols.score,
+        codes.scatter(hits["__r"], hits[cols.truth].cast(pl.Int64)).alias(cols.truth),
     )
     missed = qrels.filter(~pl.int_range(pl.len()).is_in(hits["__q"].implode()))
-    missed = missed.select(
-        *cols.sample_keys, pl.lit(None, pl.Float64).alias(cols.score), cols.truth
+    numbers = retrieved.filter(starts).select(*topic, TOPIC)
+    alone = missed.select(topic).unique().join(numbers, on=topic, how="anti")
+    numbers = pl.concat(
+        [numbers, alone.with_row_index(TOPIC, offset=numbers.height + 1).select(*topic, TOPIC)],
+        how="vertical_relaxed",
+    )
+    missed = missed.join(numbers, on=topic, how="left").select(
+        *topic, TOPIC, pl.lit(None, pl.Float64).alias(cols.score), cols.truth
     )
     return pl.concat([retrieved, missed.cast(retrieved.schema)], how="vertical")

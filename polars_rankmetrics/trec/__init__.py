@@ -170,9 +170,10 @@ def _in_position_order(
         topk.check_key_types(run_schema, qrels_schema, names, ("run", "qrels"))
         if "run" not in run_schema or not run_schema[cols.score].is_numeric():
             return None
+        # The columns read, alone through the sort.
         ordered, judged = topk.trec_tables(
-            runs, judged, cols, max_docs=trec.max_docs, judged_only=trec.judged_only,
-            complete=trec.complete,
+            runs.select(*cols.by, *names, cols.score), judged, cols, max_docs=trec.max_docs,
+            judged_only=trec.judged_only, complete=trec.complete,
         )  # fmt: skip
     except (ValueError, KeyError, pl.exceptions.PolarsError):
         return None
@@ -195,7 +196,7 @@ def _in_position_order(
         return None
     if qrels_facts["distinct"] != qrels_facts["rows"]:
         return None
-    topic = cols.sample_keys
+    topic = [topk.TOPIC]
     levels = [
         level for key in keys if isinstance(level := key.param("rel", trec.relevance_level), int)
     ]
@@ -223,10 +224,12 @@ def _in_position_order(
     result: pl.DataFrame | None = None
     for rows_read, part in parts:
         if part:
-            each = rows_read.group_by(topic).agg(values[key] for key in part).collect()
-            result = each if result is None else result.join(each, on=topic, nulls_equal=True)
+            named = [pl.col(cols.sample_keys).first()] if result is None else []
+            each = rows_read.group_by(topic).agg(*named, *(values[key] for key in part))
+            each_frame = each.collect()
+            result = each_frame if result is None else result.join(each_frame, on=topic)
     assert result is not None  # keys is not empty
-    return result.select(*topic, *(str(key) for key in keys))
+    return result.select(*cols.sample_keys, *(str(key) for key in keys))
 
 
 _LISTWISE = ("trec_g", "trec_ndcg_rel", "trec_rndcg")
