@@ -136,6 +136,9 @@ def main() -> None:
                 runs[engine].append(done)
     outputs = {e: {str(r["stdout"]) for r in rs if r["returncode"] == 0} for e, rs in runs.items()}
     printed = set().union(*outputs.values())
+    # The lines some engine's output lacks: where the engines differ.
+    lines = [set(text.splitlines()) for text in printed]
+    differing = sorted(set().union(*lines) - set.intersection(*lines)) if lines else []
     summary = {
         engine: {
             "ok": all(r["returncode"] == 0 for r in rs),
@@ -150,7 +153,8 @@ def main() -> None:
     result = {
         "topics": args.topics, "docs": args.docs, "lines": args.topics * args.docs,
         "measure": args.measure, "memory_limit": args.memory_limit,
-        "same_output": len(printed) == 1, "engines": summary,
+        "same_output": len(printed) == 1, "differing_lines": differing[:40],
+        "engines": summary,
     }  # fmt: skip
     print(json.dumps(result, indent=2))
     if args.small:

@@ -212,8 +212,11 @@ def view_statements(
     """The statements of ``sql/``, in order, in ``dialect``; ``temporary`` views where the
     dialect has them (always on Spark). With ``views``, only those views' and the views they
     read (:func:`views_read`): an engine binds every view it creates, so a run defines only
-    what its queries read. ``variants``: per view, the statement an engine defines it with
-    instead (its own way to compute the same rows)."""
+    what its queries read. Without, every view that reads no relation but the three of
+    :func:`input_statements` a user defines ("SQL alone", docs/engines.md): not the views of
+    the TREC keys, which read their parameters (:data:`TREC_INPUTS`) and a run prepared in
+    Python (:func:`~polars_rankmetrics.engines.topk.trec_tables`). ``variants``: per view,
+    the statement an engine defines it with instead (its own way to compute the same rows)."""
     return tuple(
         statement
         for _, statement in named_view_statements(
@@ -227,7 +230,7 @@ def named_view_statements(
     variants: Mapping[str, str] | None = None,
 ) -> tuple[tuple[str, str], ...]:  # fmt: skip
     """:func:`view_statements`, each with the name of the view it defines."""
-    wanted = None if views is None else views_read(views)
+    wanted = _alone() if views is None else views_read(views)
     variants = variants or {}
     return tuple(
         (name, statement)
@@ -267,6 +270,22 @@ def _written_views() -> tuple[tuple[str, str], ...]:
         for path in sql_files()
         for text in _as_written(path.read_text(), temporary=False)
         if (head := _CREATE_VIEW.search(text)) is not None
+    )
+
+
+TREC_INPUTS = frozenset(
+    {"rankmetrics_trec_parameters", "rankmetrics_trec_points", "rankmetrics_trec_gains"}
+)
+"""The relations of the TREC keys' parameters (:func:`trec_queries`)."""
+
+
+@functools.cache
+def _alone() -> frozenset[str]:
+    """The views of ``sql/`` that read none of :data:`TREC_INPUTS`, directly or through
+    another view."""
+    reads = _reads()
+    return frozenset(
+        name for name in reads if not any(reads[v] & TREC_INPUTS for v in views_read([name]))
     )
 
 
