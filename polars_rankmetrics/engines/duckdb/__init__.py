@@ -41,6 +41,7 @@ from polars_rankmetrics.engines.duckdb.source import count_rows, register_source
 from polars_rankmetrics.engines.duckdb.tuning import PERFECT_HASH_BITS
 from polars_rankmetrics.engines.interrupts import stopping
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, engine_share
+from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.engines.sql.export import input_statements, view_names, view_statements
 from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
 from polars_rankmetrics.inputs.sources import Source
@@ -259,8 +260,9 @@ class DuckDBEngine:
     splits = True
     # A top-k piece is joined as for the Polars engine (the gains scattered into the predictions,
     # cheaper than a hash join), which also finds whether its samples repeat no label: then the
-    # sample counts' distinct labels are their rows (no distinct count over a large label span).
-    # The scanned ranks it could carry are not read: the views rank the positives themselves.
+    # sample counts' distinct labels are their rows (no distinct count over a large label span),
+    # and, where the views rank the positives, ranks predictions in rank order by scans, which
+    # the positive ranks read instead of their windows (variants.carried_ranks).
     scans_rank_order = True
     # Calibrated with benchmarks/report.py: at the usual share, DuckDB's windows (the label
     # precisions), beside what the buckets' per-sample frames leave in the allocators, take a
@@ -268,7 +270,9 @@ class DuckDBEngine:
     per_sample_share = 0.5
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
-        return False
+        return any(
+            sql_results.ranks_positives(view) for view in sql_results.sql_views(keys).values()
+        )
 
     @contextmanager
     def open(self, data: Source, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:

@@ -13,7 +13,15 @@ import polars as pl
 
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
-from polars_rankmetrics.engines.duckdb.variants import SAMPLE_COUNTS, one_group, sample_counts
+from polars_rankmetrics.engines.duckdb.variants import (
+    DISCOUNTS,
+    POSITIVE_RANKS,
+    SAMPLE_COUNTS,
+    carried_ranks,
+    discounts,
+    one_group,
+    sample_counts,
+)
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
 from polars_rankmetrics.engines.sql.export import (
     named_view_statements,
@@ -25,7 +33,8 @@ from polars_rankmetrics.engines.sql.session import SQLSession, defined_views, in
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
-_BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"  # the other plan of the positive ranks
+_BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"  # another plan of the positive ranks
+_INPUT = "rankmetrics_input AS "  # how the statement defining the input view names it
 
 
 class DuckDBSession(SQLSession):
@@ -50,6 +59,7 @@ class DuckDBSession(SQLSession):
         self._limit = None if budget is None else parse_size(engine_limit(budget, share))
         self._shared: dict[str, str] = {}  # the views held once (tuning.shared_views)
         self._ranks = False  # whether the run reads the positive ranks
+        self._input_query = ""  # the query of rankmetrics_input
         self._counts_defined = False
 
     def _define(self, settings: Settings) -> None:
@@ -62,8 +72,12 @@ class DuckDBSession(SQLSession):
         if self._ranks:
             settings = replace(settings, views=(*settings.views, _BY_PAIRS))
         defined = defined_views(settings)
-        variants = {} if self.cols.by else one_group(self.con, views_read(defined))
+        read = views_read(defined)
+        variants = {} if self.cols.by else one_group(self.con, read)
+        if DISCOUNTS in read and SAMPLE_COUNTS in read:  # held before the discounts
+            variants[DISCOUNTS] = discounts(self.con)
         inputs = input_views(self.cols, "duckdb", settings, self._schema)
+        self._input_query = next(s.split(_INPUT, 1)[1] for s in inputs if _INPUT in s)
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)
         for statement in [*inputs, *(statement for _, statement in named)]:
             self._execute(statement)
@@ -85,19 +99,31 @@ class DuckDBSession(SQLSession):
         sample counts are one of them: the sample checks and the metrics read one aggregation,
         whose distinct labels are the rows where ``context`` says no sample repeats a label."""
         self._define_sample_counts(unique_labels=context.rows.unique_labels)
-        for view, columns in self._shared.items():  # the sample counts before the ranks
+        for view, columns in self._shared.items():  # the sample counts first: others read them
             ranks = view == "rankmetrics_positive_ranks"
             if ranks and not tuning.positives_fit(self._frame, self._limit):
                 continue
             self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT {columns} FROM {view}")
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
-            if view == SAMPLE_COUNTS and self._ranks and tuning.ranks_by_pairs(self._frame):
-                self.con.execute(
-                    "CREATE OR REPLACE TEMP VIEW rankmetrics_positive_ranks AS "
-                    f"SELECT * FROM {_BY_PAIRS}"
-                )
+            if view == SAMPLE_COUNTS and self._ranks:
+                self._rank_positives(carried=context.rows.carries_ranks)
         self._shared = {}
         return super().piece(tables, keys, context, check)
+
+    def _rank_positives(self, *, carried: bool) -> None:
+        """The plan of the positive ranks, once the sample counts are held: from the ranks the
+        rows carry (``carried``: :func:`~.variants.carried_ranks`), else by pairs where
+        :func:`~.tuning.ranks_by_pairs` chooses them, else the windows of ``sql/``."""
+        if carried:
+            statements = carried_ranks(self.con, self._input_query)
+        elif tuning.ranks_by_pairs(self._frame):
+            statements = [
+                f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {_BY_PAIRS}"
+            ]
+        else:
+            return
+        for statement in statements:
+            self.con.execute(statement)
 
     def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         # Through the relation's Arrow stream: .pl() would import pyarrow.

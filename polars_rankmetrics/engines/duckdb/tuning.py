@@ -86,20 +86,21 @@ def shared_views(
     """The views that the views a run reads (``views``; ``statements``: the statements of the
     session but the sample counts' own) would each recompute, DuckDB inlining a view at every
     reference, and the columns to hold of each (``sample_counts``: the columns of the sample
-    counts' view): the discounts (a row per
-    position, read by many joins of the gain and retrieval views), the sample counts (a row per
-    sample, read by the sample checks, twice by the positive ranks and by the views that read
-    them; only their columns that some statement names: hamming loss needs none of the ranking
-    counts), and, when two or more of the views read them, the positive ranks (the positive rows
-    alone; under a memory budget only where they fit, :func:`positives_fit`)."""
+    counts' view), in the order they are held: the sample counts (a row per sample, read by
+    the sample checks, twice by the positive ranks, by the views that read them and by DuckDB's
+    discounts; only their columns that some statement names: hamming loss needs none of the
+    ranking counts), the discounts (a row per position, read by many joins of the gain and
+    retrieval views), and, when two or more of the views read them, the positive ranks (the
+    positive rows alone; under a memory budget only where they fit, :func:`positives_fit`)."""
     read = views_read(views)
-    shared = {view: "*" for view in ("rankmetrics_discounts",) if view in read}
+    shared: dict[str, str] = {}
+    ranked = len([view for view in views if sql_results.ranks_positives(view)]) > 1
     if "rankmetrics_sample_counts" in read:
         named = words(statements)
-        ranked = len([view for view in views if sql_results.ranks_positives(view)]) > 1
         named |= {"n_positives"} if ranked else set()  # what positives_fit reads
         columns = [c for c in sample_counts if c in named and c not in ("grp", "sample")]
         shared["rankmetrics_sample_counts"] = ", ".join(["grp", "sample", *columns])
-        if ranked:  # the positive ranks read the sample counts
-            shared["rankmetrics_positive_ranks"] = "*"
+    shared |= {view: "*" for view in ("rankmetrics_discounts",) if view in read}
+    if "rankmetrics_sample_counts" in read and ranked:  # the positive ranks read them
+        shared["rankmetrics_positive_ranks"] = "*"
     return shared

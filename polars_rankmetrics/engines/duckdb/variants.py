@@ -17,6 +17,15 @@ at its best.
   positive to its sample's rows and group the pairs by the positive: on the sample alone, one
   key fewer to hash and compare per pair.
 
+- A top-k piece whose rows carry their ranks (``Rows.carries_ranks``: read off by scans of the
+  predictions in rank order, :func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`) has the
+  positive ranks without the windows over the rows above each sample's lowest positive
+  (:func:`carried_ranks`): each scored positive's rank and block start are the ones it carries,
+  and only the positive ranks are counted by a window over the positives.
+
+- The discounts' positions counted up to the largest sample's rows as the held sample counts
+  give them (:func:`discounts`), rather than by grouping every row again to find that sample.
+
 Each variant is made from the view as ``sql/`` writes it, by DuckDB's own parser: the view's
 query is parsed to its syntax tree (``json_serialize_sql``), the nodes the variant changes are
 found by what they are (a column of the aggregation by its alias, a ``grp`` key, a join on
@@ -34,7 +43,8 @@ from typing import Any
 
 import duckdb
 
-from polars_rankmetrics.engines.sql.export import view_query
+from polars_rankmetrics.engines.sql.export import quote_identifier, view_query
+from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK
 
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
 ONE_GROUP_VIEWS = (
@@ -80,6 +90,75 @@ def sample_counts(
     if not weighted:
         columns |= {"weight": "CAST(1 AS DOUBLE)", "varying_weight": "0"}
     return _variant(con, SAMPLE_COUNTS, query, columns, one_group=not grouped)
+
+
+POSITIVE_RANKS = "rankmetrics_positive_ranks"
+_RANKED_INPUT = "rankmetrics_ranked_input"
+# The positive ranks of rows that carry their rank and block start (rankmetrics_ranked_input),
+# the values sql/'s rankmetrics_positive_ranks gives them: an unscored positive ranks at
+# n_labels, its block starting after the sample's scored labels.
+_CARRIED_RANKS = f"""
+CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS
+SELECT
+    grp, sample, label, score, truth, weight, propensity, rank, block_start,
+    count(*) OVER (PARTITION BY grp, sample ORDER BY score DESC NULLS LAST) AS positive_rank
+FROM (
+    SELECT
+        i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity,
+        CASE WHEN i.score IS NULL THEN p.n_labels ELSE i.carried_rank END AS rank,
+        CASE WHEN i.score IS NULL THEN s.n_scored + 1 ELSE i.carried_block_start END
+            AS block_start
+    FROM {_RANKED_INPUT} AS i
+    JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+    CROSS JOIN rankmetrics_parameters AS p
+    WHERE i.truth > 0
+) AS positives
+"""
+
+
+def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]:
+    """The statements defining ``rankmetrics_positive_ranks`` from the ranks the rows carry
+    (their columns ``rm_rank`` and ``rm_block_start``, null on unscored rows), the same rows
+    as ``sql/`` writes the view: a view of the rows of ``rankmetrics_input`` (``input_query``:
+    its query, one SELECT over the source) with the two columns beside, then the positives'
+    ranks over it. The scored rows' ranks are only read, never computed: the positives alone
+    are sorted, for their positive ranks."""
+    carried = (
+        f"SELECT CAST({quote_identifier(RANK)} AS BIGINT) AS carried_rank, "
+        f"CAST({quote_identifier(BLOCK_START)} AS BIGINT) AS carried_block_start"
+    )
+    key = (_RANKED_INPUT, input_query, (), False)
+    if key not in _MADE:
+        tree, extra = _parsed(con, input_query, carried)
+        node = tree["node"]
+        if node.get("type") != "SELECT_NODE" or _is_aggregation(node):
+            raise ValueError("rankmetrics_input is not one SELECT of the source's rows")
+        node["select_list"] += extra["node"]["select_list"]
+        _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {_RANKED_INPUT} AS {_written(con, tree)}"
+    return [_MADE[key], _CARRIED_RANKS]
+
+
+DISCOUNTS = "rankmetrics_discounts"
+# The positions 0 up to the rows of the largest sample, from the sample counts.
+_POSITIONS = (
+    "SELECT unnest(range(0, (SELECT coalesce(max(n_rows), 0) FROM rankmetrics_sample_counts) + 1)) "
+    "AS position"
+)
+
+
+def discounts(con: duckdb.DuckDBPyConnection) -> str:
+    """The statement defining ``rankmetrics_discounts`` over the positions 0 up to the largest
+    sample's rows counted by ``rankmetrics_sample_counts`` (read once the session holds them),
+    the same positions ``sql/`` numbers over that sample's rows, and the same sums over them."""
+    key = (DISCOUNTS, _POSITIONS, (), False)
+    if key not in _MADE:
+        tree, positions = _parsed(con, view_query(DISCOUNTS), _POSITIONS)
+        source = tree["node"]["from_table"]
+        if source.get("type") != "SUBQUERY" or source.get("alias") != "positions":
+            raise ValueError(f"{DISCOUNTS} of the SQL files reads no subquery named positions")
+        source["subquery"]["node"] = positions["node"]
+        _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {DISCOUNTS} AS {_written(con, tree)}"
+    return _MADE[key]
 
 
 def one_group(con: duckdb.DuckDBPyConnection, views: Set[str]) -> dict[str, str]:
