@@ -426,10 +426,9 @@ def input_statements(
     the ``pred`` column, or ``score >= threshold`` without one. ``rankmetrics_parameters`` holds
     ``beta`` and ``zero_division`` (NaN as NULL). The statements are written in DuckDB SQL and
     transpiled like the files; names are quoted identifiers (string literals as struct keys),
-    numbers literals checked finite: no user text is pasted. The parameters of the TREC keys
-    among ``keys``, at ``relevance_level`` where a key names none, are the rows of
-    ``rankmetrics_trec_parameters``, ``rankmetrics_trec_points`` and ``rankmetrics_trec_gains``
-    (:func:`trec_queries`)."""
+    numbers literals checked finite: no user text is pasted. Where ``keys`` holds TREC keys,
+    their parameters, at ``relevance_level`` where a key names none, are the rows of three
+    more relations, :data:`TREC_INPUTS` (:func:`trec_queries`)."""
     source = source_relation(table, cols, truth_table=truth_table, gain=gain)
     grp = group_expression(cols.by, dialect)
     score = quote_identifier(cols.score)
@@ -467,8 +466,9 @@ def input_statements(
     queries = {
         "rankmetrics_input": select, "rankmetrics_cutoffs": union,
         "rankmetrics_parameters": parameters,
-        **trec_queries(cutoffs, keys, relevance_level),
     }  # fmt: skip
+    if any(key.metric.family == "trec" for key in keys):
+        queries |= trec_queries(cutoffs, keys, relevance_level)
     if dialect == "duckdb":
         create = "CREATE OR REPLACE TEMP VIEW" if temporary else "CREATE OR REPLACE VIEW"
         return [f"{create} {name} AS {query}" for name, query in queries.items()]
@@ -499,9 +499,8 @@ def trec_queries(
     parameters from, one row per parameter set (:class:`~polars_rankmetrics.metrics.registry.
     TrecRow`) named by its ``k`` (:attr:`~polars_rankmetrics.metrics.registry.MetricKey.
     sql_row`): those of the TREC keys among ``keys``, and trec_eval's defaults for each other
-    cut-off of ``cutoffs`` (a table evaluated without TREC keys reads none of them), at
-    ``relevance_level`` where a key names no level. Every value is an integer or a number
-    literal checked finite."""
+    cut-off of ``cutoffs``, at ``relevance_level`` where a key names no level. Every value is
+    an integer or a number literal checked finite."""
     level = int(relevance_level)
     rows: dict[int | None, TrecRow] = {k: TrecRow(cut=k, level=level) for k in cutoffs}
     rows |= {key.sql_row: trec_row(key, level) for key in keys if key.metric.family == "trec"}
