@@ -11,7 +11,8 @@ A record says how one sample's value is computed on each engine:
   sample's rank-table rows (:mod:`polars_rankmetrics.metrics.ranking`);
 - ``sql_view`` and ``sql_value``: the per-sample view of ``sql/`` it reads, and a SQL expression
   over that view's columns (the view's own column for the built-in metrics). A view whose rows
-  carry a cut-off ``k`` is read at the key's ``k``.
+  carry a cut-off ``k`` is read at the key's :attr:`MetricKey.sql_row`: its cut-off, or, for a
+  TREC key, the row of its parameters.
 
 and how the per-sample values reduce to one number per group: their mean weighted by the sample
 weight (``weighting="sample"``), or by the sample weight times the sample's positive count
