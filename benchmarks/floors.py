@@ -402,7 +402,8 @@ def table(saved: dict) -> str:
         cells = [row["metric"], f"{row['floor']:.2f} s ({row['family']})"]
         for engine in ENGINES:
             mark = "" if row[f"{engine} within"] else f" (> {TARGETS[engine]:g}x)"
-            cells += [f"{row[engine]['seconds']:.2f} s", f"{row[f'{engine}/floor']:.2f}x{mark}"]
+            ratios = f"{row[f'{engine}/floor']:.2f}x{mark}, CPU {row[f'{engine}/floor cpu']:.2f}x"
+            cells += [f"{row[engine]['seconds']:.2f} s", ratios]
         lines.append("| " + " | ".join(cells) + " |")
     rounds = next(iter(saved["metrics"]))["polars"]["runs"]
     each = "; ".join(
@@ -412,7 +413,8 @@ def table(saved: dict) -> str:
     lines += [
         "",
         f"Each family's floor is its fastest variant ({each}), the fastest of {len(rounds)} "
-        "rounds in fresh processes, as each metric. "
+        "rounds in fresh processes, as each metric; the CPU ratio is of user + system seconds "
+        "inside the clock, which a busy machine changes less. "
         + record.measured_in(saved)
         + f" Load average (1 minute) before and after: {saved['load'][0]}, {saved['load'][1]}.",
     ]
