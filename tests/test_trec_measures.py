@@ -93,10 +93,25 @@ def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
         for topic in qrels_dict:
             run_dict.setdefault(topic, {})
     wanted = {m for m in MEASURES if m != "runid"}
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels_dict, wanted, relevance_level=level, judged_docs_only_flag=judged_only
-    )
-    values = evaluator.evaluate(run_dict)
+
+    def evaluated(measures, rankings):
+        evaluator = pytrec_eval.RelevanceEvaluator(
+            qrels_dict, measures, relevance_level=level, judged_docs_only_flag=judged_only
+        )
+        return evaluator.evaluate(rankings)
+
+    values = evaluated(wanted, {t: docs for t, docs in run_dict.items() if docs})
+    # An empty ranking (-c) reads uninitialised memory in pytrec_eval-terrier's C code (some
+    # measure sets crash, others give num_rel 0), so its values are written out: trec_eval's
+    # formulas on no document retrieved are 0 but for num_q (1), num_rel (R) and the
+    # geometric means' logarithms (of the floor 1e-5); the interpolated precisions below.
+    for topic in (t for t, docs in run_dict.items() if not docs):
+        names = evaluated(wanted, {topic: {"unjudged document": 0.0}})[topic]
+        r = sum(1 for rel in qrels_dict[topic].values() if rel >= level)
+        floor = math.log(1e-5)
+        values[topic] = {name: 0.0 for name in names} | {
+            "num_q": 1.0, "num_rel": float(r), "gm_map": floor, "gm_bpref": floor,
+        }  # fmt: skip
     for topic, topic_values in values.items():
         relevance = qrels_dict[topic]
         ranked = [doc for _, doc, _, _ in _in_trec_order(
