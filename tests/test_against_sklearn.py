@@ -129,3 +129,25 @@ def test_frame_functions_match_sklearn_and_keep_frame_kind(function, key, table)
     assert eager.columns == [key]
     assert_close(eager[key][0], sklearn_value(parse_key(key), y_true, y_score, weights))
     assert_close(lazy.collect()[key][0], eager[key][0])
+
+
+def test_few_and_many_positives_match_sklearn(engine):
+    # Samples with from none to every label positive, scores with many ties: the Polars engine
+    # ranks a sample's positives by pairs up to ranks.PAIRED_POSITIVES of them, by windows
+    # beyond, and both kinds of sample meet in one evaluation.
+    rng = np.random.default_rng(40)
+    n_samples, n_labels = 60, 24
+    share = rng.permutation(np.linspace(0.0, 1.0, n_samples))[:, None]
+    y_true = (rng.random((n_samples, n_labels)) < share).astype(np.int64)
+    y_score = np.round(rng.random((n_samples, n_labels)) + 0.3 * y_true, 1)
+    positives = y_true.sum(axis=1)
+    assert (positives <= 8).sum() >= 10 and (positives > 8).sum() >= 10
+    df = pl.DataFrame({
+        "sample": np.repeat(np.arange(n_samples), n_labels),
+        "label": np.tile(np.arange(n_labels), n_samples),
+        "score": y_score.reshape(-1),
+        "truth": y_true.reshape(-1),
+    })  # fmt: skip
+    result = engine.evaluate(df, BINARY_KEYS)
+    for key in BINARY_KEYS:
+        assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score))

@@ -27,6 +27,7 @@ from polars_rankmetrics.metrics.ranks import (
     BLOCK_START,
     LABELS,
     LOWEST_POSITIVE,
+    POSITIVES,
     RANK,
     SCORED,
     first_hits,
@@ -96,7 +97,7 @@ def per_sample(
             pl.lit(True).alias(_HAS_POSITIVES),
             *(key.expression(context) for key in by_rows["positives"]),
         )
-        samples = samples.drop(LOWEST_POSITIVE, SCORED, LABELS).join(
+        samples = samples.drop(LOWEST_POSITIVE, SCORED, LABELS, POSITIVES).join(
             values, on=cols.sample_keys, how="left", nulls_equal=True
         )
         samples = samples.with_columns(

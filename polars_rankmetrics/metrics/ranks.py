@@ -76,6 +76,7 @@ FIRST_HIT = "rm_first_hit"
 LOWEST_POSITIVE = "rm_lowest_positive"
 SCORED = "rm_scored"
 LABELS = "rm_labels"
+POSITIVES = "rm_positives"
 COLUMNS = (
     RANK,
     BLOCK_START,
@@ -481,13 +482,14 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
 
 def positive_counts(*, score: str = "score", truth: str = "truth") -> list[pl.Expr]:
     """Aggregations over one sample's rows that :func:`positive_ranks` reads: its lowest
-    scored positive score (``rm_lowest_positive``), its scored labels (``rm_scored``) and its
-    rows (``rm_labels``)."""
+    scored positive score (``rm_lowest_positive``), its scored labels (``rm_scored``), its
+    rows (``rm_labels``) and its positives (``rm_positives``)."""
     s = pl.col(score)
     return [
         s.filter(pl.col(truth) > 0).min().alias(LOWEST_POSITIVE),
         s.count().cast(pl.Int64).alias(SCORED),
         pl.len().cast(pl.Int64).alias(LABELS),
+        (pl.col(truth) > 0).sum().cast(pl.Int64).alias(POSITIVES),
     ]
 
 
@@ -514,7 +516,9 @@ def positive_ranks(
     only, and the positives' own ranks over the positive rows. An unscored positive (top-k
     tables) is ranked in closed form: rank ``n_labels``, its block starting after the
     sample's scored labels. On the top-k benchmark (true labels mostly ranked high) the
-    windows see under half of the table.
+    windows see under half of the table. On a dense table (``n_labels`` None, not ``ranked``),
+    a sample with at most :data:`PAIRED_POSITIVES` positives has them ranked by pairs instead
+    (:func:`_ranked_by_pairs`: a count per positive, no window and no sort).
     """
     keys = [sample] if isinstance(sample, str) else list(sample)
     lf, s, positive = data.lazy(), pl.col(score), pl.col(truth) > 0
@@ -526,16 +530,24 @@ def positive_ranks(
         lf = lf.filter(positive).cache()  # one pass over every row, for both kinds of positive
         scored = lf.filter(s.is_not_null())
     else:
-        lowest = samples.select(*keys, LOWEST_POSITIVE)
-        scored = (
+        lowest = samples.select(*keys, LOWEST_POSITIVE, POSITIVES)
+        kept = (
             lf.join(lowest, on=keys, how="inner", nulls_equal=True)
             .filter(s >= pl.col(LOWEST_POSITIVE))
+            .drop(LOWEST_POSITIVE)
+        )
+        paired = pl.col(POSITIVES) <= PAIRED_POSITIVES
+        if n_labels is None:  # no unscored positive, which the pairs would not rank
+            kept = kept.cache()
+            pairs = _ranked_by_pairs(kept.filter(paired).drop(POSITIVES), keys, score, truth)
+            kept = kept.filter(~paired)
+        scored = (
+            kept.drop(POSITIVES)
             .with_columns(
                 over(s.rank("max", descending=True)).alias(RANK),
                 over(s.rank("min", descending=True)).alias(BLOCK_START),
             )
             .filter(positive)
-            .drop(LOWEST_POSITIVE)
         )
     unscored = (
         lf.filter(positive & s.is_null())
@@ -553,11 +565,53 @@ def positive_ranks(
     else:
         both = both.drop(BLOCK_START)
     both = both.join(samples.select(*keys, LABELS), on=keys, how="inner", nulls_equal=True)
-    return (
+    ranked_rows = (
         _sorted_blocks(both, keys, score)
         .with_columns(*columns, pl.col(truth).cast(pl.Float64))
         .drop(*_BLOCK_COLUMNS)
     )
+    if ranked or n_labels is not None:
+        return ranked_rows
+    pairs = pairs.join(samples.select(*keys, LABELS), on=keys, how="inner", nulls_equal=True)
+    if not blocks:
+        pairs = pairs.drop(BLOCK_START, POSITIVE_BLOCK_START)
+    pairs = pairs.with_columns(pl.col(truth).cast(pl.Float64))
+    names = ranked_rows.collect_schema().names()
+    return pl.concat([ranked_rows, pairs.select(names)], how="vertical_relaxed")
+
+
+# A sample with at most this many positives has them ranked by pairs (each positive against the
+# rows scoring at least its sample's lowest positive, counted), the others by windows: a pair
+# costs Polars less than a row ranked by the four windows (benchmarks/floors.py's placing
+# floors), and the bound keeps the pairs of a sample within this many times its rows.
+PAIRED_POSITIVES = 8
+_AT, _ID, _POSITIVE = "__at", "__id", "__positive"
+
+
+def _ranked_by_pairs(
+    kept: pl.LazyFrame, keys: Sequence[str], score: str, truth: str
+) -> pl.LazyFrame:
+    """The positive rows of ``kept`` (a sample's rows scoring at least its lowest positive,
+    none of them unscored) with :func:`window_ranks`' four ranks, each a count over the pairs
+    of a positive and a row of its sample scoring at least as high: ``rm_rank`` the rows,
+    ``rm_block_start`` 1 + those scoring higher, and the same over the positives."""
+    s, positive, at = pl.col(score), pl.col(truth) > 0, pl.col(_AT)
+    positives = kept.filter(positive).with_row_index(_ID)
+    others = kept.select(*keys, s, positive.alias(_POSITIVE))
+    higher, other_positive = s > at, pl.col(_POSITIVE)
+    counts = (
+        positives.select(_ID, *keys, s.alias(_AT))
+        .join(others, on=keys, how="inner", nulls_equal=True)
+        .filter(s >= at)
+        .group_by(_ID)
+        .agg(
+            pl.len().cast(pl.Int64).alias(RANK),
+            (higher.sum() + 1).cast(pl.Int64).alias(BLOCK_START),
+            other_positive.sum().cast(pl.Int64).alias(POSITIVE_RANK),
+            ((higher & other_positive).sum() + 1).cast(pl.Int64).alias(POSITIVE_BLOCK_START),
+        )
+    )
+    return positives.join(counts, on=_ID, how="inner").drop(_ID)
 
 
 def first_hits(
