@@ -45,7 +45,8 @@ The family steps (``FAMILIES``), each on top of the common floor in the same pro
   sample's lowest positive, from the common pass): ``sort``, one sort of them by (sample,
   score) and a linear pass reading each positive's tied block and its sample's end;
   ``pairs``, each positive joined to its sample's rows and the rows at or above it counted
-  (cheap where positives are few). The cheaper is the floor.
+  (cheap where positives are few). The cheaper is the floor. Both run on Polars: the step is
+  the engines' common work, and one implementation at its best bounds both.
 - ``labels`` (average precision and ROC AUC, macro): each label's ranking of the samples'
   scores: the rows grouped by (label, distinct score) with their rows and positives, the least
   a curve per label reads (the cumulative pass over those groups is per distinct score, not
