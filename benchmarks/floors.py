@@ -75,6 +75,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the floors import Polars inside, so that --render needs none
+    import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -197,7 +201,7 @@ def polars_floor(path: str, family: str, method: str = "") -> dict:
     return {**facts, **found, "label_span": span}
 
 
-def _placed(lf, lowest, method: str) -> int:  # type: ignore[no-untyped-def]
+def _placed(lf: pl.LazyFrame, lowest: pl.LazyFrame, method: str) -> int:
     """Over the positives, the count of their sample's scores at or above their own, from the
     rows at or above the sample's lowest positive: by one sort, or by pairs."""
     import polars as pl
