@@ -71,7 +71,7 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
     """The rows of ``rankmetrics_cutoffs``: the cut-offs of the keys read from a view with one
     row per cut-off (None for a key without)."""
     views = sql_views(keys)
-    return list(dict.fromkeys(key.k for key in keys if views[key] in VIEWS_WITH_K)) or [None]
+    return list(dict.fromkeys(key.sql_row for key in keys if views[key] in VIEWS_WITH_K)) or [None]
 
 
 def key_weight(key: MetricKey) -> str:
@@ -173,7 +173,7 @@ def _columns(
     parts = []
     for query, frame in results:
         for i, key in enumerate(query.keys):
-            rows = frame.filter(pl.col("k").eq_missing(key.k)) if query.has_k else frame
+            rows = frame.filter(pl.col("k").eq_missing(key.sql_row)) if query.has_k else frame
             scale = log_base_scale(key, context)
             columns = [(pl.col(f"v{i}") * scale).alias(str(key))]
             if with_weights:
