@@ -77,7 +77,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the floors import Polars inside, so that --render needs none
+if TYPE_CHECKING:  # the floors import Polars inside: the parent running the steps never does
     import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
