@@ -159,6 +159,9 @@ def test_the_trec_keys_with_parameters_on_spark(spark):
     )  # fmt: skip
     expected = _expected(SPARK_KEYS, 2)
     assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    # The parameter relations go with the session's other views.
+    views = {row.viewName for row in spark.sql("SHOW VIEWS").collect() if row.isTemporary}
+    assert not {v for v in views if v.startswith("rankmetrics_")}
 
 
 @pytest.mark.parametrize("dialect", ["datafusion", "sqlite", "postgres"])

@@ -21,14 +21,15 @@ from pyspark.sql import DataFrame, SparkSession
 
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.memory import ENGINE_SHARE
-from polars_rankmetrics.engines.sql.export import view_names
+from polars_rankmetrics.engines.sql.export import TREC_INPUTS, view_names
 from polars_rankmetrics.engines.sql.session import SQLSession
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.registry import MetricKey
 
 _INPUT_VIEWS = (
-    "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input", "rankmetrics_source",
+    *sorted(TREC_INPUTS), "rankmetrics_parameters", "rankmetrics_cutoffs", "rankmetrics_input",
+    "rankmetrics_source",
 )  # fmt: skip
 
 
