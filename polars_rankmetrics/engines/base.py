@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import polars as pl
 
@@ -155,6 +155,21 @@ class Engine(Protocol):
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
         """Whether the engine's plan for ``keys`` reads the positives' ranks that a top-k piece
         joined in rank order carries (only with ``scans_rank_order``)."""
+        ...
+
+
+Opener = Callable[[Source], AbstractContextManager[Session]]
+
+
+@runtime_checkable
+class OpensPieces(Protocol):
+    """An engine whose buckets share what it sets up once per run (DuckDB: a connection and its
+    views) rather than each opening its own."""
+
+    def open_pieces(self, cols: Columns, settings: Settings) -> AbstractContextManager[Opener]:
+        """What the buckets of a run share, closed at the end of the block; within it, what it
+        gives opens a session over one bucket (as :meth:`Engine.open` does) on what they share,
+        one bucket at a time, releasing what the session holds when it is closed."""
         ...
 
 

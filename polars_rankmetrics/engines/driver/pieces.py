@@ -18,7 +18,14 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import topk
-from polars_rankmetrics.engines.base import Engine, Progress, Session, Settings
+from polars_rankmetrics.engines.base import (
+    Engine,
+    Opener,
+    OpensPieces,
+    Progress,
+    Session,
+    Settings,
+)
 from polars_rankmetrics.engines.driver.checks import Checked, check_samples, check_table
 from polars_rankmetrics.engines.driver.per_sample import PerSampleRows
 from polars_rankmetrics.engines.driver.preparation import Prepared
@@ -108,41 +115,41 @@ def evaluate_pieces(
     per_sample = PerSampleRows(
         cols, settings.spill_dir if pieces is not None else None, [weight_column(k) for k in keys]
     )
-    for i in range(split.n):
-        if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
-                                   and not pieces[i]):  # fmt: skip
-            continue  # no sample hashed to this bucket
-        piece = pieces[i] if pieces is not None else None
-        joined = None
-        if isinstance(piece, topk.Piece):
-            # A top-k bucket, joined once in memory (its size was chosen to fit) for its checks
-            # and its metrics.
-            joined = piece.join(
-                rank_order=engine.scans_rank_order, ranked=engine.reads_scanned_ranks(keys)
-            )
-            piece = joined.table
-        opened = (
-            _reuse(whole) if pieces is None else engine.open(Source(piece), cols.opened(), settings)
-        )
-        with opened as session, split.reporter.step(i + 1, session):
-            bucket_checked = split.checked or check_table(session, cols, keys)
-            binary.append(bucket_checked.facts.binary_truth)
-            context = replace(
-                parameters, binary_truth=binary[-1],
-                rows=Rows(
-                    unique_labels=bucket_checked.facts.unique_labels
-                    or (joined is not None and joined.unique_labels),
-                    carries_ranks=joined is not None and joined.ranked,
-                ),
-            )  # fmt: skip
-            check = prepared.check or partial(check_samples, session, cols, bucket_checked)
-            summary, frames = session.piece(tables, keys, context, check)
-            summaries.append(summary)
-            for table, frame in frames.items():
-                if table == "per_sample":
-                    per_sample.hold(frame)
-                else:
-                    add(collected, table, frame, cols)
+    opening = _opener(engine, cols.opened(), settings, shared=pieces is not None)
+    with opening as open_piece:
+        for i in range(split.n):
+            if pieces is not None and (pieces[i] is None or isinstance(pieces[i], list)
+                                       and not pieces[i]):  # fmt: skip
+                continue  # no sample hashed to this bucket
+            piece = pieces[i] if pieces is not None else None
+            joined = None
+            if isinstance(piece, topk.Piece):
+                # A top-k bucket, joined once in memory (its size was chosen to fit) for its checks
+                # and its metrics.
+                joined = piece.join(
+                    rank_order=engine.scans_rank_order, ranked=engine.reads_scanned_ranks(keys)
+                )
+                piece = joined.table
+            opened = _reuse(whole) if pieces is None else open_piece(Source(piece))
+            with opened as session, split.reporter.step(i + 1, session):
+                bucket_checked = split.checked or check_table(session, cols, keys)
+                binary.append(bucket_checked.facts.binary_truth)
+                context = replace(
+                    parameters, binary_truth=binary[-1],
+                    rows=Rows(
+                        unique_labels=bucket_checked.facts.unique_labels
+                        or (joined is not None and joined.unique_labels),
+                        carries_ranks=joined is not None and joined.ranked,
+                    ),
+                )  # fmt: skip
+                check = prepared.check or partial(check_samples, session, cols, bucket_checked)
+                summary, frames = session.piece(tables, keys, context, check)
+                summaries.append(summary)
+                for table, frame in frames.items():
+                    if table == "per_sample":
+                        per_sample.hold(frame)
+                    else:
+                        add(collected, table, frame, cols)
     validation.check_weight_totals(pl.concat(summaries), cols)
     if "per_sample" in collected:
         collected["per_sample"] = per_sample.groups()
@@ -153,3 +160,15 @@ def evaluate_pieces(
 @contextmanager
 def _reuse(session: Session) -> Iterator[Session]:
     yield session
+
+
+@contextmanager
+def _opener(engine: Engine, cols: Columns, settings: Settings, *, shared: bool) -> Iterator[Opener]:
+    """What opens each bucket's session: over what the buckets share where the engine sets it
+    up once (:class:`~polars_rankmetrics.engines.base.OpensPieces`, and ``shared``: there are
+    buckets), else :meth:`Engine.open` per bucket."""
+    if shared and isinstance(engine, OpensPieces):
+        with engine.open_pieces(cols, settings) as opener:
+            yield opener
+    else:
+        yield lambda data: engine.open(data, cols, settings)

@@ -35,8 +35,8 @@ import duckdb
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.engines.base import Settings
-from polars_rankmetrics.engines.duckdb.session import DuckDBSession
+from polars_rankmetrics.engines.base import Opener, Settings
+from polars_rankmetrics.engines.duckdb.session import DefinedViews, DuckDBSession
 from polars_rankmetrics.engines.duckdb.source import count_rows, register_source
 from polars_rankmetrics.engines.duckdb.tuning import PERFECT_HASH_BITS
 from polars_rankmetrics.engines.interrupts import stopping
@@ -276,6 +276,35 @@ class DuckDBEngine:
 
     @contextmanager
     def open(self, data: Source, cols: Columns, settings: Settings) -> Iterator[DuckDBSession]:
+        with self._connected(settings) as (con, share):
+            schema = register_source(con, Source.of(data), cols, tables=False)
+            yield DuckDBSession(con, cols, schema, settings, share=share)
+
+    @contextmanager
+    def open_pieces(self, cols: Columns, settings: Settings) -> Iterator[Opener]:
+        """One connection for every bucket of a run: the views are defined once, by the first
+        bucket's session, and each later session over a bucket of the same columns reuses
+        them (the bucket registered in place of the previous one, whose session released the
+        tables it held)."""
+        with self._connected(settings) as (con, share):
+            views = DefinedViews()
+
+            @contextmanager
+            def open_piece(data: Source) -> Iterator[DuckDBSession]:
+                schema = register_source(con, Source.of(data), cols, tables=False)
+                session = DuckDBSession(con, cols, schema, settings, share=share, views=views)
+                try:
+                    yield session
+                finally:
+                    session.release()
+
+            yield open_piece
+
+    @contextmanager
+    def _connected(self, settings: Settings) -> Iterator[tuple[duckdb.DuckDBPyConnection, float]]:
+        """A connection for ``settings`` (and DuckDB's share of the budget), interrupted by a
+        signal and closed however the block ends; DuckDB running out of memory is a
+        ``ValueError`` saying what to do."""
         share = engine_share(settings.tables, self.per_sample_share)
         con = connect(settings.memory_limit, settings.spill_dir, share=share)
         try:
@@ -283,8 +312,7 @@ class DuckDBEngine:
                 if settings.track_progress:
                     con.execute("SET enable_progress_bar = true")
                     con.execute("SET enable_progress_bar_print = false")
-                schema = register_source(con, Source.of(data), cols, tables=False)
-                yield DuckDBSession(con, cols, schema, settings, share=share)
+                yield con, share
         except duckdb.OutOfMemoryException as error:
             raise ValueError(_out_of_memory(settings.memory_limit, share, error)) from error
         finally:

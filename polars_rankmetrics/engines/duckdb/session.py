@@ -5,7 +5,7 @@ a run reads more than once held in temporary tables and DuckDB's variants of vie
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -37,6 +37,15 @@ _BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"  # another plan of the positiv
 _INPUT = "rankmetrics_input AS "  # how the statement defining the input view names it
 
 
+@dataclass
+class DefinedViews:
+    """The views the sessions of one connection share: defined by the first session, over a
+    source of ``schema`` (None until then), and reused by the next ones over the same
+    columns."""
+
+    schema: pl.Schema | None = None
+
+
 class DuckDBSession(SQLSession):
     """A session on a DuckDB connection of its own."""
 
@@ -48,13 +57,17 @@ class DuckDBSession(SQLSession):
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, cols: Columns, schema: pl.Schema,
-        settings: Settings, share: float = ENGINE_SHARE,
+        settings: Settings, share: float = ENGINE_SHARE, views: DefinedViews | None = None,
     ) -> None:  # fmt: skip
         """A session over ``rankmetrics_source`` (of ``schema``) on ``con``, whose views it
         defines for an evaluation with ``settings``; ``share``: the part of the memory budget
-        DuckDB's own limit is."""
+        DuckDB's own limit is; ``views``: the views the connection's sessions share (the
+        session defines them unless an earlier one did over the same columns, and
+        :meth:`release` leaves them as defined)."""
         super().__init__(cols, schema, settings)
         self.con, self.share = con, share
+        self._defined = views
+        self._restore: list[str] = []  # the statements of the views the session replaces
         budget = settings.memory_limit
         self._limit = None if budget is None else parse_size(engine_limit(budget, share))
         self._shared: dict[str, str] = {}  # the views held once (tuning.shared_views)
@@ -79,8 +92,14 @@ class DuckDBSession(SQLSession):
         inputs = input_views(self.cols, "duckdb", settings, self._schema)
         self._input_query = next(s.split(_INPUT, 1)[1] for s in inputs if _INPUT in s)
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)
-        for statement in [*inputs, *(statement for _, statement in named)]:
-            self._execute(statement)
+        shared = self._defined
+        if shared is None or shared.schema != self._schema:
+            for statement in [*inputs, *(statement for _, statement in named)]:
+                self._execute(statement)
+            if shared is not None:
+                shared.schema = self._schema
+        replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS)  # by piece, per table
+        self._restore = [statement for view, statement in named if view in replaced]
         others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
         self._shared = tuning.shared_views(views, others, self._columns(SAMPLE_COUNTS))
 
@@ -109,6 +128,16 @@ class DuckDBSession(SQLSession):
                 self._rank_positives(carried=context.rows.carries_ranks)
         self._shared = {}
         return super().piece(tables, keys, context, check)
+
+    def release(self) -> None:
+        """Drop the tables the session held and define the views it replaced as they were, for
+        the next session on the connection; the bucket's frame is let go (its memory freed
+        before the next bucket is registered)."""
+        for statement in self._restore:
+            self.con.execute(statement)
+        for view in (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS):
+            self.con.execute(f"DROP TABLE IF EXISTS {view}_once")
+        self.con.unregister("rankmetrics_frame")
 
     def _rank_positives(self, *, carried: bool) -> None:
         """The plan of the positive ranks, once the sample counts are held: from the ranks the
