@@ -10,10 +10,11 @@ creates the three relations the views read (docs/engines.md, "SQL alone"):
 - ``rankmetrics_parameters(beta, zero_division, n_labels)``: the threshold metrics' parameters
   and a top-k table's label space (numbers written as checked literals).
 
-A session (:class:`DuckDBSession`) owns its connection and closes it however the run ends. The
-views are created once per connection and never redefined: a table split into buckets is
-written once as Parquet (``COPY ... PARTITION_BY``), and each bucket gets a connection of its own.
-Every view is temporary, so nothing is left in a user's database file.
+A connection is closed however the run ends. A table split into buckets is written once as
+Parquet (``COPY ... PARTITION_BY``); the buckets of a run share one connection
+(:meth:`DuckDBEngine.open_pieces`), whose views the first bucket's session defines and the
+next ones reuse, each session dropping the tables it held. Every view is temporary, so nothing
+is left in a user's database file.
 
 This module is the engine (:data:`ENGINE`) and the public helpers for a connection of your own
 (:func:`connect`, :func:`register_views`, :func:`unregister_views`, :func:`expect_nan`); the

@@ -1,4 +1,4 @@
-"""A DuckDB session: the queries of the SQL sessions on a connection of its own, with the views
+"""A DuckDB session: the queries of the SQL sessions on a connection, with the views
 a run reads more than once held in temporary tables and DuckDB's variants of views of ``sql/``
 (:mod:`.tuning`, :mod:`.variants`)."""
 
@@ -47,7 +47,8 @@ class DefinedViews:
 
 
 class DuckDBSession(SQLSession):
-    """A session on a DuckDB connection of its own."""
+    """A session on a DuckDB connection: its own, or one the buckets of a run share
+    (:class:`DefinedViews`)."""
 
     dialect = "duckdb"
     # Calibrated with benchmarks/out_of_core.py: past it, DuckDB's memory outside its buffer
