@@ -76,10 +76,10 @@ def _in_trec_order(run):
     return sorted(run, key=lambda row: (row[0], -row[2], [-ord(c) for c in row[1]] + [1]))
 
 
-def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
-    """pytrec_eval's per-topic values: the run cut at ``max_docs`` documents per topic (in the
-    order written out above, as trec_eval's -M cuts); with ``complete``, a qrels topic missing
-    from the run as an empty ranking (trec_eval's -c)."""
+def pytrec_oracle(run, qrels, measures, *, level, judged_only, complete, max_docs):
+    """pytrec_eval's per-topic values of ``measures`` (its -m arguments): the run cut at
+    ``max_docs`` documents per topic (in the order written out above, as trec_eval's -M cuts);
+    with ``complete``, a qrels topic missing from the run as an empty ranking (trec_eval's -c)."""
     qrels_dict: dict[str, dict[str, int]] = {}
     for topic, doc, rel in qrels:
         qrels_dict.setdefault(topic, {})[doc] = rel
@@ -92,26 +92,39 @@ def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
     if complete:
         for topic in qrels_dict:
             run_dict.setdefault(topic, {})
-    wanted = {m for m in MEASURES if m != "runid"}
 
-    def evaluated(measures, rankings):
+    def evaluated(rankings):
         evaluator = pytrec_eval.RelevanceEvaluator(
-            qrels_dict, measures, relevance_level=level, judged_docs_only_flag=judged_only
+            qrels_dict, set(measures), relevance_level=level, judged_docs_only_flag=judged_only
         )
         return evaluator.evaluate(rankings)
 
-    values = evaluated(wanted, {t: docs for t, docs in run_dict.items() if docs})
+    values = evaluated({t: docs for t, docs in run_dict.items() if docs})
     # An empty ranking (-c) reads uninitialised memory in pytrec_eval-terrier's C code (some
     # measure sets crash, others give num_rel 0), so its values are written out: trec_eval's
     # formulas on no document retrieved are 0 but for num_q (1), num_rel (R) and the
-    # geometric means' logarithms (of the floor 1e-5); the interpolated precisions below.
+    # geometric means' logarithms (of the floor 1e-5). The names come from a ranking of the
+    # topic's most relevant judged document.
     for topic in (t for t, docs in run_dict.items() if not docs):
-        names = evaluated(wanted, {topic: {"unjudged document": 0.0}})[topic]
-        r = sum(1 for rel in qrels_dict[topic].values() if rel >= level)
+        judged = qrels_dict[topic]
+        names = evaluated({topic: {max(judged, key=judged.__getitem__): 0.0}})[topic]
+        r = sum(1 for rel in judged.values() if rel >= level)
         floor = math.log(1e-5)
         values[topic] = {name: 0.0 for name in names} | {
-            "num_q": 1.0, "num_rel": float(r), "gm_map": floor, "gm_bpref": floor,
+            name: value for name, value in
+            {"num_q": 1.0, "num_rel": float(r), "gm_map": floor, "gm_bpref": floor}.items()
+            if name in names
         }  # fmt: skip
+    return values, qrels_dict, run_dict
+
+
+def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
+    """pytrec_eval's per-topic values of MEASURES, with trec_eval 10.0's interpolated
+    precisions (:func:`_interpolated`)."""
+    values, qrels_dict, run_dict = pytrec_oracle(
+        run, qrels, [m for m in MEASURES if m != "runid"], level=level,
+        judged_only=judged_only, complete=complete, max_docs=max_docs,
+    )  # fmt: skip
     for topic, topic_values in values.items():
         relevance = qrels_dict[topic]
         ranked = [doc for _, doc, _, _ in _in_trec_order(

@@ -11,13 +11,12 @@ import math
 
 import polars as pl
 import pytest
-import pytrec_eval
 from conftest import Engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from sql_engines import SQLTestEngine
-from test_trec_measures import _frames, _in_trec_order, cases
+from test_trec_measures import _frames, cases, pytrec_oracle
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.engines import driver, topk
@@ -54,22 +53,11 @@ def _keys(arguments):
 
 def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
     """pytrec_eval's per-topic values of ORACLE (the run cut as trec_eval's -M cuts it)."""
-    qrels_dict: dict[str, dict[str, int]] = {}
-    for topic, doc, rel in qrels:
-        qrels_dict.setdefault(topic, {})[doc] = rel
-    run_dict: dict[str, dict[str, float]] = {}
-    taken: dict[str, int] = {}
-    for topic, doc, score, _ in _in_trec_order(run):
-        taken[topic] = taken.get(topic, 0) + 1
-        if max_docs is None or taken[topic] <= max_docs:
-            run_dict.setdefault(topic, {})[doc] = score
-    if complete:
-        for topic in qrels_dict:
-            run_dict.setdefault(topic, {})
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels_dict, set(ORACLE), relevance_level=level, judged_docs_only_flag=judged_only
-    )
-    return evaluator.evaluate(run_dict)
+    values, _, _ = pytrec_oracle(
+        run, qrels, ORACLE, level=level, judged_only=judged_only, complete=complete,
+        max_docs=max_docs,
+    )  # fmt: skip
+    return values
 
 
 def _close(ours: float, theirs: float) -> bool:
