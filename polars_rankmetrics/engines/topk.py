@@ -362,7 +362,8 @@ def check_samples(
             label, table = repeated_label(where)
             raise ValueError(
                 f"column {cols.label!r} of the {table} repeats label {label!r} within one sample "
-                f"({validation.describe(where)}); each (sample, label) pair must appear once"
+                f"({validation.describe(where)}); each (sample, label) pair must appear once "
+                "(a table of several runs, models or slices is evaluated with by=)"
             )
         if n_labels is not None and row[validation.MAX_LABELS] > n_labels:
             where = group | {cols.sample: row[validation.LONG_SAMPLE]}
