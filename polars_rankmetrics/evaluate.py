@@ -303,9 +303,9 @@ def tie_ordered(
         # sql/19_trec_per_sample.sql computes the others, with their parameters.
         raise ValueError(
             f"{polars_only[0]} runs on the Polars engine only: engine={run.engine.name!r} "
-            "computes every TREC key but trec_eval's experimental G, ndcg_rel and Rndcg, "
-            "whose prefix sums of the ideal ranking read at each retrieved position the SQL "
-            "views do not compute"
+            "computes every TREC key but ir_measures' ERR@K (a running product of stopping "
+            "chances) and trec_eval's experimental G, ndcg_rel and Rndcg (prefix sums of the "
+            "ideal ranking read at each retrieved position), which the SQL views do not compute"
         )
     if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
         raise ValueError(f"max_docs must be a positive integer, not {most!r}")

@@ -513,3 +513,49 @@ def test_rows_in_position_order_give_what_each_topic_sorted_gives(case, level, j
     )
     assert ordered["measure"].to_list() == sorted_["measure"].to_list()
     assert_frame_equal(ordered, sorted_, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _gdeval_err(run, qrels, k):
+    """ERR@k per topic as the TREC Web track's gdeval.pl computes it (ir_measures runs it for
+    ERR), written out: the run in its order (score descending, docno descending), gain
+    (2^grade - 1) / 2^4 for a judgement above 0 (gdeval keeps no other), the cascade over the
+    first k documents. gdeval refuses a grade above 4, counted as 4 here."""
+    grades = {(t, d): min(rel, 4) for t, d, rel in qrels if rel > 0}
+    values = {}
+    for topic in {t for t, *_ in run} & {t for t, *_ in qrels}:
+        ranked = [doc for t, doc, _, _ in _in_trec_order(run) if t == topic]
+        err, reach = 0.0, 1.0
+        for position, doc in enumerate(ranked[:k], start=1):
+            stop = (2 ** grades.get((topic, doc), 0) - 1) / 2**4
+            err += reach * stop / position
+            reach *= 1 - stop
+        values[topic] = err
+    return values
+
+
+def test_err_of_a_worked_topic():
+    # Grades 3, 0, 2 in that order: 7/16 at 1, then (3/16) / 3 reached with chance 9/16.
+    run = [("q1", "a", 3.0, 1), ("q1", "b", 2.0, 2), ("q1", "c", 1.0, 3), ("q1", "e", 0.5, 4)]
+    qrels = [("q1", "a", 3), ("q1", "c", 2), ("q1", "e", 9), ("q1", "d", 4)]
+    run_frame, qrels_frame = _frames(run, qrels)
+    got = rm.evaluate(run_frame, ["ERR@3", "ERR@4"], truth_table=qrels_frame, ties="trec_eval")
+    assert got["ERR@3"][0] == pytest.approx(7 / 16 + 9 / 16 * 3 / 16 / 3)
+    assert got["ERR@4"][0] == pytest.approx(_gdeval_err(run, qrels, 4)["q1"])
+    with pytest.raises(ValueError, match="ERR@3 runs on the Polars engine only"):
+        rm.evaluate(
+            run_frame, ["ERR@3"], truth_table=qrels_frame, ties="trec_eval", engine="duckdb"
+        )
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.sampled_from([1, 2, 3, 20]))
+def test_err_equals_gdeval(case, k):
+    run, qrels = case
+    expected = _gdeval_err(run, qrels, k)
+    if not expected:
+        return
+    run_frame, qrels_frame = _frames(run, qrels)
+    got = rm.evaluate(
+        run_frame, [f"ERR@{k}"], truth_table=qrels_frame, ties="trec_eval", per_sample=True
+    )
+    assert dict(got.select("sample", f"ERR@{k}").iter_rows()) == pytest.approx(expected)

@@ -765,6 +765,11 @@ _trec(
     lambda key, c, level: tx.rank_biased_residual(c.truth, c.score, level, _float(key, "p")),
     sql="rbp_resid",
 )  # fmt: skip
+_trec(
+    "trec_err", "expected reciprocal rank within K (ir_measures' ERR@K, gdeval's gains)",
+    lambda key, c, level: tx.expected_reciprocal_rank(c.truth, c.score, _k(key)),
+    takes_k=True, requires_k=True,
+)  # fmt: skip
 for _name, _text, _gained in (
     ("trec_g", "trec_eval's experimental normalised gain G", tx.gain_measure),
     ("trec_ndcg_rel", "ndcg averaged over the documents of positive gain", tx.ndcg_over_relevant),
@@ -831,7 +836,7 @@ _TREC_CUTS = {
 }  # fmt: skip
 _IR_MEASURES_CUTS = {
     "P": "trec_p", "R": "trec_recall", "Success": "trec_success", "AP": "trec_map",
-    "nDCG": "trec_ndcg", "Judged": "trec_judged",
+    "nDCG": "trec_ndcg", "Judged": "trec_judged", "ERR": "trec_err",
 }  # fmt: skip
 # ir_measures' measures that read a relevance level (rel=).
 _TAKES_REL = {"trec_p", "trec_recall", "trec_success", "trec_map", "trec_rprec",
@@ -846,8 +851,8 @@ def trec_key(text: str) -> MetricKey | None:
     ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``) and
     ir_measures' (``P@5``, ``P(rel=2)@5``, ``R@100``, ``Success@1``, ``AP``, ``AP@10``,
     ``RR``, ``nDCG``, ``nDCG@10``, ``Bpref``, ``infAP``, ``Rprec``, ``IPrec@0.5``, ``NumQ``,
-    ``NumRet``, ``NumRel``, ``NumRelRet``). ``map`` and ``ndcg`` name the library's own keys
-    (ties averaged, truth > 0 relevant): trec_eval's are ``AP`` and ``nDCG``."""
+    ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@20``). ``map`` and ``ndcg`` name the library's
+    own keys (ties averaged, truth > 0 relevant): trec_eval's are ``AP`` and ``nDCG``."""
     if text in _TREC_NAMES:
         return MetricKey(_TREC_NAMES[text], alias=text)
     cut = re.fullmatch(r"(P|recall|success|map_cut|ndcg_cut|relative_P|unj)_([0-9]+)", text)

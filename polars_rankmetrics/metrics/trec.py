@@ -474,6 +474,33 @@ def rank_biased_residual(truth: str, score: str, level: int, p: float) -> pl.Exp
     return pl.when(open_.any()).then(value).otherwise(0.0)
 
 
+ERR_MAX_GRADE = 4
+"""The largest grade of ``ERR@K``'s gains, gdeval's ``$MAX_JUDGMENT``."""
+
+
+def expected_reciprocal_rank(truth: str, score: str, k: int) -> pl.Expr:
+    """ir_measures' ``ERR@K`` (Chapelle, Metzler, Zhang and Grinspan, CIKM 2009), as the TREC Web
+    track's gdeval computes it: a user reads down the ranking and stops at a document of
+    relevance ``g`` with chance ``R = (2^g - 1) / 2^4``; ERR is the expected reciprocal of the
+    position where the user stops, ``sum over the first K documents retrieved of R / position
+    times the product of (1 - R) over the documents above``, in trec_eval's order (gdeval's
+    too: score descending, then docno descending).
+
+    The grade is the judged relevance, 0 for a document not judged or judged below 0; a grade
+    above 4, which gdeval refuses in the qrels, counts as 4. 0 when nothing relevant is
+    retrieved within K. It reads no relevance level. gdeval leaves out of its mean a topic
+    without a relevance above 0; here, as for every TREC key, a topic counts where trec_eval
+    counts it (0 for such a topic)."""
+    t = Topic(truth, score, 1)
+    grade = pl.when(t.judged).then(t.code - JUDGED).otherwise(0).clip(0, ERR_MAX_GRADE)
+    stop = (2.0 ** grade.cast(pl.Float64) - 1.0) / 2.0**ERR_MAX_GRADE
+    within = t.position <= k
+    chance, position = t.in_order(stop, within), t.in_order(t.position, within)
+    # The chance of reaching each document: the product of (1 - R) above it (R <= 15/16).
+    reach = (1.0 - chance).log().cum_sum().shift(1, fill_value=0.0).exp()
+    return (chance * reach / position.cast(pl.Float64)).sum()
+
+
 def gain_rows(rows: pl.LazyFrame, truth: str) -> pl.LazyFrame:
     """The rows of :func:`in_position_order` that ``G``, ``ndcg_rel`` and ``Rndcg`` read
     without gain parameters: the documents judged relevant (a relevance above 0, retrieved
