@@ -18,7 +18,7 @@ import polars_rankmetrics as rm
 from polars_rankmetrics.engines.driver import pieces
 from polars_rankmetrics.engines.duckdb import register_views
 from polars_rankmetrics.engines.memory import engine_limit
-from polars_rankmetrics.engines.sql.export import sql_directory, sql_files
+from polars_rankmetrics.engines.sql.export import sql_directory, sql_files, view_statements
 from polars_rankmetrics.metrics.registry import REGISTRY
 
 ALL_KEYS = [
@@ -105,7 +105,8 @@ def test_register_views_on_a_users_table_then_query_the_views():
 
 
 def test_sql_alone_as_the_readme_shows():
-    """Only the files of sql/, on a connection where the user defines the input by hand."""
+    """Only the statements of sql/ that `rankmetrics sql` prints (every view that reads only
+    the three relations a user defines), on a connection where the user defines them by hand."""
     con = duckdb.connect()
     con.sql(
         "CREATE VIEW rankmetrics_input AS SELECT model AS grp, sample, label, "
@@ -121,8 +122,8 @@ def test_sql_alone_as_the_readme_shows():
         "CREATE TABLE rankmetrics_parameters AS "
         "SELECT 1.0 AS beta, 0.0 AS zero_division, NULL::BIGINT AS n_labels"
     )
-    for path in sorted(REPO_SQL.glob("*.sql")):
-        con.sql(path.read_text())
+    for statement in view_statements():
+        con.sql(statement)
     got = con.sql(
         "SELECT grp AS model, coverage_error, lwlrap, ndcg FROM rankmetrics_summary "
         "WHERE k = 10 ORDER BY grp"
