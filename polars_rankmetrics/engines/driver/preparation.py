@@ -88,7 +88,11 @@ def prepare(
             topk.check_samples, cols=cols, n_labels=inputs.n_labels,
             repeated_label=partial(topk.repeated_in, predictions, truth_table, cols),
         ),
-        rows=sum(t.select(pl.len()).collect().item() for t in (predictions, truth_table)),
+        # The truth table's rows once per group it serves (topk.shared_truth).
+        rows=sum(
+            t.select(pl.len()).collect().item()
+            for t in (predictions, topk.shared_truth(predictions, truth_table, cols))
+        ),
         split=partial(topk.split, predictions, truth_table, cols, propensities),
         bytes_per_row=polars_bytes_per_row(joined.collect_schema(), cols),
     )  # fmt: skip
