@@ -177,8 +177,8 @@ def floor(args: argparse.Namespace, qrels_path: Path, run_path: Path) -> dict[st
     """The floor's stages in a fresh process per round, with CPU seconds and peak RSS."""
     rounds = []
     for _ in range(args.rounds):
-        for path in (run_path, qrels_path):
-            path.read_bytes()
+        for file in (run_path, qrels_path):
+            file.read_bytes()
         load = round(os.getloadavg()[0], 2)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = run([sys.executable, __file__, "--floor-stages", str(qrels_path), str(run_path)])
@@ -252,8 +252,8 @@ def measure(args: argparse.Namespace, out: Path) -> None:
     loads: dict[str, list] = {tool: [] for tool in tools}
     for _ in range(args.rounds):  # the tools in turn, so that a slow spell slows them all
         for tool in tools:
-            for path in (run_path, qrels_path):  # each tool starts from the page cache
-                path.read_bytes()
+            for file in (run_path, qrels_path):  # each tool starts from the page cache
+                file.read_bytes()
             loads[tool].append(round(os.getloadavg()[0], 2))
             runs[tool].append(run(commands[tool]))
             done = runs[tool][-1]
