@@ -265,9 +265,12 @@ def tie_ordered(
     context: Context, *, ties: str | None, trec: TrecOptions,
 ) -> tuple[Any, Any, Context]:  # fmt: skip
     """The inputs with the tie rule applied (:func:`~polars_rankmetrics.engines.topk.
-    trec_order`), and, for the TREC keys, the run and qrels as they read them
-    (:func:`~polars_rankmetrics.engines.topk.trec_tables`) and the relevance level: what
-    every verb evaluating ``keys`` runs first (:func:`evaluate`, ``compare``)."""
+    trec_order`), and, for the TREC keys, the run as given, the qrels with the preparation
+    that each bucket of whole topics of both takes (:class:`~polars_rankmetrics.engines.
+    topk.Qrels`: trec_eval's order and options, :func:`~polars_rankmetrics.engines.topk.
+    trec_tables`, applied per bucket so that no step sorts the whole run under a memory
+    limit) and the relevance level: what every verb evaluating ``keys`` runs first
+    (:func:`evaluate`, ``compare``)."""
     trec_keys = [key for key in keys if key.metric.family == "trec"]
     if ties is not None and ties not in topk.TIES:
         raise ValueError(f"ties must be one of {', '.join(topk.TIES)}, not {ties!r}")
@@ -309,12 +312,9 @@ def tie_ordered(
         )
     if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
         raise ValueError(f"max_docs must be a positive integer, not {most!r}")
-    opened = cols.in_source()
-    predictions, qrels = topk.trec_tables(
-        Source.of(data).lazy(), Source.of(truth_table).lazy(), opened, max_docs=most,
-        judged_only=trec.judged_only, complete=trec.complete,
-    )  # fmt: skip
-    return predictions, qrels, replace(context, relevance_level=level)
+    preparation = topk.TrecPreparation(most, trec.judged_only, trec.complete)
+    qrels = topk.Qrels(truth_table, preparation)
+    return data, qrels, replace(context, relevance_level=level)
 
 
 @documented(Options)

@@ -292,18 +292,29 @@ def _packed_key(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Expr 
     return packed.alias(_KEY)
 
 
+Preparation = Callable[[pl.LazyFrame, pl.LazyFrame, Columns], tuple[pl.LazyFrame, pl.LazyFrame]]
+"""What the metrics read of the predictions and truth table of a piece of whole samples, made
+from the tables as given (:class:`TrecPreparation`). It works within each sample, so that it
+gives the same rows whether applied to the whole tables or to each bucket of whole samples; it
+keeps or drops rows and never adds any, and leaves no prediction where it leaves no truth."""
+
+
 def split(
     predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
     propensities: pl.LazyFrame | None, n: int, directory: Path,
+    preparation: Preparation | None = None,
 ) -> list[Piece | None]:  # fmt: skip
     """The two tables as ``n`` pieces of whole samples (None: a bucket without any row); for
     ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys that
     the truth table has, so that a sample of every group is in one bucket), so that a join
     never holds more than a bucket. A shared truth table (:func:`shared_truth`) is written
     once, and each bucket's rows repeated for the groups of all the predictions (a group
-    need not have predictions in every bucket)."""
+    need not have predictions in every bucket). The ``preparation`` (a :data:`Preparation`)
+    is applied to each piece: the tables are written as given, so that no step before the
+    buckets holds more than a bucket (trec_eval's order sorts each bucket, never the whole
+    run)."""
     if n == 1:
-        return [Piece(predictions, truth_table, cols, propensities)]
+        return [_prepared(predictions, truth_table, cols, propensities, preparation)]
     by = _truth_by(cols, truth_table.collect_schema())
     groups = None
     if len(by) < len(cols.by):
@@ -323,8 +334,22 @@ def split(
             for table, bucket in zip(tables, files, strict=True)
         )
         true_i = shared_truth(pred_i, true_i, cols, groups)
-        pieces.append(Piece(pred_i, true_i, cols, propensities))
+        piece = _prepared(pred_i, true_i, cols, propensities, preparation)
+        # A prepared bucket without truth has no row (Preparation): qrels whose topics the
+        # run lacks, a run's topics the qrels lack.
+        empty = preparation is not None and piece.truth_table.select(pl.len()).collect().item() == 0
+        pieces.append(None if empty else piece)
     return pieces
+
+
+def _prepared(
+    predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
+    propensities: pl.LazyFrame | None, preparation: Preparation | None,
+) -> Piece:  # fmt: skip
+    """The piece of the two tables, with the ``preparation`` applied where there is one."""
+    if preparation is not None:
+        predictions, truth_table = preparation(predictions, truth_table, cols)
+    return Piece(predictions, truth_table, cols, propensities)
 
 
 def propensity_table(propensities: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
@@ -548,6 +573,32 @@ def trec_tables(
         judged = qrels.filter(pl.col(cols.truth) >= JUDGED).select(keys)
         run = trec_order(run.join(judged, on=keys, how="semi"), cols)
     return run, qrels
+
+
+@dataclass(frozen=True)
+class TrecPreparation:
+    """trec_eval's options as a :data:`Preparation`: :func:`trec_tables` with them. Every step
+    of it works within a topic (the order, ``-M``, ``-J``, the topics kept, with ``-c`` those of
+    the qrels alone), so a bucket of whole topics is prepared as the whole run is."""
+
+    max_docs: int | None = None
+    judged_only: bool = False
+    complete: bool = False
+
+    def __call__(
+        self, predictions: pl.LazyFrame, qrels: pl.LazyFrame, cols: Columns
+    ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+        return trec_tables(predictions, qrels, cols, max_docs=self.max_docs,
+                           judged_only=self.judged_only, complete=self.complete)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """A truth table read as qrels: the table as given (a frame, path, ...) and the
+    :class:`TrecPreparation` that each piece of whole topics of the run and it take."""
+
+    table: Any
+    preparation: TrecPreparation
 
 
 def trec_rows(run: pl.DataFrame, qrels: pl.DataFrame, cols: Columns) -> pl.DataFrame:

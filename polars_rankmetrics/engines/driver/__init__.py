@@ -130,8 +130,7 @@ def collect(
     explains (a full ``temp_dir``, a malformed file) is raised as a ``ValueError`` saying so
     (:func:`~polars_rankmetrics.inputs.media.explained`)."""
     source = Source.of(data)
-    if inputs.truth_table is not None:
-        inputs = replace(inputs, truth_table=Source.of(inputs.truth_table))
+    inputs = inputs.opened()
     temp_parent = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
     reported = (*engine.errors, OSError, pl.exceptions.PolarsError)
     with explained(temp_parent, source, inputs.truth_table, reported=reported):

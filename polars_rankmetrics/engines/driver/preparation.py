@@ -23,13 +23,25 @@ from polars_rankmetrics.metrics.registry import MetricKey
 @dataclass(frozen=True)
 class TopK:
     """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth
-    table (None: the data is a dense table; a :class:`Source` once :func:`collect` has it) and
-    the size of the label space; and, for the propensity-scored metrics on either shape, the
-    propensity table."""
+    table (None: the data is a dense table; qrels, :class:`~polars_rankmetrics.engines.topk.
+    Qrels`, for the TREC keys; a :class:`Source` once :meth:`opened`) and the size of the label
+    space; for the propensity-scored metrics on either shape, the propensity table; and what
+    the metrics read of each piece of whole samples (a
+    :data:`~polars_rankmetrics.engines.topk.Preparation`, applied per bucket; None: the tables
+    as given)."""
 
     truth_table: Any = None
     n_labels: int | None = None
     propensities: Any = None
+    preparation: topk.Preparation | None = None
+
+    def opened(self) -> TopK:
+        """These inputs with the truth table classified once (a :class:`Source`), qrels
+        as their table and preparation."""
+        table = self.truth_table
+        if isinstance(table, topk.Qrels):
+            return replace(self, truth_table=Source.of(table.table), preparation=table.preparation)
+        return self if table is None else replace(self, truth_table=Source.of(table))
 
 
 def _propensities(inputs: TopK, cols: Columns) -> pl.LazyFrame:
@@ -73,26 +85,44 @@ def prepare(
         lf = data.lazy()
         return Prepared(Source(topk.with_propensities(lf, _propensities(inputs, cols), cols)), cols)
     topk.check_request(keys, inputs.n_labels)
-    predictions, truth_table = (
+    given_predictions, given_truth = (
         table.lazy().rename(dict(cols.aliases), strict=False)
         for table in (data, inputs.truth_table)
     )
+    given = (given_predictions, given_truth)
     cols = replace(cols.opened(), top_k=True)
+    # The whole tables prepared lazily, for their schemas and the checks that read the whole
+    # of a table (a relevance that is not an integer); the pieces are prepared one by one.
+    predictions, truth_table = (
+        given
+        if inputs.preparation is None
+        else inputs.preparation(given_predictions, given_truth, cols)
+    )
     topk.check_tables(predictions, truth_table, cols)
     propensities = _propensities(inputs, cols) if ps_keys else None
     joined = topk.joined(predictions, truth_table, cols, propensities)
+    # The truth table's rows once per group it serves (topk.shared_truth); the predictions'
+    # rows as given, which bound the prepared ones (counting those would run the preparation),
+    # none where the prepared truth table has none (topk.Preparation).
+    truth_rows = _count(topk.shared_truth(predictions, truth_table, cols))
+    rows = truth_rows + (
+        _count(given_predictions) if truth_rows or inputs.preparation is None else 0
+    )
     return Prepared(
         Source(joined),
         cols,
         check=partial(
             topk.check_samples, cols=cols, n_labels=inputs.n_labels,
-            repeated_label=partial(topk.repeated_in, predictions, truth_table, cols),
+            repeated_label=partial(topk.repeated_in, given_predictions, given_truth, cols),
         ),
-        # The truth table's rows once per group it serves (topk.shared_truth).
-        rows=sum(
-            t.select(pl.len()).collect().item()
-            for t in (predictions, topk.shared_truth(predictions, truth_table, cols))
+        rows=rows,
+        split=partial(
+            topk.split, given_predictions, given_truth, cols, propensities,
+            preparation=inputs.preparation,
         ),
-        split=partial(topk.split, predictions, truth_table, cols, propensities),
         bytes_per_row=polars_bytes_per_row(joined.collect_schema(), cols),
     )  # fmt: skip
+
+
+def _count(table: pl.LazyFrame) -> int:
+    return int(table.select(pl.len()).collect().item())
