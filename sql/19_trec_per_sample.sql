@@ -17,7 +17,8 @@
 --       gives one (ndcg.1=3,2=9); the relevance itself otherwise.
 -- rankmetrics_trec_per_sample has one row per (grp, sample, k), and a key reads the row of its
 -- k; the views it reads join on slot, k where not NULL (0 for the NULL k of the keys without
--- a cut-off or parameters), a key that is never NULL.
+-- a cut-off or parameters), a key that is never NULL. ERR@K, and G, ndcg_rel and Rndcg, have
+-- views of their own (the last ones below), which only a query for them computes.
 --
 -- A document outside the qrels (code 0) adds to no sum but the count of documents retrieved
 -- (rankmetrics_sample_counts' n_scored): the views below read the qrels' documents alone,
@@ -241,4 +242,170 @@ FROM (
         ON t.grp = s.grp AND t.sample = s.sample AND t.slot = coalesce(p.k, 0)
     LEFT JOIN rankmetrics_trec_interpolated AS i
         ON i.grp = s.grp AND i.sample = s.sample AND i.slot = coalesce(p.k, 0)
+) AS v;
+
+-- rankmetrics_trec_err_per_sample: one row per (grp, sample, k): ir_measures' ERR@K (gdeval's
+-- expected reciprocal rank, metrics/trec.py) at the cut-off of k (0 for a k without one). A
+-- user stops at a document of grade g with chance R = (2^g - 1) / 2^4, the grade being the
+-- judged relevance capped at 4 (0 for a document not judged or judged below 0); err sums over
+-- the documents retrieved within the cut-off R / position times the chance of reaching the
+-- document, the product of (1 - R) over the documents above it. Since R <= 15/16 < 1, each
+-- 1 - R is at least 1/16 and that product is exp(sum of ln(1 - R)) over the documents above
+-- (a window sum); a document of grade 0 (R = 0, ln(1 - R) = 0) adds to neither, so the view
+-- reads the documents of relevance above 0 alone. It reads no relevance level.
+CREATE OR REPLACE VIEW rankmetrics_trec_err_per_sample AS
+SELECT s.grp, s.sample, p.k, s.weight, s.n_positives, coalesce(e.err, 0) AS err
+FROM rankmetrics_sample_counts AS s
+CROSS JOIN rankmetrics_trec_parameters AS p
+LEFT JOIN (
+    SELECT grp, sample, slot, sum(stop * exp(coalesce(above, 0)) / position) AS err
+    FROM (
+        SELECT
+            grp, sample, slot, position, stop,
+            sum(ln(1 - stop)) OVER (
+                PARTITION BY grp, sample, slot ORDER BY position ASC
+                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+            ) AS above
+        FROM (
+            SELECT
+                i.grp, i.sample, coalesce(p.k, 0) AS slot, -i.score AS position,
+                (power(2.0, least(i.truth - 2, 4)) - 1) / 16.0 AS stop
+            FROM rankmetrics_input AS i
+            JOIN rankmetrics_trec_parameters AS p ON -i.score <= p.cut
+            WHERE i.truth > 2
+        ) AS stops
+    ) AS reached
+    GROUP BY grp, sample, slot
+) AS e ON e.grp = s.grp AND e.sample = s.sample AND e.slot = coalesce(p.k, 0);
+
+-- rankmetrics_trec_gains_judged: the judged documents (code >= 2) for each parameter set
+-- without a cut-off (slot), with their position (NULL where not retrieved), ndcg's gain (the
+-- relevance, or the slot's gain for it) and whether relevant at the slot's level.
+CREATE OR REPLACE VIEW rankmetrics_trec_gains_judged AS
+SELECT
+    i.grp, i.sample, coalesce(p.k, 0) AS slot, -i.score AS position,
+    coalesce(g.gain, i.truth - 2) AS gain,
+    CASE WHEN i.truth >= p.level + 2 THEN 1 ELSE 0 END AS relevant
+FROM rankmetrics_input AS i
+JOIN rankmetrics_trec_parameters AS p ON p.cut IS NULL
+LEFT JOIN rankmetrics_trec_gains AS g ON g.k = p.k AND g.relevance = i.truth - 2
+WHERE i.truth >= 2;
+
+-- rankmetrics_trec_gain_steps: what trec_eval's G, ndcg_rel and Rndcg read, for each parameter
+-- set without a cut-off (slot; they take none), per (grp, sample, slot): the run's documents
+-- retrieved with a gain other than 0 (ideal 0, place: the position) and the ideal ranking's
+-- documents (ideal 1, place: 1, 2, ... over the judged documents of positive gain in
+-- descending gain), merged in order of place, with the sums up to each place, both kinds at
+-- that place included (a RANGE frame: a place holds at most one document of each kind):
+--   ideal_cost     the sum of max(gain, 1) over the ideal's first places (G's cost)
+--   ideal_dcg      the ideal's dcg to the place
+--   got, run_dcg   the run's gains and dcg to the place
+-- and over the slot: n, the ideal's documents, and any_relevant, 1 where a document is
+-- relevant at the slot's level. An ideal row is a boundary where it is the last of its gain value (the place
+-- at which count(*) in a RANGE frame over gain descending, its peers included, arrives).
+-- The relevant documents retrieved with a gain of 0 or not retrieved come as run rows of
+-- gain 0 without a place: they add to no sum but any_relevant, which a topic without a document
+-- of positive gain still reads.
+CREATE OR REPLACE VIEW rankmetrics_trec_gain_steps AS
+SELECT
+    grp, sample, slot, place, ideal, gain, boundary,
+    sum(ideal) OVER (PARTITION BY grp, sample, slot) AS n,
+    max(relevant) OVER (PARTITION BY grp, sample, slot) AS any_relevant,
+    sum(CASE WHEN ideal = 1 THEN greatest(gain, 1.0) ELSE 0 END) OVER (
+        PARTITION BY grp, sample, slot ORDER BY place ASC NULLS LAST
+        RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    ) AS ideal_cost,
+    sum(CASE WHEN ideal = 1 THEN gain * ln(2) / ln(place + 1) ELSE 0 END) OVER (
+        PARTITION BY grp, sample, slot ORDER BY place ASC NULLS LAST
+        RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    ) AS ideal_dcg,
+    sum(CASE WHEN ideal = 0 THEN gain ELSE 0 END) OVER (
+        PARTITION BY grp, sample, slot ORDER BY place ASC NULLS LAST
+        RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    ) AS got,
+    sum(CASE WHEN ideal = 0 AND gain <> 0 THEN gain * ln(2) / ln(place + 1) ELSE 0 END) OVER (
+        PARTITION BY grp, sample, slot ORDER BY place ASC NULLS LAST
+        RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    ) AS run_dcg
+FROM (
+    SELECT
+        grp, sample, slot,
+        CASE WHEN position IS NOT NULL AND gain <> 0 THEN position END AS place, 0 AS ideal,
+        CASE WHEN position IS NOT NULL THEN gain ELSE 0 END AS gain, 0 AS boundary,
+        relevant
+    FROM rankmetrics_trec_gains_judged
+    WHERE position IS NOT NULL AND gain <> 0 OR relevant = 1
+    UNION ALL
+    SELECT
+        grp, sample, slot, CAST(place AS DOUBLE) AS place, 1 AS ideal, gain,
+        CASE WHEN place = last_place THEN 1 ELSE 0 END AS boundary, relevant
+    FROM (
+        SELECT
+            grp, sample, slot, gain, relevant,
+            row_number() OVER (PARTITION BY grp, sample, slot ORDER BY gain DESC) AS place,
+            count(*) OVER (
+                PARTITION BY grp, sample, slot ORDER BY gain DESC
+                RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+            ) AS last_place
+        FROM rankmetrics_trec_gains_judged
+        WHERE gain > 0
+    ) AS best
+) AS merged;
+
+-- rankmetrics_trec_gain_per_sample: one row per (grp, sample, k): trec_eval's G, ndcg_rel and
+-- Rndcg (metrics/trec.py) at the parameters of k (0 for a k with a cut-off).
+--   g          over the ideal's gains' sum, the sum over the documents retrieved of
+--              gain / log2(2 + cost - got) at their place; 0 where the ideal sums to 0
+--   ndcg_rel   the mean over the ideal's n documents of run_dcg / ideal_dcg at each one's
+--              position where retrieved, the whole run's dcg over the whole ideal's for each
+--              one not retrieved; 0 where that sum is not positive (or n = 0)
+--   rndcg      the mean of run_dcg / ideal_dcg at the ideal's boundaries, and once more the
+--              whole run's over the whole ideal's where the run retrieved more than n + 1
+--              documents (trec_eval reads that point after position n + 1); 0 without a
+--              relevant document, NULL (trec_eval's 0 / 0, NaN) where one is relevant but no
+--              document has a positive gain (n = 0)
+CREATE OR REPLACE VIEW rankmetrics_trec_gain_per_sample AS
+SELECT
+    grp, sample, k, weight, n_positives,
+    CASE WHEN ideal_gain > 0 THEN g_sum / ideal_gain ELSE 0 END AS g,
+    CASE
+        WHEN n = 0 THEN 0
+        WHEN rel_sum + (n - rel_ret) * dcg_total / ideal_total > 0
+            THEN (rel_sum + (n - rel_ret) * dcg_total / ideal_total) / n
+        ELSE 0
+    END AS ndcg_rel,
+    CASE
+        WHEN any_relevant = 0 THEN 0
+        WHEN n = 0 THEN NULL
+        WHEN ret > n + 1 THEN (boundary_sum + dcg_total / ideal_total) / (boundaries + 1)
+        ELSE boundary_sum / boundaries
+    END AS rndcg
+FROM (
+    SELECT
+        s.grp, s.sample, p.k, s.weight, s.n_positives, CAST(s.n_scored AS DOUBLE) AS ret,
+        CAST(coalesce(t.n, 0) AS DOUBLE) AS n, coalesce(t.any_relevant, 0) AS any_relevant,
+        coalesce(t.ideal_gain, 0) AS ideal_gain, coalesce(t.ideal_total, 0) AS ideal_total,
+        coalesce(t.dcg_total, 0) AS dcg_total, coalesce(t.g_sum, 0) AS g_sum,
+        coalesce(t.rel_sum, 0) AS rel_sum, CAST(coalesce(t.rel_ret, 0) AS DOUBLE) AS rel_ret,
+        coalesce(t.boundary_sum, 0) AS boundary_sum,
+        CAST(coalesce(t.boundaries, 0) AS DOUBLE) AS boundaries
+    FROM rankmetrics_sample_counts AS s
+    CROSS JOIN rankmetrics_trec_parameters AS p
+    LEFT JOIN (
+        SELECT
+            grp, sample, slot, max(n) AS n, max(any_relevant) AS any_relevant,
+            sum(CASE WHEN ideal = 1 THEN gain ELSE 0 END) AS ideal_gain,
+            sum(CASE WHEN ideal = 1 THEN gain * ln(2) / ln(place + 1) ELSE 0 END) AS ideal_total,
+            sum(CASE WHEN ideal = 0 AND gain <> 0 THEN gain * ln(2) / ln(place + 1) ELSE 0 END)
+                AS dcg_total,
+            sum(CASE WHEN ideal = 0 AND gain <> 0
+                THEN gain * ln(2) / ln(2 + ideal_cost + greatest(place - n, 0) - got)
+                ELSE 0 END) AS g_sum,
+            sum(CASE WHEN ideal = 0 AND gain > 0 THEN run_dcg / ideal_dcg ELSE 0 END) AS rel_sum,
+            sum(CASE WHEN ideal = 0 AND gain > 0 THEN 1 ELSE 0 END) AS rel_ret,
+            sum(CASE WHEN boundary = 1 THEN run_dcg / ideal_dcg ELSE 0 END) AS boundary_sum,
+            sum(boundary) AS boundaries
+        FROM rankmetrics_trec_gain_steps
+        GROUP BY grp, sample, slot
+    ) AS t ON t.grp = s.grp AND t.sample = s.sample AND t.slot = coalesce(p.k, 0)
 ) AS v;

@@ -32,7 +32,7 @@ ORACLE = [
     "Rprec", "bpref", "gm_bpref", "recip_rank", "infAP", "binG", "utility", "ndcg",
     "P.1,2,3", "recall.1,2,4", "success.1,2", "relative_P.1,3", "map_cut.1,3",
     "ndcg_cut.1,3", "Rprec_mult.0.2,0.5,2", "set_P", "set_recall", "set_relative_P",
-    "set_map", "set_F.0.5",
+    "set_map", "set_F.0.5", "G", "ndcg_rel", "Rndcg",
 ]  # fmt: skip
 # The others: pytrec_eval has no rbp, rbp_resid nor unj, reads no utility coefficients nor
 # ndcg gains, and computes iprec_at_recall and 11pt_avg as trec_eval 9 did.
@@ -40,11 +40,20 @@ POLARS_ONLY = [
     "iprec_at_recall.0,0.25,0.5,1", "11pt_avg.0.2,0.6", "unj.1,3", "rbp.p=0.5",
     "rbp_resid.p=0.8",
 ]  # fmt: skip
-GAINS_AND_COEFFICIENTS = ["ndcg.1=3,2=9", "utility.2,-1,0.5,0.1"]
+# Gains that reorder the ideal, make a relevance of 0 gain and give a negative gain.
+GAINS_AND_COEFFICIENTS = [
+    "ndcg.1=3,2=9", "utility.2,-1,0.5,0.1", "G.1=3,2=9", "ndcg_rel.0=1,2=-1",
+    "Rndcg.1=3,3=0.5",
+]  # fmt: skip
 SUMMARY_ONLY = {"num_q", "gm_map", "gm_bpref"}
 PYTREC_EVAL_NAMES = {"set_F_0.5": "set_F"}  # trec_eval prints no parameter of set_F
-# ir_measures' names with a relevance level or a persistence of their own, beside trec_eval's.
-IR_MEASURES = ["P(rel=2)@2", "R(rel=3)@3", "AP(rel=0)", "RBP", "RBP(p=0.5)", "Judged@2"]
+# ir_measures' names with a relevance level or a persistence of their own, beside trec_eval's,
+# and ERR@K (gdeval's, which pytrec_eval lacks: against the Polars key, test_trec_measures.py
+# checks that against gdeval's formula).
+IR_MEASURES = [
+    "P(rel=2)@2", "R(rel=3)@3", "AP(rel=0)", "RBP", "RBP(p=0.5)", "Judged@2", "ERR@1", "ERR@3",
+    "ERR@20",
+]  # fmt: skip
 
 
 def _keys(arguments):
@@ -61,7 +70,9 @@ def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
 
 
 def _close(ours: float, theirs: float) -> bool:
-    return math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
+    """Equal to 1e-12, or both NaN (trec_eval's 0 / 0, Rndcg's where no gain is positive)."""
+    both_nan = math.isnan(ours) and math.isnan(theirs)
+    return both_nan or math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -134,8 +145,8 @@ def _expected(keys, level: int) -> pl.DataFrame:
 SPARK_KEYS = [
     *_keys(["P.2", "ndcg_cut.3", "map", "gm_map", "bpref", "infAP", "binG", "recip_rank",
             "iprec_at_recall.0.5", "11pt_avg.0.2,0.6", "Rprec_mult.0.5", "set_F.0.5",
-            "unj.2", "rbp_resid.p=0.8", *GAINS_AND_COEFFICIENTS]),
-    *parse_keys(["P(rel=3)@2", "RBP", "Judged@2", "num_rel"]),
+            "unj.2", "rbp_resid.p=0.8", "G", "ndcg_rel", *GAINS_AND_COEFFICIENTS]),
+    *parse_keys(["P(rel=3)@2", "RBP", "Judged@2", "num_rel", "ERR@3"]),
 ]  # fmt: skip
 
 
@@ -183,7 +194,24 @@ def test_each_parameter_set_is_a_row_of_its_own():
     assert queries["rankmetrics_trec_gains"].endswith("WHERE 1 = 0")
 
 
-def test_the_sql_engines_refuse_the_polars_only_keys_by_name():
-    for key in ("G", "ndcg_rel", "Rndcg"):
-        with pytest.raises(ValueError, match=f"{key} runs on the Polars engine only"):
-            rm.evaluate(WORKED_RUN, [key], truth_table=WORKED_QRELS, engine="duckdb")
+def test_the_gain_keys_read_the_ideal_at_each_position():
+    """G, ndcg_rel, Rndcg and ERR@K on DuckDB, worked out by hand on one topic: run d1 (gain
+    2), d2 (not judged), d3 (gain 1); qrels d1 2, d3 1, d4 3 (not retrieved). Ideal gains 3, 2,
+    1 (costs 3, 5, 6; ideal dcg 3, 3 + 2 / log2 3, ... + 1 / 2)."""
+    run = pl.DataFrame({"sample": "q", "label": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]})
+    qrels = pl.DataFrame({"sample": "q", "label": ["d1", "d3", "d4"], "truth": [2, 1, 3]})
+    got = rm.evaluate(
+        run, ["G", "ndcg_rel", "Rndcg", "ERR@3"], truth_table=qrels, engine="duckdb"
+    ).row(0, named=True)
+    ideal = [3.0, 3.0 + 2 / math.log2(3), 3.0 + 2 / math.log2(3) + 0.5]
+    dcg = [2.0, 2.0, 2.0 + 0.5]  # to positions 1, 2, 3
+    # G: d1 at 1 (cost 3, got 2), d3 at 3 (cost 6, got 3); over the ideal's sum, 6.
+    assert got["G"] == pytest.approx((2 / math.log2(3) + 1 / math.log2(5)) / 6, abs=1e-12)
+    # ndcg_rel: d1 at 1, d3 at 3, d4 not retrieved (the whole run over the whole ideal).
+    rel = (dcg[0] / ideal[0] + dcg[2] / ideal[2] + dcg[2] / ideal[2]) / 3
+    assert got["ndcg_rel"] == pytest.approx(rel, abs=1e-12)
+    # Rndcg: one boundary per gain value (1, 2, 3); the run retrieved 3 <= n + 1 documents.
+    points = [d / i for d, i in zip(dcg, ideal, strict=True)]
+    assert got["Rndcg"] == pytest.approx(sum(points) / 3, abs=1e-12)
+    # ERR@3: d1 stops with 3/16, d3 with 1/16 once d1 (and d2, R 0) did not.
+    assert got["ERR@3"] == pytest.approx(3 / 16 + (13 / 16) * (1 / 16) / 3, abs=1e-12)

@@ -172,9 +172,12 @@ R_PRECISION_VIEW = "rankmetrics_r_precision_per_sample"
 PROPENSITY_VIEW = "rankmetrics_propensity_per_sample"
 PROBABILITY_VIEW = "rankmetrics_probability_per_sample"
 TREC_VIEW = "rankmetrics_trec_per_sample"
+TREC_ERR_VIEW = "rankmetrics_trec_err_per_sample"
+TREC_GAIN_VIEW = "rankmetrics_trec_gain_per_sample"
 VIEWS_WITH_K = frozenset(
-    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW, TREC_VIEW}
-)
+    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW,
+     TREC_GAIN_VIEW}
+)  # fmt: skip
 
 
 def register(metric: Metric) -> Metric:
@@ -585,7 +588,7 @@ for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "
 
 # trec_eval's measures (metrics.trec), over a run joined with its qrels by trec_eval's rules
 # (engines.topk.trec_tables), each key asked for by trec_eval's or ir_measures' name
-# (trec_key); those with a SQL view run on every engine, the others on Polars.
+# (trec_key); each is a column of a view of sql/19_trec_per_sample.sql, so runs on every engine.
 def _level(key: MetricKey, c: Context) -> int:
     level = key.param("rel", c.relevance_level)
     assert isinstance(level, int)
@@ -595,16 +598,18 @@ def _level(key: MetricKey, c: Context) -> int:
 def _trec(
     name: str, description: str, polars: Callable[[MetricKey, Context, int], pl.Expr], *,
     takes_k: bool = False, requires_k: bool = False, geometric: bool = False,
-    summed: bool = False, sql: str = "",
+    summed: bool = False, sql: str, view: str = TREC_VIEW,
+    undefined: Literal["skip", "nan"] = "skip",
 ) -> None:  # fmt: skip
-    """A TREC key; ``sql``: its column of sql/19_trec_per_sample.sql's view, read at the row of
-    the key's parameters (:attr:`MetricKey.sql_row`), or none (the Polars engine only)."""
+    """A TREC key; ``sql``: its column of the view ``view`` of sql/19_trec_per_sample.sql, read
+    at the row of the key's parameters (:attr:`MetricKey.sql_row`); ``undefined="nan"``: a
+    NULL there is trec_eval's NaN (0 / 0), which makes the mean NaN."""
     register(Metric(
         name, description, "higher",
-        lambda key, c: polars(key, c, _level(key, c)), TREC_VIEW if sql else "", sql,
+        lambda key, c: polars(key, c, _level(key, c)), view, sql,
         family="trec",
         takes_k=takes_k, requires_k=requires_k, binary_truth=False, geometric=geometric,
-        summed=summed,
+        summed=summed, undefined=undefined,
     ))  # fmt: skip
 
 
@@ -768,14 +773,18 @@ _trec(
 _trec(
     "trec_err", "expected reciprocal rank within K (ir_measures' ERR@K, gdeval's gains)",
     lambda key, c, level: tx.expected_reciprocal_rank(c.truth, c.score, _k(key)),
-    takes_k=True, requires_k=True,
+    takes_k=True, requires_k=True, sql="err", view=TREC_ERR_VIEW,
 )  # fmt: skip
 for _name, _text, _gained in (
     ("trec_g", "trec_eval's experimental normalised gain G", tx.gain_measure),
     ("trec_ndcg_rel", "ndcg averaged over the documents of positive gain", tx.ndcg_over_relevant),
     ("trec_rndcg", "ndcg averaged over the ideal's gain-level boundaries", tx.ndcg_at_levels),
 ):
-    _trec(_name, f"{_text} (params gains=)", _with_gains(_gained))
+    _trec(
+        _name, f"{_text} (params gains=)", _with_gains(_gained),
+        sql=_name.removeprefix("trec_"), view=TREC_GAIN_VIEW,
+        undefined="nan" if _name == "trec_rndcg" else "skip",
+    )  # fmt: skip
 TREC_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].family == "trec")
 
 

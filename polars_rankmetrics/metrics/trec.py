@@ -12,8 +12,8 @@ holds a code (:func:`code`): 0 for a retrieved document that the qrels do not na
 but unjudged, ``RELVALUE_UNJUDGED``), ``r + 2`` for a judged relevance ``r >= 0``.
 
 The SQL engines read the same rows in ``sql/19_trec_per_sample.sql``, which computes every key
-but ``G``, ``ndcg_rel`` and ``Rndcg``, with its parameters and relevance level (read from the
-relations :func:`~polars_rankmetrics.engines.sql.export.trec_queries` defines).
+with its parameters and relevance level (read from the relations
+:func:`~polars_rankmetrics.engines.sql.export.trec_queries` defines).
 
 **Relevance.** A document is relevant when judged with ``r >= relevance_level`` (trec_eval's
 ``-l``, default 1), judged non-relevant when judged with ``r < relevance_level``; every measure
