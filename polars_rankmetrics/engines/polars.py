@@ -17,7 +17,16 @@ import polars as pl
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, polars_bytes_per_row, write_buckets
-from polars_rankmetrics.engines.polars_plans import RANK_PLANS, plan_of
+from polars_rankmetrics.engines.polars_plans import (
+    FN,
+    FP,
+    RANK_PLANS,
+    TP,
+    counted,
+    from_counts,
+    plan_of,
+    set_counts,
+)
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics import ranking as rx
@@ -31,6 +40,7 @@ from polars_rankmetrics.metrics.ranks import (
     RANK,
     SCORED,
     first_hits,
+    is_positive,
     positive_counts,
     positive_ranks,
     rank_table,
@@ -73,21 +83,28 @@ def per_sample(
     plan = rank_plan(keys, binary_truth=context.binary_truth, sorted_samples=layout.sorted_samples)
     context = replace(context, rows=replace(layout, ranks=plan))
     by_rows = {rows: [k for k in keys if plan_of(k).rows == rows] for rows in _ROWS}
-    facts = [
-        *validation.sample_facts(cols, unique_labels=layout.unique_labels),
-        rx.n_positives(cols.truth).alias(N_POSITIVES),
-    ]
-    if _counts_predicted(keys, context):
-        # The facts the set scores' ill-defined samples are counted from (metrics.undefined).
-        is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
-        facts.append(is_predicted.sum().alias(N_PREDICTED))
+    is_predicted = predicted(context.score, pred=context.pred, threshold=context.threshold)
+
+    def facts(true: pl.Expr) -> list[pl.Expr]:
+        """The facts, over rows where ``true`` tells a positive."""
+        found = [
+            *validation.sample_facts(cols, unique_labels=layout.unique_labels),
+            true.sum().alias(N_POSITIVES),
+        ]
+        if _counts_predicted(keys, context):
+            # The facts the set scores' ill-defined samples are counted from (metrics.undefined).
+            found.append(is_predicted.sum().alias(N_PREDICTED))
+        return found
+
     if ranks_positives_only(keys, plan):
         context = replace(context, rows=replace(context.rows, positives_only=True))
         # Each frame below is read by several branches of the plan, which Polars' common
         # subplan elimination does not merge once their projections differ: cached, each is
         # computed once.
-        counts = positive_counts(score=cols.score, truth=cols.truth)
-        samples = lf.group_by(cols.sample_keys).agg(*facts, *counts).cache()
+        truth_type = lf.collect_schema()[cols.truth]
+        counts = positive_counts(score=cols.score, truth=cols.truth, truth_type=truth_type)
+        true = is_positive(cols.truth, truth_type)
+        samples = lf.group_by(cols.sample_keys).agg(*facts(true), *counts).cache()
         rows = positive_ranks(
             lf, samples, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
             n_labels=context.n_labels, blocks=plan == "blocks", ranked=layout.carries_ranks,
@@ -110,10 +127,19 @@ def per_sample(
     else:
         lf = lf.drop(RANK, BLOCK_START) if layout.carries_ranks else lf
         rows = with_extras(ranked(lf, cols, context).cache(), cols, keys, context)
+        # The ranks cast the truth to Float64.
+        true = is_positive(cols.truth, rows.collect_schema()[cols.truth])
         aggregated = [*by_rows["all"], *by_rows["positives"]]
-        samples = rows.group_by(cols.sample_keys).agg(
-            *facts, *(key.expression(context) for key in aggregated)
-        )
+        # The threshold metrics' values are formulas of their sample's counts, aggregated first.
+        from_sums = [key for key in aggregated if counted(key)]
+        sums = set_counts(true, is_predicted) if from_sums else []
+        values = [key.expression(context) for key in aggregated if not counted(key)]
+        samples = rows.group_by(cols.sample_keys).agg(*facts(true), *sums, *values)
+        if from_sums:
+            labels = pl.col(validation.SAMPLE_ROWS).cast(pl.Float64)
+            samples = samples.with_columns(
+                from_counts(key, context, labels) for key in from_sums
+            ).drop(TP, FP, FN)
     if not by_rows["first_hits"]:
         return samples
     hits = first_hits(rows, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
@@ -320,9 +346,10 @@ class PolarsSession:
     def repeated_label(self, where: Mapping[str, object]) -> object:
         return validation.repeated_label(self.lf, self.cols, where)
 
-    def _label_table_options(self) -> tuple[list[pl.Expr], pl.Expr]:
+    def _label_table_options(self) -> tuple[list[pl.Expr], pl.Expr | None]:
+        """The group keys of the per-label tables, and the weight column (None: unweighted)."""
         group = [pl.col(b) for b in self.cols.by] or [pl.lit(0).alias(validation.GROUP)]
-        weight = pl.col(self.cols.weight) if self.cols.weight else pl.lit(1.0)
+        weight = pl.col(self.cols.weight) if self.cols.weight else None
         return group, weight
 
     def piece(
@@ -361,7 +388,8 @@ class PolarsSession:
         if table == "curves":
             return score_counts(self.lf, group, cols.label, cols.score, cols.truth, weight)
         ranked = window_ranks(self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth)
-        precision = rx.label_precision(cols.truth) * weight.cast(pl.Float64)
+        weighted = weight.cast(pl.Float64) if weight is not None else pl.lit(1.0)
+        precision = rx.label_precision(cols.truth) * weighted
         return (
             ranked.filter(pl.col(cols.truth) > 0)
             .group_by([*group, pl.col(cols.label).alias(LABEL)])

@@ -55,6 +55,7 @@ from polars_rankmetrics.metrics.probabilities import (
     label_losses,
 )
 from polars_rankmetrics.metrics.probabilities import KINDS as LOSSES
+from polars_rankmetrics.metrics.ranks import is_positive
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 LABEL = "label"
@@ -64,34 +65,54 @@ _NAN = float("nan")
 
 def label_counts(
     lf: pl.LazyFrame, group: Sequence[pl.Expr], label: str, truth: str, is_predicted: pl.Expr,
-    weight: pl.Expr,
+    weight: pl.Expr | None,
 ) -> pl.LazyFrame:  # fmt: skip
-    """The label counts table of ``lf`` (Polars), its label column named ``label``."""
-    true = pl.col(truth) > 0
-    w = weight.cast(pl.Float64)
-    return lf.group_by([*group, pl.col(label).alias(LABEL)]).agg(
-        tp=(w * (true & is_predicted)).sum(),
-        fp=(w * (~true & is_predicted)).sum(),
-        fn=(w * (true & ~is_predicted)).sum(),
-    )
+    """The label counts table of ``lf`` (Polars), its label column named ``label``. ``weight``
+    None: every sample weighs 1, and the rows are counted (the same Float64 sums, without a
+    product per row)."""
+    true = is_positive(truth, lf.collect_schema()[truth])
+    cells = {"tp": true & is_predicted, "fp": ~true & is_predicted, "fn": true & ~is_predicted}
+    return _summed(lf, group, [pl.col(label).alias(LABEL)], cells, weight)
 
 
 def score_counts(
     lf: pl.LazyFrame, group: Sequence[pl.Expr], label: str, score: str, truth: str,
-    weight: pl.Expr,
+    weight: pl.Expr | None,
 ) -> pl.LazyFrame:  # fmt: skip
-    """The score counts table of ``lf`` (Polars), its label column named ``label``."""
-    true = pl.col(truth) > 0
-    w = weight.cast(pl.Float64)
+    """The score counts table of ``lf`` (Polars), its label column named ``label``. ``weight``
+    None: every sample weighs 1, and the rows are counted (the same Float64 sums, without a
+    product per row)."""
+    true = is_positive(truth, lf.collect_schema()[truth])
     # + 0.0 turns -0.0 into 0.0: the two tie, so they must be one distinct score. The scores are
     # grouped in their own type (a Float32 key hashes faster), then cast: the cast keeps them
     # distinct.
     distinct_score = (pl.col(score) + 0.0).alias("score")
-    return (
-        lf.group_by([*group, pl.col(label).alias(LABEL), distinct_score])
-        .agg(pos=(w * true).sum(), neg=(w * ~true).sum())
-        .with_columns(pl.col("score").cast(pl.Float64))
+    keys = [pl.col(label).alias(LABEL), distinct_score]
+    counts = _summed(lf, group, keys, {"pos": true, "neg": ~true}, weight)
+    return counts.with_columns(pl.col("score").cast(pl.Float64))
+
+
+def _summed(
+    lf: pl.LazyFrame, group: Sequence[pl.Expr], keys: Sequence[pl.Expr],
+    cells: Mapping[str, pl.Expr], weight: pl.Expr | None,
+) -> pl.LazyFrame:  # fmt: skip
+    """Per ``group`` and ``keys``, each of ``cells`` (a condition per row) summed with the
+    weights as Float64 (``weight`` None: counted, then cast). A group of literals (the one
+    group of a table without ``by`` columns) is added to the result, not hashed with the
+    keys."""
+    if weight is not None:
+        w = weight.cast(pl.Float64)
+        weighted = ((w * cell).sum().alias(name) for name, cell in cells.items())
+        return lf.group_by([*group, *keys]).agg(weighted)
+    constant = [g for g in group if g.meta.is_literal(allow_aliasing=True)]
+    grouped = [g for g in group if not g.meta.is_literal(allow_aliasing=True)]
+    summed = lf.group_by([*grouped, *keys]).agg(
+        cell.sum().cast(pl.Float64).alias(name) for name, cell in cells.items()
     )
+    if not constant:
+        return summed
+    names = [e.meta.output_name() for e in (*group, *keys)]
+    return summed.with_columns(constant).select(*names, *cells)
 
 
 def combine(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame:

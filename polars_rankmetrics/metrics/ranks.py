@@ -96,6 +96,13 @@ COLUMNS = (
 )
 
 
+def is_positive(truth: str, dtype: pl.DataType | None = None) -> pl.Expr:
+    """Whether a row's label is positive: ``truth > 0``; a Boolean truth column (``dtype``) is
+    its own answer, read without the cast to an integer that comparing it with 0 costs."""
+    column = pl.col(truth)
+    return column if dtype == pl.Boolean else column > 0
+
+
 @functools.cache
 def cumulative_discount(m: int) -> float:
     """``D(m) = sum over r = 1..m of 1 / ln(r + 1)``, summed in the order the rank table sums it
@@ -363,7 +370,8 @@ def window_ranks(
     a null score), and its plan spends nothing on them.
     """
     keys = [sample] if isinstance(sample, str) else list(sample)
-    s, positive = pl.col(score), pl.col(truth) > 0
+    lf = data.lazy()
+    s, positive = pl.col(score), is_positive(truth, lf.collect_schema()[truth])
     positive_score = pl.when(positive).then(s)
 
     def ranked(rank: pl.Expr, unscored: pl.Expr) -> pl.Expr:
@@ -387,7 +395,7 @@ def window_ranks(
                 pl.when(positive).then(positive_score.count().over(keys).cast(pl.Int64) + 1),
             ).alias(POSITIVE_BLOCK_START),
         ]  # fmt: skip
-    return data.lazy().with_columns(*columns, pl.col(truth).cast(pl.Float64))
+    return lf.with_columns(*columns, pl.col(truth).cast(pl.Float64))
 
 
 def with_discounts(
@@ -459,9 +467,8 @@ def with_lowest_positive(
     """Add ``rm_lowest_positive``, each sample's lowest positive score, from a per-sample
     aggregation joined back to the rows: no sort and no window."""
     keys = [sample] if isinstance(sample, str) else list(sample)
-    lowest = data.group_by(keys).agg(
-        pl.col(score).filter(pl.col(truth) > 0).min().alias(LOWEST_POSITIVE)
-    )
+    true = is_positive(truth, data.collect_schema()[truth])
+    lowest = data.group_by(keys).agg(pl.col(score).filter(true).min().alias(LOWEST_POSITIVE))
     return data.join(lowest, on=keys, how="left", nulls_equal=True)
 
 
@@ -480,16 +487,19 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
     )
 
 
-def positive_counts(*, score: str = "score", truth: str = "truth") -> list[pl.Expr]:
+def positive_counts(
+    *, score: str = "score", truth: str = "truth", truth_type: pl.DataType | None = None
+) -> list[pl.Expr]:
     """Aggregations over one sample's rows that :func:`positive_ranks` reads: its lowest
     scored positive score (``rm_lowest_positive``), its scored labels (``rm_scored``), its
-    rows (``rm_labels``) and its positives (``rm_positives``)."""
-    s = pl.col(score)
+    rows (``rm_labels``) and its positives (``rm_positives``). ``truth_type``: the truth
+    column's type (:func:`is_positive`)."""
+    s, true = pl.col(score), is_positive(truth, truth_type)
     return [
-        s.filter(pl.col(truth) > 0).min().alias(LOWEST_POSITIVE),
+        s.filter(true).min().alias(LOWEST_POSITIVE),
         s.count().cast(pl.Int64).alias(SCORED),
         pl.len().cast(pl.Int64).alias(LABELS),
-        (pl.col(truth) > 0).sum().cast(pl.Int64).alias(POSITIVES),
+        true.sum().cast(pl.Int64).alias(POSITIVES),
     ]
 
 
@@ -521,7 +531,8 @@ def positive_ranks(
     (:func:`_ranked_by_pairs`: a count per positive, no window and no sort).
     """
     keys = [sample] if isinstance(sample, str) else list(sample)
-    lf, s, positive = data.lazy(), pl.col(score), pl.col(truth) > 0
+    lf, s = data.lazy(), pl.col(score)
+    positive = is_positive(truth, lf.collect_schema()[truth])
 
     def over(rank: pl.Expr) -> pl.Expr:
         return rank.over(keys).cast(pl.Int64)
@@ -539,7 +550,9 @@ def positive_ranks(
         paired = pl.col(POSITIVES) <= PAIRED_POSITIVES
         if n_labels is None:  # no unscored positive, which the pairs would not rank
             kept = kept.cache()
-            pairs = _ranked_by_pairs(kept.filter(paired).drop(POSITIVES), keys, score, truth)
+            pairs = _ranked_by_pairs(
+                kept.filter(paired).drop(POSITIVES), keys, score, truth, blocks=blocks
+            )
             kept = kept.filter(~paired)
         scored = (
             kept.drop(POSITIVES)
@@ -573,8 +586,6 @@ def positive_ranks(
     if ranked or n_labels is not None:
         return ranked_rows
     pairs = pairs.join(samples.select(*keys, LABELS), on=keys, how="inner", nulls_equal=True)
-    if not blocks:
-        pairs = pairs.drop(BLOCK_START, POSITIVE_BLOCK_START)
     pairs = pairs.with_columns(pl.col(truth).cast(pl.Float64))
     names = ranked_rows.collect_schema().names()
     return pl.concat([ranked_rows, pairs.select(names)], how="vertical_relaxed")
@@ -589,13 +600,15 @@ _AT, _ID, _POSITIVE = "__at", "__id", "__positive"
 
 
 def _ranked_by_pairs(
-    kept: pl.LazyFrame, keys: Sequence[str], score: str, truth: str
+    kept: pl.LazyFrame, keys: Sequence[str], score: str, truth: str, *, blocks: bool
 ) -> pl.LazyFrame:
     """The positive rows of ``kept`` (a sample's rows scoring at least its lowest positive,
-    none of them unscored) with :func:`window_ranks`' four ranks, each a count over the pairs
-    of a positive and a row of its sample scoring at least as high: ``rm_rank`` the rows,
-    ``rm_block_start`` 1 + those scoring higher, and the same over the positives."""
-    s, positive, at = pl.col(score), pl.col(truth) > 0, pl.col(_AT)
+    none of them unscored) with :func:`window_ranks`' ranks, each a count over the pairs of a
+    positive and a row of its sample scoring at least as high: ``rm_rank`` the rows and
+    ``rm_positive_rank`` the positive ones; with ``blocks``, also ``rm_block_start``, 1 + the
+    rows scoring higher, and the same over the positives."""
+    s, at = pl.col(score), pl.col(_AT)
+    positive = is_positive(truth, kept.collect_schema()[truth])
     positives = kept.filter(positive).with_row_index(_ID)
     others = kept.select(*keys, s, positive.alias(_POSITIVE))
     higher, other_positive = s > at, pl.col(_POSITIVE)
@@ -606,9 +619,17 @@ def _ranked_by_pairs(
         .group_by(_ID)
         .agg(
             pl.len().cast(pl.Int64).alias(RANK),
-            (higher.sum() + 1).cast(pl.Int64).alias(BLOCK_START),
             other_positive.sum().cast(pl.Int64).alias(POSITIVE_RANK),
-            ((higher & other_positive).sum() + 1).cast(pl.Int64).alias(POSITIVE_BLOCK_START),
+            *(
+                [
+                    (higher.sum() + 1).cast(pl.Int64).alias(BLOCK_START),
+                    ((higher & other_positive).sum() + 1)
+                    .cast(pl.Int64)
+                    .alias(POSITIVE_BLOCK_START),
+                ]
+                if blocks
+                else []
+            ),
         )
     )
     return positives.join(counts, on=_ID, how="inner").drop(_ID)
