@@ -318,7 +318,8 @@ def split(
     by = _truth_by(cols, truth_table.collect_schema())
     groups = None
     if len(by) < len(cols.by):
-        groups = predictions.select(cols.by).unique().collect().lazy()
+        # By the streaming engine: the predictions may be larger than memory.
+        groups = predictions.select(cols.by).unique().collect(engine="streaming").lazy()
     tables = [predictions, truth_table]
     files = [
         write_buckets(table, [*by, cols.sample], n, directory / name)
@@ -337,7 +338,8 @@ def split(
         piece = _prepared(pred_i, true_i, cols, propensities, preparation)
         # A prepared bucket without truth has no row (Preparation): qrels whose topics the
         # run lacks, a run's topics the qrels lack.
-        empty = preparation is not None and piece.truth_table.select(pl.len()).collect().item() == 0
+        truth = piece.truth_table
+        empty = preparation is not None and truth.select(pl.len()).collect().item() == 0
         pieces.append(None if empty else piece)
     return pieces
 

@@ -125,4 +125,6 @@ def prepare(
 
 
 def _count(table: pl.LazyFrame) -> int:
-    return int(table.select(pl.len()).collect().item())
+    """The rows of ``table``, by the streaming engine (a plan over a run larger than memory,
+    such as the topics of the qrels that the run has, is never held whole)."""
+    return int(table.select(pl.len()).collect(engine="streaming").item())
