@@ -246,6 +246,12 @@ def _parser() -> argparse.ArgumentParser:
         help="top-k: --input holds the predictions and TABLE the true labels (sample, label); "
         "rankmetrics_input is their full outer join",
     )  # fmt: skip
+    sql.add_argument(
+        "--truth-by", action="append", metavar="COLS",
+        help="top-k: the --by columns the truth table has, comma-separated or repeated ('' for "
+        "none; default: all of them); a truth table without some is shared by the groups: each "
+        "row is a true label of every group with its values of these columns",
+    )  # fmt: skip
     sql.add_argument("--n-labels", type=int, metavar="N", help="top-k: the size of the label space")
     sql.add_argument(
         "--gain", action="store_true",
@@ -783,6 +789,8 @@ def _print_sql(args: argparse.Namespace) -> int:
                 raise ValueError("--k must be a positive integer")
             if args.n_labels is not None and args.n_labels < 1:
                 raise ValueError("--n-labels must be a positive integer")
+            if args.truth_by is not None and args.truth_table is None:
+                raise ValueError("--truth-by names the by columns of a --truth-table: give one")
             context = parameters(
                 threshold=args.threshold, beta=args.beta, zero_division=args.zero_division
             )
@@ -791,6 +799,7 @@ def _print_sql(args: argparse.Namespace) -> int:
                 bool_pred=args.bool_truth, threshold=context.threshold, beta=context.beta,
                 zero_division=context.zero_division, n_labels=args.n_labels,
                 truth_table=args.truth_table, gain=args.gain,
+                truth_by=None if args.truth_by is None else _split(args.truth_by),
             )  # fmt: skip
         except ValueError as error:
             print(f"rankmetrics: error: {error}", file=sys.stderr)

@@ -345,9 +345,14 @@ def _table(name: str) -> str:
     return ".".join(quote_identifier(part) for part in name.split("."))
 
 
-def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -> str:
+def _top_k_join(
+    predictions: str, truth_table: str, cols: Columns, gain: bool,
+    truth_by: Sequence[str] | None = None,
+) -> str:  # fmt: skip
     """The full outer join of a top-k run's predictions and truth table, as a subquery with the
-    columns of a joined top-k table (``__predicted`` marking the predictions' rows)."""
+    columns of a joined top-k table (``__predicted`` marking the predictions' rows).
+    ``truth_by``: the ``by`` columns the truth table has (:func:`source_relation`)."""
+    shared = list(cols.by) if truth_by is None else _truth_by(cols, truth_by)
     keys = [quote_identifier(c) for c in [*cols.by, cols.sample, cols.label]]
     own = [quote_identifier(c) for c in (cols.score, cols.weight, cols.pred) if c is not None]
     truth = quote_identifier(cols.truth)
@@ -361,16 +366,67 @@ def _top_k_join(predictions: str, truth_table: str, cols: Columns, gain: bool) -
         f'FROM (SELECT {", ".join([*keys, *own])}, 1 AS "__predicted" '
         f"FROM {_table(predictions)}) AS p "
         f'FULL OUTER JOIN (SELECT {", ".join(keys)}, {true_gain} AS {truth}, 1 AS "__true" '
-        f"FROM {_table(truth_table)} AS t) AS t ON {on}) AS rankmetrics_top_k"
+        f"FROM {_truth_rows(predictions, truth_table, cols, shared, gain)}) AS t ON {on}) "
+        "AS rankmetrics_top_k"
+    )
+
+
+def _truth_by(cols: Columns, truth_by: Sequence[str]) -> list[str]:
+    """``truth_by`` checked: ``by`` columns, each once."""
+    for name in truth_by:
+        if name not in cols.by:
+            by = ", ".join(cols.by) or "none"
+            raise ValueError(
+                f"the truth table's by columns (truth_by, --truth-by) name {name!r}, which is "
+                f"not a by column; the by columns: {by}"
+            )
+    if len(set(truth_by)) < len(truth_by):
+        raise ValueError(
+            f"the truth table's by columns (truth_by, --truth-by) name a column twice: "
+            f"{', '.join(truth_by)}"
+        )
+    return list(truth_by)
+
+
+def _truth_rows(
+    predictions: str, truth_table: str, cols: Columns, shared: list[str], gain: bool
+) -> str:
+    """The truth table's rows with every ``by`` column, as a relation aliased ``t``: the table
+    where it has them all (``shared``); otherwise each row once for every group of the
+    predictions (their distinct ``by`` values) with its values of the ``shared`` columns, a
+    join on those alone (a cross join where it has none), as the Polars engine shares one
+    truth table among groups (:func:`~polars_rankmetrics.engines.topk.shared_truth`). A row
+    that matches no group is left out: a group is known by its predictions. The gain column
+    is read where ``gain``."""
+    if len(shared) == len(cols.by):
+        return f"{_table(truth_table)} AS t"
+    own = [*shared, cols.sample, cols.label, *([cols.truth] if gain else [])]
+    columns = [
+        *(f"g.{quote_identifier(c)}" for c in cols.by if c not in shared),
+        *(f"r.{quote_identifier(c)}" for c in own),
+    ]
+    groups = ", ".join(quote_identifier(c) for c in cols.by)
+    on = " AND ".join(f"g.{quote_identifier(c)} = r.{quote_identifier(c)}" for c in shared)
+    table = _table(truth_table)
+    joined = f"JOIN {table} AS r ON {on}" if shared else f"CROSS JOIN {table} AS r"
+    return (
+        f"(SELECT {', '.join(columns)} FROM (SELECT DISTINCT {groups} "
+        f"FROM {_table(predictions)}) AS g {joined}) AS t"
     )
 
 
 def source_relation(
-    table: str, cols: Columns, *, truth_table: str | None = None, gain: bool = False
-) -> str:
+    table: str, cols: Columns, *, truth_table: str | None = None, gain: bool = False,
+    truth_by: Sequence[str] | None = None,
+) -> str:  # fmt: skip
     """What ``rankmetrics_input`` reads (see :func:`input_statements`): the table (a dotted
-    name, each part quoted), or a top-k run's predictions joined with its truth table."""
-    return _table(table) if truth_table is None else _top_k_join(table, truth_table, cols, gain)
+    name, each part quoted), or a top-k run's predictions joined with its truth table.
+    ``truth_by``: the ``by`` columns the truth table has (None: all of them); without some, one
+    truth table serves several groups: each of its rows is a true label of every group of the
+    predictions with its values of the ``truth_by`` columns (of every group without any)."""
+    if truth_table is None:
+        return _table(table)
+    return _top_k_join(table, truth_table, cols, gain, truth_by)
 
 
 def group_expression(by: Sequence[str], dialect: str) -> str:
@@ -408,6 +464,7 @@ def input_statements(
     propensity: str | None = None,
     truth_table: str | None = None,
     gain: bool = False,
+    truth_by: Sequence[str] | None = None,
     keys: Sequence[MetricKey] = (),
     relevance_level: int = 1,
 ) -> list[str]:
@@ -419,7 +476,9 @@ def input_statements(
     ``D(min(n_labels, k))`` of its unscored block). ``propensity`` names a column of label
     propensities. ``truth_table`` (with ``cols.top_k``): ``table`` holds the predictions and
     this table the true labels (with a gain in ``cols.truth`` if ``gain``, else 1 each); the
-    input is their full outer join. Several ``by`` columns become a struct (a jsonb
+    input is their full outer join, on the ``by`` columns ``truth_by`` says the truth table
+    has (None: all of them; fewer: one truth table shared by the groups,
+    :func:`source_relation`). Several ``by`` columns become a struct (a jsonb
     object in PostgreSQL; refused on SQLite and DataFusion); one is used as it is; none is the
     constant 0. ``bool_truth`` (``bool_pred``) says the truth (pred) column is boolean: it is
     cast through an integer, as PostgreSQL casts no boolean to a number directly. ``pred`` is
@@ -429,7 +488,7 @@ def input_statements(
     numbers literals checked finite: no user text is pasted. Where ``keys`` holds TREC keys,
     their parameters, at ``relevance_level`` where a key names none, are the rows of three
     more relations, :data:`TREC_INPUTS` (:func:`trec_queries`)."""
-    source = source_relation(table, cols, truth_table=truth_table, gain=gain)
+    source = source_relation(table, cols, truth_table=truth_table, gain=gain, truth_by=truth_by)
     grp = group_expression(cols.by, dialect)
     score = quote_identifier(cols.score)
     weight = (
