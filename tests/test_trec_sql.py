@@ -215,3 +215,13 @@ def test_the_gain_keys_read_the_ideal_at_each_position():
     assert got["Rndcg"] == pytest.approx(sum(points) / 3, abs=1e-12)
     # ERR@3: d1 stops with 3/16, d3 with 1/16 once d1 (and d2, R 0) did not.
     assert got["ERR@3"] == pytest.approx(3 / 16 + (13 / 16) * (1 / 16) / 3, abs=1e-12)
+
+
+def test_err_caps_the_grade_at_four_in_sql():
+    """gdeval's largest grade is 4: a relevance of 9 stops the reader with chance 15/16, as the
+    Polars key (checked against gdeval's formula in test_trec_measures.py) gives."""
+    run = pl.DataFrame({"sample": "q", "label": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pl.DataFrame({"sample": "q", "label": ["a", "b", "c"], "truth": [0, 9, 2]})
+    got = rm.evaluate(run, ["ERR@3"], truth_table=qrels, engine="duckdb")["ERR@3"][0]
+    assert got == pytest.approx(15 / 16 / 2 + (1 / 16) * (3 / 16) / 3, abs=1e-12)
+    assert got == pytest.approx(rm.evaluate(run, ["ERR@3"], truth_table=qrels)["ERR@3"][0])
