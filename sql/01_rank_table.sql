@@ -103,7 +103,9 @@ FROM (
 
 -- rankmetrics_positive_ranks_by_pairs: rankmetrics_positive_ranks without a window: each scored
 -- positive joined with the rows of its sample scoring at least as high, which are counted (its
--- rank), those scoring higher (its block start) and the positives (its positive rank). Its cost
+-- rank), those scoring higher (its block start) and the positives (its positive rank). The rows
+-- joined are those scoring at least their sample's lowest positive (no other scores at least as
+-- high as a positive): fewer rows to match against the positives' hash table. Its cost
 -- follows the pairs (the positives' ranks summed) where the windows' follows the rows they sort
 -- (those scoring at least their sample's lowest positive): a pair costs less than a row sorted,
 -- but a sample whose many positives rank low has about as many pairs as positives times labels.
@@ -116,7 +118,12 @@ SELECT
     count(CASE WHEN c.score > p.score THEN 1 END) + 1 AS block_start,
     count(CASE WHEN c.truth > 0 THEN 1 END) AS positive_rank
 FROM rankmetrics_input AS p
-JOIN rankmetrics_input AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
+JOIN (
+    SELECT i.grp, i.sample, i.score, i.truth
+    FROM rankmetrics_input AS i
+    JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+    WHERE i.score >= s.lowest_positive
+) AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
 WHERE p.truth > 0
 GROUP BY p.grp, p.sample, p.label, p.score, p.truth, p.weight, p.propensity
 UNION ALL

@@ -14,7 +14,9 @@ import polars as pl
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
 from polars_rankmetrics.engines.duckdb.variants import (
+    BINARY_IDEAL,
     DISCOUNTS,
+    IDEAL_TABLE,
     POSITIVE_RANKS,
     SAMPLE_COUNTS,
     carried_ranks,
@@ -73,6 +75,7 @@ class DuckDBSession(SQLSession):
         self._limit = None if budget is None else parse_size(engine_limit(budget, share))
         self._shared: dict[str, str] = {}  # the views held once (tuning.shared_views)
         self._ranks = False  # whether the run reads the positive ranks
+        self._ideal = False  # whether the run reads the ideal table
         self._input_query = ""  # the query of rankmetrics_input
         self._counts_defined = False
 
@@ -87,6 +90,7 @@ class DuckDBSession(SQLSession):
             settings = replace(settings, views=(*settings.views, _BY_PAIRS))
         defined = defined_views(settings)
         read = views_read(defined)
+        self._ideal = IDEAL_TABLE in read
         variants = {} if self.cols.by else one_group(self.con, read)
         if DISCOUNTS in read and SAMPLE_COUNTS in read:  # held before the discounts
             variants[DISCOUNTS] = discounts(self.con)
@@ -99,9 +103,10 @@ class DuckDBSession(SQLSession):
                 self._execute(statement)
             if shared is not None:
                 shared.schema = self._schema
-        replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS)  # by piece, per table
+        replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS, IDEAL_TABLE)  # by piece, per table
         self._restore = [statement for view, statement in named if view in replaced]
         others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
+        others += [BINARY_IDEAL] if self._ideal else []  # the columns it reads are held
         self._shared = tuning.shared_views(views, others, self._columns(SAMPLE_COUNTS))
 
     def _columns(self, view: str) -> list[str]:
@@ -117,8 +122,12 @@ class DuckDBSession(SQLSession):
         temporary tables of the columns they name (only here: a session that only checks and
         splits a table too large for the budget never computes them over the whole of it). The
         sample counts are one of them: the sample checks and the metrics read one aggregation,
-        whose distinct labels are the rows where ``context`` says no sample repeats a label."""
+        whose distinct labels are the rows where ``context`` says no sample repeats a label, and
+        the ideal table of a binary truth (``context.binary_truth``) reads them
+        (:data:`~.variants.BINARY_IDEAL`)."""
         self._define_sample_counts(unique_labels=context.rows.unique_labels)
+        if self._ideal and context.binary_truth:
+            self.con.execute(BINARY_IDEAL)
         for view, columns in self._shared.items():  # the sample counts first: others read them
             ranks = view == "rankmetrics_positive_ranks"
             if ranks and not tuning.positives_fit(self._frame, self._limit):

@@ -26,6 +26,11 @@ at its best.
 - The discounts' positions counted up to the largest sample's rows as the held sample counts
   give them (:func:`discounts`), rather than by grouping every row again to find that sample.
 
+- Where every truth is 0 or 1 (the row checks' ``binary_truth``), the ideal table as the held
+  sample counts give it (:data:`BINARY_IDEAL`): one block of truth 1 per sample with a positive,
+  its positives, rather than every row grouped by (sample, truth) again and a window over the
+  blocks.
+
 Each variant is made from the view as ``sql/`` writes it, by DuckDB's own parser: the view's
 query is parsed to its syntax tree (``json_serialize_sql``), the nodes the variant changes are
 found by what they are (a column of the aggregation by its alias, a ``grp`` key, a join on
@@ -137,6 +142,16 @@ def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]
         _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {_RANKED_INPUT} AS {_written(con, tree)}"
     return [_MADE[key], _CARRIED_RANKS]
 
+
+IDEAL_TABLE = "rankmetrics_ideal_table"
+# rankmetrics_ideal_table of a table whose truth is 0 or 1: the rows sql/ gives it, the positives
+# of a sample being one block of truth 1 (the input's DOUBLE) ending at their count.
+BINARY_IDEAL = f"""
+CREATE OR REPLACE TEMP VIEW {IDEAL_TABLE} AS
+SELECT grp, sample, CAST(1 AS DOUBLE) AS truth, n_positives AS n, n_positives AS truth_rank
+FROM rankmetrics_sample_counts
+WHERE n_positives > 0
+"""
 
 DISCOUNTS = "rankmetrics_discounts"
 # The positions 0 up to the rows of the largest sample, from the sample counts.
