@@ -11,7 +11,8 @@ GB of text), made as ``benchmarks/trec.py`` makes its run (scores rounded to 2 d
 many ties; graded qrels of ``--docs`` / 5 documents a topic, half of them retrieved, a few -1;
 1% of the topics without qrels), written in slices of topics so that writing it takes little
 memory, once, to ``benchmarks/out/`` (ignored by git). Each engine prints trec_eval's summary
-lines; the record says whether every engine printed the same ones. Writes
+lines; the record says whether every engine printed the same ones, and whether each one's
+peak RSS stayed within 1.5 times the memory limit. Writes
 ``benchmarks/results/trec-out-of-core.json`` (committed) only where the load average was below
 3 before every run (else it prints the figures and the command to take them again).
 """
@@ -33,8 +34,13 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parent))
 from measure import data_directory, environment, run  # noqa: E402
 
+from polars_rankmetrics.engines.memory import parse_size  # noqa: E402
+
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 BUSY = 3  # a load average at or above this: no record
+# The peak RSS a run may reach: this many times the memory limit (the process's own memory,
+# the engine's and the reader's included).
+OVER_BUDGET = 1.5
 SLICE = 5_000  # topics written at a time
 
 
@@ -134,6 +140,7 @@ def main() -> None:
                 if done["returncode"] != 0:
                     print(str(done["stderr"])[-3000:], file=sys.stderr)
                 runs[engine].append(done)
+    ceiling = OVER_BUDGET * parse_size(args.memory_limit) / 2**20  # MiB
     outputs = {e: {str(r["stdout"]) for r in rs if r["returncode"] == 0} for e, rs in runs.items()}
     printed = set().union(*outputs.values())
     # The lines some engine's output lacks: where the engines differ.
@@ -147,12 +154,14 @@ def main() -> None:
             "load_before": [r["load_before"] for r in rs],
             "min_seconds": min(float(str(r["seconds"])) for r in rs),
             "median_seconds": statistics.median(float(str(r["seconds"])) for r in rs),
+            "within_budget": all(float(str(r["peak_rss_mib"])) <= ceiling for r in rs),
         }
         for engine, rs in runs.items()
     }  # fmt: skip
     result = {
         "topics": args.topics, "docs": args.docs, "lines": args.topics * args.docs,
         "measure": args.measure, "memory_limit": args.memory_limit,
+        "peak_rss_ceiling_mib": round(ceiling),
         "same_output": len(printed) == 1, "differing_lines": differing[:40],
         "engines": summary,
     }  # fmt: skip

@@ -55,6 +55,10 @@ def trec_eval(
     """Evaluate one or several runs against qrels as trec_eval 10.0 does, one row per value it
     prints.
 
+    With ``memory_limit``, a run larger than the budget is split into buckets of whole topics
+    (the qrels with them), each put in trec_eval's order and cut by ``-M`` and ``-J`` apart:
+    the whole run is never sorted, nor held (the per-topic ``relstring`` excepted).
+
     Parameters
     ----------
     run
