@@ -3,6 +3,7 @@
 import numpy as np
 import polars as pl
 import pytest
+import sklearn.metrics as skm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import finite_scores, sklearn_per_sample, sklearn_value
@@ -151,3 +152,48 @@ def test_few_and_many_positives_match_sklearn(engine):
     result = engine.evaluate(df, BINARY_KEYS)
     for key in BINARY_KEYS:
         assert_close(result[key][0], sklearn_value(parse_key(key), y_true, y_score))
+
+
+@pytest.mark.parametrize(
+    ("layout", "summed"),
+    [("ordered", True), ("label gaps", False), ("shuffled", False)],
+)
+@pytest.mark.parametrize("truth_type", [pl.Boolean, pl.Int64])
+def test_hamming_loss_and_counts_summed_over_rows_match_sklearn(
+    monkeypatch, layout, summed, truth_type
+):
+    # Alone, hamming loss and the counts are summed over the rows without a per-sample
+    # aggregation where the rows are in (sample, label) order and every sample has every label
+    # of the label range (engines.polars PolarsSession._summed_over_rows); elsewhere the
+    # samples are aggregated. Both must give scikit-learn's values.
+    from polars_rankmetrics.engines.polars import PolarsSession
+
+    taken = []
+    summed_over_rows = PolarsSession._summed_over_rows
+
+    def spy(self, *args):
+        found = summed_over_rows(self, *args)
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(PolarsSession, "_summed_over_rows", spy)
+    rng = np.random.default_rng(7)
+    n_samples, n_labels = 50, 6
+    y_true = (rng.random((n_samples, n_labels)) < 0.3).astype(np.int64)
+    y_score = np.round(rng.random((n_samples, n_labels)), 1)
+    labels = np.arange(n_labels) * (3 if layout == "label gaps" else 1)
+    df = pl.DataFrame({
+        "sample": np.repeat(np.arange(n_samples), n_labels),
+        "label": np.tile(labels, n_samples),
+        "score": y_score.reshape(-1),
+        "truth": pl.Series(y_true.reshape(-1)).cast(truth_type),
+    })  # fmt: skip
+    if layout == "shuffled":
+        df = df.sample(fraction=1.0, shuffle=True, seed=3)
+    keys = ["hamming_loss", "true_positives", "false_negatives"]
+    result = rm.evaluate(df, keys, engine="polars", threshold=0.5)
+    assert taken == [summed]
+    y_pred = y_score >= 0.5
+    assert_close(result["hamming_loss"][0], skm.hamming_loss(y_true, y_pred))
+    assert_close(result["true_positives"][0], (y_pred & (y_true == 1)).sum() / n_samples)
+    assert_close(result["false_negatives"][0], (~y_pred & (y_true == 1)).sum() / n_samples)

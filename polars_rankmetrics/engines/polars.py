@@ -25,6 +25,7 @@ from polars_rankmetrics.engines.polars_plans import (
     counted,
     from_counts,
     plan_of,
+    row_summed,
     set_counts,
 )
 from polars_rankmetrics.inputs.columns import Columns
@@ -133,8 +134,8 @@ def per_sample(
         # The threshold metrics' values are formulas of their sample's counts, aggregated first.
         from_sums = [key for key in aggregated if counted(key)]
         sums = set_counts(true, is_predicted) if from_sums else []
-        values = [key.expression(context) for key in aggregated if not counted(key)]
-        samples = rows.group_by(cols.sample_keys).agg(*facts(true), *sums, *values)
+        others = [key.expression(context) for key in aggregated if not counted(key)]
+        samples = rows.group_by(cols.sample_keys).agg(*facts(true), *sums, *others)
         if from_sums:
             labels = pl.col(validation.SAMPLE_ROWS).cast(pl.Float64)
             samples = samples.with_columns(
@@ -360,6 +361,10 @@ class PolarsSession:
         the metrics, and the per-label tables are collected with them (one scan)."""
         sample_keys = [k for k in keys if k.metric.reduction == "samples"]
         context = replace(context, rows=replace(context.rows, sorted_samples=self.sorted_samples))
+        summed = self._summed_over_rows(tables, sample_keys, context)
+        if summed is not None:
+            check(summed[0])
+            return summed
         lazy = {t: self._label_table(t, context) for t in tables if t not in SAMPLE_TABLES}
         samples, *label_tables = pl.collect_all(
             [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()]
@@ -378,6 +383,61 @@ class PolarsSession:
         if "samples" in tables:
             frames["samples"] = samples.select(self.cols.sample_keys)
         return summary, frames
+
+    def _summed_over_rows(
+        self, tables: Sequence[str], keys: Sequence[MetricKey], context: Context
+    ) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]] | None:
+        """The sample summary and the sums table from one pass over the rows, without a
+        per-sample aggregation, where that is exact: only the sums table, every key
+        :func:`~polars_rankmetrics.engines.polars_plans.row_summed`, no ``by`` or weight
+        column, integer labels, and rows strictly ordered by (sample, label) (``sorted_samples``,
+        so that no sample has more labels than the label range) whose count is the samples'
+        (the runs of sample ids) times the label range: then every sample has every label of
+        the range, and its facts are the first sample's. None where it is not, the per-sample
+        aggregation's case (a table whose samples share a label set with gaps in the range
+        pays this pass first)."""
+        cols = self.cols
+        schema = self.lf.collect_schema()
+        if (
+            list(tables) != ["sums"] or not keys or not all(row_summed(key) for key in keys)
+            or not self.sorted_samples or cols.by or cols.weight is not None
+            or not schema[cols.label].is_integer()
+        ):  # fmt: skip
+            return None
+        sample, label = pl.col(cols.sample), pl.col(cols.label)
+        true = is_positive(cols.truth, schema[cols.truth])
+        is_predicted = predicted(context.score, pred=context.pred, threshold=context.threshold)
+        found = (
+            self.lf.select(
+                pl.len().alias("rows"),
+                # Zero-copy slices: each row's sample against the one before.
+                (sample.slice(1) != sample.slice(0, pl.len() - 1)).sum().alias("changes"),
+                label.min().alias("lowest"),
+                label.max().alias("highest"),
+                *set_counts(true, is_predicted),
+            )
+            .collect()
+            .row(0, named=True)
+        )
+        samples, span = found["changes"] + 1, found["highest"] - found["lowest"] + 1
+        if found["rows"] != samples * span:
+            return None
+        first = self.lf.head(span).group_by(cols.sample_keys)
+        facts = first.agg(validation.sample_facts(cols, unique_labels=True))
+        summary = validation.summarise_samples(facts, cols).with_columns(
+            pl.lit(float(samples)).alias(validation.SUMMARY_WEIGHT)
+        )
+        counts = pl.DataFrame({name: [found[name]] for name in (TP, FP, FN)})
+        sums = counts.select(
+            column
+            for key in keys
+            for column in (
+                from_counts(key, context, pl.lit(float(span))),
+                pl.lit(float(samples)).alias(weight_column(key)),
+                pl.lit(0.0).alias(undefined_column(key)),
+            )
+        )
+        return summary.collect(), {"sums": sums}
 
     def _label_table(self, table: str, context: Context) -> pl.LazyFrame:
         cols = self.cols

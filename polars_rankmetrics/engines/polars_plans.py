@@ -136,6 +136,18 @@ _COUNTED: dict[str, _Formula] = {
 }
 
 
+# The counted keys whose formula is linear in the counts for a fixed label count L: where every
+# sample has L labels, their sum over the samples is the formula of the counts summed over all
+# rows, which needs no per-sample aggregation.
+_ROW_SUMMED = ("hamming_loss", "true_positives", "false_positives", "false_negatives")
+
+
+def row_summed(key: MetricKey) -> bool:
+    """Whether ``key``'s sum over samples of L labels each is :func:`from_counts` of the
+    counts summed over the rows."""
+    return key.name in _ROW_SUMMED
+
+
 def counted(key: MetricKey) -> bool:
     """Whether ``key``'s value is a formula of its sample's counts (:func:`from_counts`)."""
     return key.name in _COUNTED
