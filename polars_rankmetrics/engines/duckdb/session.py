@@ -15,6 +15,7 @@ from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
 from polars_rankmetrics.engines.duckdb.variants import (
     BINARY_IDEAL,
+    BY_PAIRS,
     DISCOUNTS,
     IDEAL_TABLE,
     POSITIVE_RANKS,
@@ -22,6 +23,7 @@ from polars_rankmetrics.engines.duckdb.variants import (
     carried_ranks,
     discounts,
     one_group,
+    ranks_by_lists,
     sample_counts,
 )
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
@@ -35,7 +37,6 @@ from polars_rankmetrics.engines.sql.session import SQLSession, defined_views, in
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
-_BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"  # another plan of the positive ranks
 _INPUT = "rankmetrics_input AS "  # how the statement defining the input view names it
 
 
@@ -87,11 +88,13 @@ class DuckDBSession(SQLSession):
         views = defined_views(settings)
         self._ranks = "rankmetrics_positive_ranks" in views_read(views)
         if self._ranks:
-            settings = replace(settings, views=(*settings.views, _BY_PAIRS))
+            settings = replace(settings, views=(*settings.views, BY_PAIRS))
         defined = defined_views(settings)
         read = views_read(defined)
         self._ideal = IDEAL_TABLE in read
         variants = {} if self.cols.by else one_group(self.con, read)
+        if BY_PAIRS in read:
+            variants[BY_PAIRS] = ranks_by_lists(self.con, grouped=bool(self.cols.by))
         if DISCOUNTS in read and SAMPLE_COUNTS in read:  # held before the discounts
             variants[DISCOUNTS] = discounts(self.con)
         inputs = input_views(self.cols, "duckdb", settings, self._schema)
@@ -157,7 +160,7 @@ class DuckDBSession(SQLSession):
             statements = carried_ranks(self.con, self._input_query)
         elif tuning.ranks_by_pairs(self._frame):
             statements = [
-                f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {_BY_PAIRS}"
+                f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {BY_PAIRS}"
             ]
         else:
             return

@@ -13,9 +13,12 @@ at its best.
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
   2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
   (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
-  perfect table too, whose size outgrows what it spares. The positive ranks by pairs join each
-  positive to its sample's rows and group the pairs by the positive: on the sample alone, one
-  key fewer to hash and compare per pair.
+  perfect table too, whose size outgrows what it spares.
+
+- The positive ranks by pairs counted in lists (:func:`ranks_by_lists`): per sample, the list of
+  its scores at least its lowest positive and the list of its positives, each positive's counts
+  taken in them, rather than each positive joined to its sample's rows and the pairs grouped by
+  the positive (a hash join and a grouping by seven keys).
 
 - A top-k piece whose rows carry their ranks (``Rows.carries_ranks``: read off by scans of the
   predictions in rank order, :func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`) has the
@@ -52,9 +55,7 @@ from polars_rankmetrics.engines.sql.export import quote_identifier, view_query
 from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK
 
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
-ONE_GROUP_VIEWS = (
-    SAMPLE_COUNTS, "rankmetrics_coverage_per_sample", "rankmetrics_positive_ranks_by_pairs",
-)  # fmt: skip
+ONE_GROUP_VIEWS = (SAMPLE_COUNTS, "rankmetrics_coverage_per_sample")
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
 _GROUP = "grp"
@@ -141,6 +142,52 @@ def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]
         node["select_list"] += extra["node"]["select_list"]
         _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {_RANKED_INPUT} AS {_written(con, tree)}"
     return [_MADE[key], _CARRIED_RANKS]
+
+
+BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"
+# The rows of rankmetrics_positive_ranks_by_pairs, counted in lists: each scored positive's rank
+# (its sample's scores at least its own), block start (1 + those above it) and positive rank (the
+# positives at least its own), over the scores at least the sample's lowest positive (no other
+# score counts for any positive); an unscored positive as sql/ ranks it.
+_BY_LISTS = """
+SELECT
+    grp, sample, p.label AS label, p.score AS score, p.truth AS truth, p.weight AS weight,
+    p.propensity AS propensity,
+    CAST(len(list_filter(scores, lambda x: x >= p.score)) AS BIGINT) AS rank,
+    CAST(len(list_filter(scores, lambda x: x > p.score)) + 1 AS BIGINT) AS block_start,
+    CAST(len(list_filter(positives, lambda x: x.score >= p.score)) AS BIGINT) AS positive_rank
+FROM (
+    SELECT grp, sample, scores, positives, unnest(positives) AS p
+    FROM (
+        SELECT
+            i.grp, i.sample, list(i.score) AS scores,
+            list({
+                'label': i.label, 'score': i.score, 'truth': i.truth, 'weight': i.weight,
+                'propensity': i.propensity
+            }) FILTER (WHERE i.truth > 0) AS positives
+        FROM rankmetrics_input AS i
+        JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+        WHERE i.score >= s.lowest_positive
+        GROUP BY i.grp, i.sample
+    ) AS lists
+) AS positives
+UNION ALL
+SELECT
+    i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity, p.n_labels AS rank,
+    s.n_scored + 1 AS block_start, s.n_positives AS positive_rank
+FROM rankmetrics_input AS i
+JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+CROSS JOIN rankmetrics_parameters AS p
+WHERE i.truth > 0 AND i.score IS NULL
+"""
+
+
+def ranks_by_lists(con: duckdb.DuckDBPyConnection, grouped: bool) -> str:
+    """The statement defining ``rankmetrics_positive_ranks_by_pairs`` as DuckDB counts it, the
+    same rows: in lists of each sample's scores and positives (a lambda over a sample's few
+    dozen scores per positive, cheaper than the pairs' join and grouping), grouped by the sample
+    alone without ``by`` (not ``grouped``)."""
+    return _variant(con, BY_PAIRS, _BY_LISTS, {}, one_group=not grouped)
 
 
 IDEAL_TABLE = "rankmetrics_ideal_table"
