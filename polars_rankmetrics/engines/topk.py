@@ -113,6 +113,22 @@ def shared_truth(
     return groups.join(truth_table, how="cross")
 
 
+def shared_groups(
+    predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns
+) -> pl.LazyFrame | None:
+    """The groups of the predictions (their distinct ``by`` values), found once, by the
+    streaming engine (the predictions may be larger than memory), where the truth table lacks
+    a ``by`` column and so serves several groups (:func:`shared_truth`); None otherwise. Given
+    to :func:`shared_truth`, they keep a plan that reads the predictions for something else
+    from reading them twice (a plan that reads one scan twice holds it whole). None too where
+    the predictions lack a ``by`` column, which the checks refuse by name."""
+    if len(_truth_by(cols, truth_table.collect_schema())) == len(cols.by):
+        return None
+    if any(b not in predictions.collect_schema() for b in cols.by):
+        return None
+    return predictions.select(cols.by).unique().collect(engine="streaming").lazy()
+
+
 def check_key_types(
     left: pl.Schema, right: pl.Schema, names: Sequence[str], tables: tuple[str, str]
 ) -> None:
@@ -301,25 +317,24 @@ keeps or drops rows and never adds any, and leaves no prediction where it leaves
 
 def split(
     predictions: pl.LazyFrame, truth_table: pl.LazyFrame, cols: Columns,
-    propensities: pl.LazyFrame | None, n: int, directory: Path,
-    preparation: Preparation | None = None,
+    propensities: pl.LazyFrame | None, n: int, directory: Path, *,
+    groups: pl.LazyFrame | None = None, preparation: Preparation | None = None,
 ) -> list[Piece | None]:  # fmt: skip
     """The two tables as ``n`` pieces of whole samples (None: a bucket without any row); for
     ``n`` > 1 written apart as buckets to ``directory`` (the same hash of the sample keys that
     the truth table has, so that a sample of every group is in one bucket), so that a join
     never holds more than a bucket. A shared truth table (:func:`shared_truth`) is written
     once, and each bucket's rows repeated for the groups of all the predictions (a group
-    need not have predictions in every bucket). The ``preparation`` (a :data:`Preparation`)
+    need not have predictions in every bucket): ``groups``, the predictions' groups where the
+    truth table lacks a ``by`` column (:func:`shared_groups`). The ``preparation`` (a
+    :data:`Preparation`)
     is applied to each piece: the tables are written as given, so that no step before the
     buckets holds more than a bucket (trec_eval's order sorts each bucket, never the whole
     run)."""
     if n == 1:
-        return [_prepared(predictions, truth_table, cols, propensities, preparation)]
+        truth = shared_truth(predictions, truth_table, cols, groups)
+        return [_prepared(predictions, truth, cols, propensities, preparation)]
     by = _truth_by(cols, truth_table.collect_schema())
-    groups = None
-    if len(by) < len(cols.by):
-        # By the streaming engine: the predictions may be larger than memory.
-        groups = predictions.select(cols.by).unique().collect(engine="streaming").lazy()
     tables = [predictions, truth_table]
     files = [
         write_buckets(table, [*by, cols.sample], n, directory / name)

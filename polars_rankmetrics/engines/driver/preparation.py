@@ -91,12 +91,13 @@ def prepare(
     )
     given = (given_predictions, given_truth)
     cols = replace(cols.opened(), top_k=True)
-    # The whole tables prepared lazily, for their schemas and the checks that read the whole
-    # of a table (a relevance that is not an integer); the pieces are prepared one by one.
+    # The whole tables prepared lazily, for their schemas, their rows and the checks that read
+    # the whole of a table (a relevance that is not an integer); the pieces are prepared one by
+    # one. The truth table repeated for the groups it serves, found once.
+    groups = topk.shared_groups(given_predictions, given_truth, cols)
+    shared = topk.shared_truth(given_predictions, given_truth, cols, groups)
     predictions, truth_table = (
-        given
-        if inputs.preparation is None
-        else inputs.preparation(given_predictions, given_truth, cols)
+        given if inputs.preparation is None else inputs.preparation(given_predictions, shared, cols)
     )
     topk.check_tables(predictions, truth_table, cols)
     propensities = _propensities(inputs, cols) if ps_keys else None
@@ -104,7 +105,7 @@ def prepare(
     # The truth table's rows once per group it serves (topk.shared_truth); the predictions'
     # rows as given, which bound the prepared ones (counting those would run the preparation),
     # none where the prepared truth table has none (topk.Preparation).
-    truth_rows = _count(topk.shared_truth(predictions, truth_table, cols))
+    truth_rows = _count(shared if inputs.preparation is None else truth_table)
     rows = truth_rows + (
         _count(given_predictions) if truth_rows or inputs.preparation is None else 0
     )
@@ -117,7 +118,7 @@ def prepare(
         ),
         rows=rows,
         split=partial(
-            topk.split, given_predictions, given_truth, cols, propensities,
+            topk.split, given_predictions, given_truth, cols, propensities, groups=groups,
             preparation=inputs.preparation,
         ),
         bytes_per_row=polars_bytes_per_row(joined.collect_schema(), cols),
