@@ -71,9 +71,8 @@ def evaluate(
         apart from the other keys. Each result column is named by the
         name asked for. ``gm_map`` and ``gm_bpref`` are geometric means; ``num_*`` are means
         per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL
-        engines compute every TREC key with its parameters and relevance level
-        (sql/19_trec_per_sample.sql) but trec_eval's experimental ``G``, ``ndcg_rel`` and
-        ``Rndcg``, which are refused there by name.
+        engines compute every TREC key, with its parameters and relevance level
+        (sql/19_trec_per_sample.sql).
     truth_table
         A top-k evaluation (:mod:`polars_rankmetrics.engines.topk`, Polars engine): the true
         labels, one row per (sample, label) with an optional gain in the ``truth`` column (1
@@ -301,15 +300,6 @@ def tie_ordered(
     level, most = trec.relevance_level, trec.max_docs
     if isinstance(level, bool) or not isinstance(level, int) or level < 0:
         raise ValueError(f"relevance_level must be an integer >= 0, not {level!r}")
-    polars_only = [key for key in trec_keys if not key.metric.sql_view]
-    if run.engine.name != "polars" and polars_only:
-        # sql/19_trec_per_sample.sql computes the others, with their parameters.
-        raise ValueError(
-            f"{polars_only[0]} runs on the Polars engine only: engine={run.engine.name!r} "
-            "computes every TREC key but ir_measures' ERR@K (a running product of stopping "
-            "chances) and trec_eval's experimental G, ndcg_rel and Rndcg (prefix sums of the "
-            "ideal ranking read at each retrieved position), which the SQL views do not compute"
-        )
     if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
         raise ValueError(f"max_docs must be a positive integer, not {most!r}")
     preparation = topk.TrecPreparation(most, trec.judged_only, trec.complete)

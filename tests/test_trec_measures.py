@@ -541,10 +541,10 @@ def test_err_of_a_worked_topic():
     got = rm.evaluate(run_frame, ["ERR@3", "ERR@4"], truth_table=qrels_frame, ties="trec_eval")
     assert got["ERR@3"][0] == pytest.approx(7 / 16 + 9 / 16 * 3 / 16 / 3)
     assert got["ERR@4"][0] == pytest.approx(_gdeval_err(run, qrels, 4)["q1"])
-    with pytest.raises(ValueError, match="ERR@3 runs on the Polars engine only"):
-        rm.evaluate(
-            run_frame, ["ERR@3"], truth_table=qrels_frame, ties="trec_eval", engine="duckdb"
-        )
+    on_duckdb = rm.evaluate(
+        run_frame, ["ERR@3", "ERR@4"], truth_table=qrels_frame, ties="trec_eval", engine="duckdb"
+    )
+    assert on_duckdb.row(0) == pytest.approx(got.row(0), abs=1e-12)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
