@@ -554,12 +554,11 @@ def positive_ranks(
                 kept.filter(paired).drop(POSITIVES), keys, score, truth, blocks=blocks
             )
             kept = kept.filter(~paired)
+        # The block starts' window only where they are read.
+        starts = [over(s.rank("min", descending=True)).alias(BLOCK_START)] if blocks else []
         scored = (
             kept.drop(POSITIVES)
-            .with_columns(
-                over(s.rank("max", descending=True)).alias(RANK),
-                over(s.rank("min", descending=True)).alias(BLOCK_START),
-            )
+            .with_columns(over(s.rank("max", descending=True)).alias(RANK), *starts)
             .filter(positive)
         )
     unscored = (
@@ -568,6 +567,8 @@ def positive_ranks(
         .with_columns(_unscored_rank(n_labels).alias(RANK), (pl.col(SCORED) + 1).alias(BLOCK_START))
         .drop(SCORED)
     )
+    if not blocks:
+        scored, unscored = scored.drop(BLOCK_START, strict=False), unscored.drop(BLOCK_START)
     both = pl.concat([scored, unscored], how="vertical_relaxed")
     # Among the positives (a few a sample, where windows pay per sample, not per row): sorted,
     # an unscored one below every scored one.
@@ -575,8 +576,6 @@ def positive_ranks(
     columns = [(pl.col(_LAST) - start + 1).alias(POSITIVE_RANK)]
     if blocks:
         columns.append((pl.col(_FIRST) - start + 1).alias(POSITIVE_BLOCK_START))
-    else:
-        both = both.drop(BLOCK_START)
     both = both.join(samples.select(*keys, LABELS), on=keys, how="inner", nulls_equal=True)
     ranked_rows = (
         _sorted_blocks(both, keys, score)
