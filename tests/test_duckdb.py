@@ -531,8 +531,8 @@ def test_duckdb_variants_come_from_any_layout_of_the_views(span, weighted, group
     from polars_rankmetrics.engines.duckdb.variants import (
         ONE_GROUP_VIEWS,
         SAMPLE_COUNTS,
-        grouped_by_sample,
         sample_counts,
+        view_variant,
     )
     from polars_rankmetrics.engines.sql.export import view_query
 
@@ -541,11 +541,16 @@ def test_duckdb_variants_come_from_any_layout_of_the_views(span, weighted, group
     for layout in _layouts(view_query(SAMPLE_COUNTS)):
         assert sample_counts(con, span, weighted, grouped, query=layout) == made
     for view in ONE_GROUP_VIEWS:
-        made = grouped_by_sample(con, view)
+        made = view_variant(con, view, grouped=False)
         assert "0 AS grp" in made and re.search(r'GROUP BY (\w+\.)?"sample"[,)]', made)
         assert not re.search(r"GROUP BY [^)]*grp", made)
         for layout in _layouts(view_query(view)):
-            assert grouped_by_sample(con, view, query=layout) == made
+            assert view_variant(con, view, grouped=False, query=layout) == made
+    counted = view_variant(con, "rankmetrics_coverage_per_sample", grouped=True)
+    assert counted.count("count_if(") == 2 and "GROUP BY" in counted
+    for layout in _layouts(view_query("rankmetrics_coverage_per_sample")):
+        assert view_variant(con, "rankmetrics_coverage_per_sample", grouped=True,
+                            query=layout) == counted  # fmt: skip
     con.close()
 
 

@@ -21,8 +21,8 @@ from polars_rankmetrics.engines.duckdb.variants import (
     POSITIVE_RANKS,
     SAMPLE_COUNTS,
     carried_ranks,
+    defined_variants,
     discounts,
-    one_group,
     ranks_by_lists,
     sample_counts,
 )
@@ -81,10 +81,10 @@ class DuckDBSession(SQLSession):
         self._counts_defined = False
 
     def _define(self, settings: Settings) -> None:
-        """The views of :meth:`SQLSession._define`, some as DuckDB's variants (without ``by``:
-        :func:`~.variants.one_group`), and the plan of the positive ranks left open where the
-        run reads them (both plans defined, for :func:`~.tuning.ranks_by_pairs` to choose);
-        the views to hold once (:func:`~.tuning.shared_views`)."""
+        """The views of :meth:`SQLSession._define`, some as DuckDB's variants
+        (:func:`~.variants.defined_variants`), and the plan of the positive ranks left open
+        where the run reads them (both plans defined, for :func:`~.tuning.ranks_by_pairs` to
+        choose); the views to hold once (:func:`~.tuning.shared_views`)."""
         views = defined_views(settings)
         self._ranks = "rankmetrics_positive_ranks" in views_read(views)
         if self._ranks:
@@ -92,7 +92,7 @@ class DuckDBSession(SQLSession):
         defined = defined_views(settings)
         read = views_read(defined)
         self._ideal = IDEAL_TABLE in read
-        variants = {} if self.cols.by else one_group(self.con, read)
+        variants = defined_variants(self.con, read, grouped=bool(self.cols.by))
         if BY_PAIRS in read:
             variants[BY_PAIRS] = ranks_by_lists(self.con, grouped=bool(self.cols.by))
         if DISCOUNTS in read and SAMPLE_COUNTS in read:  # held before the discounts
