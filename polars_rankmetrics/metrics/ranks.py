@@ -410,12 +410,13 @@ def with_discounts(
     """Add ``rm_discount_to``, ``rm_discount_before`` and ``rm_ideal_discount`` to window ranks
     holding ``rm_rank`` and ``rm_block_start``: what dcg and ndcg read, as :func:`rank_table`
     has them (the same sums). The rows may be any subset of the samples' rows (such as
-    :func:`positive_ranks`' positives alone); the discounts are read from a table of ``D(1) ..
-    D(m)`` joined in, m the largest position the rows read (a scored rank, an unscored block's
-    start, a positive count), never as long as a top-k table's label space (an unscored row's
-    ``D(n_labels)`` is computed once). ``cut``: every read of the discounts is capped at
-    ``D(cut)`` (dcg@K keys, the largest K), so an unscored row takes ``D(min(n_labels, cut))``,
-    which reads the same once capped: ``D(n_labels)`` is a pass over n_labels terms.
+    :func:`positive_ranks`' positives alone); the discounts are read from the prefix sums
+    ``D(1) .. D(m)`` (:func:`_prefix_sums`), m the largest position the rows read (a scored
+    rank, an unscored block's start, a positive count), never as long as a top-k table's label
+    space (an unscored row's ``D(n_labels)`` is computed once). ``cut``: every read of the
+    discounts is capped at ``D(cut)`` (dcg@K keys, the largest K), so an unscored row takes
+    ``D(min(n_labels, cut))``, which reads the same once capped: ``D(n_labels)`` is a pass
+    over n_labels terms.
     A rank table is returned as it is."""
     if DISCOUNT_TO in ranked.collect_schema():
         return ranked
@@ -424,41 +425,45 @@ def with_discounts(
     # The ideal from each sample's positive count, joined back: a third of the cost of a window.
     ideal = ranked.group_by(keys).agg((pl.col(truth) > 0).sum().cast(pl.Int64).alias("__n"))
     # The largest position read: a scored row's rank, an unscored row's block start - 1 (the
-    # sample's scored labels, which no positive row's rank need reach), a positive count.
+    # sample's scored labels, which no positive row's rank need reach); the ideal reads up to
+    # the largest positive count.
     read = pl.when(scored).then(pl.col(RANK)).otherwise(pl.col(BLOCK_START) - 1)
-    largest = pl.concat([
-        ranked.select(read.max().cast(pl.Int64).alias("__m")),
-        ideal.select(pl.col("__n").max().alias("__m")),
-    ])  # fmt: skip
-    table = _prefix_table(largest, lambda r: 1.0 / (r + 1.0).log())
-    ideal = _looked_up(ideal, table, pl.col("__n"), IDEAL_DISCOUNT).drop("__n")
-    ranked = _looked_up(ranked, table, pl.col(RANK), DISCOUNT_TO)
-    ranked = _looked_up(ranked, table, pl.col(BLOCK_START) - 1, DISCOUNT_BEFORE)
+    discount = _prefix_sums(_discount_term, read)
+    ideal = ideal.with_columns(
+        _prefix_sums(_discount_term, pl.col("__n"))(pl.col("__n")).alias(IDEAL_DISCOUNT)
+    ).drop("__n")
     last = n_labels if cut is None or n_labels is None else min(n_labels, cut)
     unscored = pl.lit(last and cumulative_discount(last), dtype=pl.Float64)
     return ranked.with_columns(
-        pl.when(scored).then(DISCOUNT_TO).otherwise(unscored).alias(DISCOUNT_TO)
+        # An unscored row reads no rank (the label space, past the sums).
+        pl.when(scored)
+        .then(discount(pl.when(scored).then(RANK)))
+        .otherwise(unscored)
+        .alias(DISCOUNT_TO),
+        discount(pl.col(BLOCK_START) - 1).alias(DISCOUNT_BEFORE),
     ).join(ideal, on=keys, how="left", nulls_equal=True)
 
 
-def _prefix_table(bounds: pl.LazyFrame, term: Callable[[pl.Expr], pl.Expr]) -> pl.LazyFrame:
-    """The table of m = 1 .. the largest of ``bounds``' column ``__m`` (a row each) and its
-    prefix sum ``__sum = sum over r = 1..m of term(r)``, added in order."""
-    m = pl.col("__m")
-    largest = bounds.select(m.max().fill_null(0))
-    table = largest.select(pl.int_range(1, m.first() + 1, dtype=pl.Int64).alias("__m"))
-    return table.with_columns(term(m.cast(pl.Float64)).cum_sum().alias("__sum"))
+def _discount_term(r: pl.Expr) -> pl.Expr:
+    """The dcg discount of position ``r``, ``1 / ln(r + 1)``: what ``D(m)`` sums."""
+    return 1.0 / (r + 1.0).log()
 
 
-def _looked_up(frame: pl.LazyFrame, table: pl.LazyFrame, at: pl.Expr, name: str) -> pl.LazyFrame:
-    """``frame`` with column ``name``: ``table``'s prefix sum at m = ``at`` (0 for m <= 0, which
-    has no row there)."""
-    return (
-        frame.with_columns(at.cast(pl.Int64).alias("__m"))
-        .join(table, on="__m", how="left")
-        .with_columns(pl.col("__sum").fill_null(0.0).alias(name))
-        .drop("__m", "__sum")
-    )
+def _prefix_sums(
+    term: Callable[[pl.Expr], pl.Expr], bound: pl.Expr
+) -> Callable[[pl.Expr], pl.Expr]:
+    """A reader of the prefix sums ``S(m) = sum over r = 1..m of term(r)`` (``r`` a Float64),
+    added in order by one cumulative sum over r = 1 .. the largest of ``bound`` over the
+    frame's rows: within the frame's expressions, no table joined. The reader gives ``S(m)``
+    for m from 1 to that bound, 0 for m <= 0 or null; m beyond the bound is an error."""
+    largest = bound.max().cast(pl.Int64).fill_null(0).clip(lower_bound=1)
+    sums = term(pl.int_range(1, largest + 1, dtype=pl.Int64).cast(pl.Float64)).cum_sum()
+
+    def at(m: pl.Expr) -> pl.Expr:
+        m = m.cast(pl.Int64)
+        return pl.when(m > 0).then(sums.gather((m - 1).clip(lower_bound=0))).otherwise(0.0)
+
+    return at
 
 
 def with_lowest_positive(
@@ -474,16 +479,17 @@ def with_lowest_positive(
 
 def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFrame:
     """Add ``rm_harmonic_to`` and ``rm_harmonic_before`` to a table holding ``rm_rank`` and
-    ``rm_block_start`` (null on unscored rows), read from a table of ``H(1) .. H(m)``, m the
-    largest rank of a scored row, joined in (the rows may be any subset of the samples' rows,
-    such as :func:`positive_ranks`' positives alone)."""
+    ``rm_block_start`` (null on unscored rows), read from the prefix sums ``H(1) .. H(m)``
+    (:func:`_prefix_sums`), m the largest rank of a scored row (the rows may be any subset of
+    the samples' rows, such as :func:`positive_ranks`' positives alone)."""
     scored = pl.col(score).is_not_null()
-    largest = ranked.select(pl.col(RANK).filter(scored).max().cast(pl.Int64).alias("__m"))
-    table = _prefix_table(largest, lambda r: 1.0 / r)
-    ranked = _looked_up(ranked, table, pl.col(RANK), HARMONIC_TO)
-    ranked = _looked_up(ranked, table, pl.col(BLOCK_START) - 1, HARMONIC_BEFORE)
+    harmonic_at = _prefix_sums(lambda r: 1.0 / r, pl.col(RANK).filter(scored))
     return ranked.with_columns(
-        pl.when(scored).then(pl.col(name)).alias(name) for name in (HARMONIC_TO, HARMONIC_BEFORE)
+        # An unscored row reads nothing (its rank, the label space, is past the sums).
+        pl.when(scored).then(harmonic_at(pl.when(scored).then(RANK))).alias(HARMONIC_TO),
+        pl.when(scored)
+        .then(harmonic_at(pl.when(scored).then(pl.col(BLOCK_START) - 1)))
+        .alias(HARMONIC_BEFORE),
     )
 
 
