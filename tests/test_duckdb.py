@@ -564,9 +564,9 @@ def test_a_view_without_what_a_variant_replaces_is_refused_by_name():
         sample_counts(connect(), None, False, True, query=query)
 
 
-def _ranks_view(table: pl.DataFrame) -> str:
+def _ranks_view(table: pl.DataFrame, memory_limit: str | None = None) -> str:
     """The definition of rankmetrics_positive_ranks after DuckDB's choice, for lrap alone (read
-    by one view, so not held)."""
+    by one view, so not held), under ``memory_limit``."""
     from polars_rankmetrics.engines.base import Settings
     from polars_rankmetrics.engines.duckdb import ENGINE
     from polars_rankmetrics.inputs.columns import Columns
@@ -574,7 +574,8 @@ def _ranks_view(table: pl.DataFrame) -> str:
     from polars_rankmetrics.metrics.registry import parse_keys
 
     keys, context = tuple(parse_keys(["lrap"])), parameters()
-    with ENGINE.open(table, Columns(), Settings(keys=keys, context=context)) as session:
+    settings = Settings(memory_limit, keys=keys, context=context)
+    with ENGINE.open(table, Columns(), settings) as session:
         session.piece(["sums"], keys, context, check=lambda summary: None)
         query = "SELECT sql FROM duckdb_views() WHERE view_name = 'rankmetrics_positive_ranks'"
         return str(session._frame(query)["sql"][0])
@@ -592,19 +593,47 @@ def test_duckdb_ranks_the_positives_by_pairs_where_they_rank_high():
     many_low = table.with_columns(truth=pl.Series(position >= 5).cast(pl.Int8))
     # 4 positives ranking last: 74 pairs a sample against 20 rows ranked
     few_low = table.with_columns(truth=pl.Series(position >= 16).cast(pl.Int8))
-    assert "rankmetrics_positive_ranks_by_pairs" in _ranks_view(high)
+    assert "rankmetrics_positive_ranks_by_lists" in _ranks_view(high)
     for low in (many_low, few_low):
-        assert "rankmetrics_positive_ranks_by_pairs" not in _ranks_view(low)
+        assert "rankmetrics_positive_ranks_by_" not in _ranks_view(low)
         assert "OVER" in _ranks_view(low)
 
 
-@pytest.mark.parametrize("pairs_per_row", [0, 10**9], ids=["windows", "pairs"])
-def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(monkeypatch, pairs_per_row):
-    """Ranked by the windows or by pairs, DuckDB gives the Polars engine's numbers: a dense
-    table with two models and a top-k table with unscored true labels, per sample."""
+def test_duckdb_counts_the_pairs_in_lists_only_where_they_fit(monkeypatch):
+    """Under a memory budget the pairs are counted by the join of sql/ (which spills) where the
+    lists would take more than half of DuckDB's share; the same numbers either way."""
+    from polars_rankmetrics.engines.duckdb import tuning
+
+    score = np.tile(np.arange(20, 0, -1) / 20, 50)
+    position = np.tile(np.arange(20), 50)
+    truth = pl.Series(position < 2).cast(pl.Int8)
+    table = pl.DataFrame({"sample": np.repeat(np.arange(50), 20), "label": position,
+                          "score": score, "truth": truth})  # fmt: skip
+    expected = rm.evaluate(table, ["lrap", "ndcg"])
+    assert "rankmetrics_positive_ranks_by_lists" in _ranks_view(table, memory_limit="1GB")
+    # 1,000 rows of 1 MB of lists each: more than half of DuckDB's share of 1 GB
+    monkeypatch.setattr(tuning, "_LIST_BYTES_PER_ROW", 10**6)
+    assert "rankmetrics_positive_ranks_by_pairs" in _ranks_view(table, memory_limit="1GB")
+    assert "rankmetrics_positive_ranks_by_lists" in _ranks_view(table)  # no budget
+    ours = rm.evaluate(table, ["lrap", "ndcg"], engine="duckdb", memory_limit="1GB")
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("pairs_per_row", "budget"),
+    [(0, None), (10**9, None), (10**9, "1GB")],
+    ids=["windows", "pairs-in-lists", "pairs-joined"],
+)
+def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(
+    monkeypatch, pairs_per_row, budget
+):
+    """Ranked by the windows or by pairs (counted in lists, or joined where a budget leaves
+    the lists no room), DuckDB gives the Polars engine's numbers: a dense table with two models
+    and a top-k table with unscored true labels, per sample."""
     from polars_rankmetrics.engines.duckdb import tuning
 
     monkeypatch.setattr(tuning, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
+    monkeypatch.setattr(tuning, "_LIST_BYTES_PER_ROW", 10**12)  # no room under any budget
     rng = np.random.default_rng(11)
     dense = rm.from_dense(rng.random((60, 7)) < 0.4, rng.random((60, 7)).round(1))
     models = pl.concat([dense.with_columns(m=pl.lit(m)) for m in ("x", "y")])
@@ -616,5 +645,7 @@ def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(monkeypatch, p
     ]  # fmt: skip
     for options in cases:
         expected = rm.evaluate(metrics=keys, per_sample=True, **options)
-        ours = rm.evaluate(metrics=keys, per_sample=True, engine="duckdb", **options)
+        ours = rm.evaluate(
+            metrics=keys, per_sample=True, engine="duckdb", memory_limit=budget, **options
+        )
         assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12)

@@ -15,6 +15,7 @@ from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
 from polars_rankmetrics.engines.duckdb.variants import (
     BINARY_IDEAL,
+    BY_LISTS,
     BY_PAIRS,
     DISCOUNTS,
     IDEAL_TABLE,
@@ -93,23 +94,23 @@ class DuckDBSession(SQLSession):
         read = views_read(defined)
         self._ideal = IDEAL_TABLE in read
         variants = defined_variants(self.con, read, grouped=bool(self.cols.by))
-        if BY_PAIRS in read:
-            variants[BY_PAIRS] = ranks_by_lists(self.con, grouped=bool(self.cols.by))
         if DISCOUNTS in read and SAMPLE_COUNTS in read:  # held before the discounts
             variants[DISCOUNTS] = discounts(self.con)
         inputs = input_views(self.cols, "duckdb", settings, self._schema)
         self._input_query = next(s.split(_INPUT, 1)[1] for s in inputs if _INPUT in s)
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)
         shared = self._defined
+        # The positive ranks by pairs counted in lists, for _rank_positives to choose.
+        lists = [ranks_by_lists(self.con, grouped=bool(self.cols.by))] if self._ranks else []
         if shared is None or shared.schema != self._schema:
-            for statement in [*inputs, *(statement for _, statement in named)]:
+            for statement in [*inputs, *(statement for _, statement in named), *lists]:
                 self._execute(statement)
             if shared is not None:
                 shared.schema = self._schema
         replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS, IDEAL_TABLE)  # by piece, per table
         self._restore = [statement for view, statement in named if view in replaced]
         others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
-        others += [BINARY_IDEAL] if self._ideal else []  # the columns it reads are held
+        others += [*lists, *([BINARY_IDEAL] if self._ideal else [])]  # their columns held
         self._shared = tuning.shared_views(views, others, self._columns(SAMPLE_COUNTS))
 
     def _columns(self, view: str) -> list[str]:
@@ -155,13 +156,14 @@ class DuckDBSession(SQLSession):
     def _rank_positives(self, *, carried: bool) -> None:
         """The plan of the positive ranks, once the sample counts are held: from the ranks the
         rows carry (``carried``: :func:`~.variants.carried_ranks`), else by pairs where
-        :func:`~.tuning.ranks_by_pairs` chooses them, else the windows of ``sql/``."""
+        :func:`~.tuning.ranks_by_pairs` chooses them (counted in lists where
+        :func:`~.tuning.lists_fit`, else by the join of ``sql/``), else the windows of
+        ``sql/``."""
         if carried:
             statements = carried_ranks(self.con, self._input_query)
         elif tuning.ranks_by_pairs(self._frame):
-            statements = [
-                f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {BY_PAIRS}"
-            ]
+            plan = BY_LISTS if tuning.lists_fit(self._frame, self._limit) else BY_PAIRS
+            statements = [f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {plan}"]
         else:
             return
         for statement in statements:

@@ -14,12 +14,15 @@ at its best.
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
   2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
   (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
-  perfect table too, whose size outgrows what it spares.
+  perfect table too, whose size outgrows what it spares. The positive ranks by pairs join each
+  positive to its sample's rows and group the pairs by the positive: on the sample alone, one
+  key fewer to hash and compare per pair.
 
-- The positive ranks by pairs counted in lists (:func:`ranks_by_lists`): per sample, the list of
-  its scores at least its lowest positive and the list of its positives, each positive's counts
-  taken in them, rather than each positive joined to its sample's rows and the pairs grouped by
-  the positive (a hash join and a grouping by seven keys).
+- The rows of the positive ranks by pairs counted in lists (:func:`ranks_by_lists`): per sample,
+  the list of its scores at least its lowest positive and the list of its positives, each
+  positive's counts taken in them, rather than each positive joined to its sample's rows and the
+  pairs grouped by the positive (a hash join and a grouping by seven keys). The lists are held
+  in memory (DuckDB spills no list aggregate): :func:`~.tuning.lists_fit` chooses them.
 
 - A top-k piece whose rows carry their ranks (``Rows.carries_ranks``: read off by scans of the
   predictions in rank order, :func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`) has the
@@ -56,7 +59,9 @@ from polars_rankmetrics.engines.sql.export import quote_identifier, view_query
 from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK
 
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
-ONE_GROUP_VIEWS = (SAMPLE_COUNTS, "rankmetrics_coverage_per_sample")
+ONE_GROUP_VIEWS = (
+    SAMPLE_COUNTS, "rankmetrics_coverage_per_sample", "rankmetrics_positive_ranks_by_pairs",
+)  # fmt: skip
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
 _GROUP = "grp"
@@ -146,6 +151,7 @@ def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]
 
 
 BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"
+BY_LISTS = "rankmetrics_positive_ranks_by_lists"
 # The rows of rankmetrics_positive_ranks_by_pairs, counted in lists: each scored positive's rank
 # (its sample's scores at least its own), block start (1 + those above it) and positive rank (the
 # positives at least its own), over the scores at least the sample's lowest positive (no other
@@ -185,11 +191,11 @@ WHERE i.truth > 0 AND i.score IS NULL
 
 
 def ranks_by_lists(con: duckdb.DuckDBPyConnection, grouped: bool) -> str:
-    """The statement defining ``rankmetrics_positive_ranks_by_pairs`` as DuckDB counts it, the
-    same rows: in lists of each sample's scores and positives (a lambda over a sample's few
-    dozen scores per positive, cheaper than the pairs' join and grouping), grouped by the sample
-    alone without ``by`` (not ``grouped``)."""
-    return _variant(con, BY_PAIRS, _BY_LISTS, {}, one_group=not grouped)
+    """The statement defining ``rankmetrics_positive_ranks_by_lists``, the rows of
+    ``rankmetrics_positive_ranks_by_pairs`` counted in lists of each sample's scores and
+    positives (a lambda over a sample's few dozen scores per positive, cheaper than the pairs'
+    join and grouping), grouped by the sample alone without ``by`` (not ``grouped``)."""
+    return _variant(con, BY_LISTS, _BY_LISTS, {}, one_group=not grouped)
 
 
 IDEAL_TABLE = "rankmetrics_ideal_table"
