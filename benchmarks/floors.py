@@ -37,16 +37,21 @@ The family steps (``FAMILIES``), each on top of the common floor in the same pro
   and the count compares every score with it, so a second look at every row. On Polars over
   runs of rows both fit in the common pass's aggregation (the comparison with the run's
   aggregate); on DuckDB the per-sample minima are joined back to the rows.
-- ``placing`` (lrap, ranking loss, dcg, ndcg): each positive placed among its sample's scores,
-  the number of its sample's scores at or above its own (its rank "max"): every metric of the
-  family is a sum over the positives of a function of that count, and of the positives' own
-  order, which no grouped count of the sample gives. Only the rows scoring at least the
-  sample's lowest positive can be counted, so both ways count those alone (a join of each
-  sample's lowest positive, from the common pass): ``sort``, one sort of them by (sample,
-  score) and a linear pass reading each positive's tied block and its sample's end;
-  ``pairs``, each positive joined to its sample's rows and the rows at or above it counted
-  (cheap where positives are few). The cheaper is the floor. Both run on Polars: the step is
-  the engines' common work, and one implementation at its best bounds both.
+- ``placing`` (lrap, dcg, ndcg): each positive placed among its sample's scores, the number of
+  its sample's scores at or above its own (its rank "max"): every metric of the family is a
+  sum over the positives of a function of that count (and of the positives' own order, which
+  no grouped count of the sample gives), so each positive's own count. Only the rows scoring
+  at least the sample's lowest positive can be counted, so both ways count those alone (a join
+  of each sample's lowest positive, from the common pass): ``sort``, one sort of them by
+  (sample, score) and a linear pass reading each positive's tied block and its sample's end;
+  ``pairs``, each positive joined to its sample's rows and the pairs of a positive with the
+  rows at or above it counted per positive (cheap where positives are few). The cheaper is the
+  floor. Both run on Polars: the step is the engines' common work, and one implementation at
+  its best bounds both.
+- ``pairing`` (ranking loss): a sample's misordered pairs, the count of (positive, row) pairs
+  whose row scores at or above the positive, less the positives' own pairs: per sample, not
+  per positive (the sum over a sample's positives of their counts is all it reads). The same
+  two ways, the pairs counted per sample.
 - ``labels`` (average precision and ROC AUC, macro): each label's ranking of the samples'
   scores: the rows grouped by (label, distinct score) with their rows and positives, the least
   a curve per label reads (the cumulative pass over those groups is per distinct score, not
@@ -97,7 +102,8 @@ FAMILIES = {
     "sums": ("hamming_loss",),
     "threshold": ("f1_samples",),
     "coverage": ("coverage_error",),
-    "placing": ("lrap", "ranking_loss", "ndcg", "ndcg@10"),
+    "placing": ("lrap", "ndcg", "ndcg@10"),
+    "pairing": ("ranking_loss",),
     "labels": ("average_precision_macro", "roc_auc_macro"),
 }
 # Each family's floor variants: (engine, method), the method "" where an engine has one way.
@@ -106,6 +112,7 @@ VARIANTS = {
     "threshold": [("polars", ""), ("duckdb", "")],
     "coverage": [("polars", ""), ("duckdb", "")],
     "placing": [("polars", "sort"), ("polars", "pairs")],
+    "pairing": [("polars", "sort"), ("polars", "pairs")],
     "labels": [("polars", ""), ("duckdb", "")],
 }
 THRESHOLD = 0.5  # evaluate's default: a label is predicted where its score is at least this
@@ -128,8 +135,8 @@ def polars_floor(path: str, family: str, method: str = "") -> dict:
     the runs, and no grouped pass is needed), then one lazy aggregation per sample, over runs
     of rows where that order holds (with, for ``threshold``, its predicted and true predicted
     labels; for ``coverage``, the lowest positive and the scores at or above it; for
-    ``placing``, the lowest positive), then ``family``'s step (``method``: ``sort`` or
-    ``pairs`` for ``placing``)."""
+    ``placing`` and ``pairing``, the lowest positive), then ``family``'s step (``method``:
+    ``sort`` or ``pairs`` for ``placing`` and ``pairing``)."""
     import polars as pl
 
     from polars_rankmetrics.metrics.ranks import ordered_by
@@ -174,12 +181,14 @@ def polars_floor(path: str, family: str, method: str = "") -> dict:
         "threshold": {"predicted": predicted.sum(), "hit": (predicted & truth).sum()},
         "coverage": {"covered": (score >= lowest).sum()},
         "placing": {"lowest": lowest},
+        "pairing": {"lowest": lowest},
     }.get(family, {})
     per_sample = lf.group_by("sample").agg(
         pl.len().alias("rows"), labels.alias("labels"), truth.sum().alias("positives"),
         *(expression.alias(name) for name, expression in extra.items()),
     )  # fmt: skip
-    if family == "placing":  # read twice: the facts, and the lowest positives joined back
+    placing = family in ("placing", "pairing")
+    if placing:  # read twice: the facts, and the lowest positives joined back
         per_sample = per_sample.collect().lazy()
     facts = (
         per_sample.select(
@@ -193,26 +202,31 @@ def polars_floor(path: str, family: str, method: str = "") -> dict:
         .collect()
         .row(0, named=True)
     )
-    if family == "placing":
-        facts["placed"] = _placed(lf, per_sample.select("sample", "lowest"), method)
+    if placing:
+        per = "positive" if family == "placing" else "sample"
+        facts["placed"] = _placed(lf, per_sample.select("sample", "lowest"), method, per)
     elif family == "labels":
         counts = lf.group_by("label", "score").agg(pl.len(), truth.sum())
         facts["label_scores"] = counts.select(pl.len()).collect().item()
     return {**facts, **found, "label_span": span}
 
 
-def _placed(lf: pl.LazyFrame, lowest: pl.LazyFrame, method: str) -> int:
+def _placed(lf: pl.LazyFrame, lowest: pl.LazyFrame, method: str, per: str) -> int:
     """Over the positives, the count of their sample's scores at or above their own, from the
-    rows at or above the sample's lowest positive: by one sort, or by pairs."""
+    rows at or above the sample's lowest positive: by one sort (each positive's own count), or
+    by pairs counted ``per`` positive or sample."""
     import polars as pl
 
     score, truth, sample = pl.col("score"), pl.col("truth"), pl.col("sample")
     kept = lf.join(lowest, on="sample").filter(score >= pl.col("lowest"))
     kept = kept.select("sample", "score", "truth")
     if method == "pairs":
-        positives = kept.filter(truth).select("sample", score.alias("at"))
+        positives = (
+            kept.filter(truth).select("sample", score.alias("at")).with_row_index("positive")
+        )
         pairs = positives.join(kept.select("sample", "score"), on="sample")
-        return int(pairs.filter(score >= pl.col("at")).select(pl.len()).collect().item())
+        counts = pairs.filter(score >= pl.col("at")).group_by(per).len()
+        return int(counts.select(pl.col("len").sum()).collect().item())
     row = pl.int_range(pl.len(), dtype=pl.Int64)
     block_start = (score != score.shift(1)) | (sample != sample.shift(1))
     sample_end = sample != sample.shift(-1)
