@@ -84,11 +84,12 @@ class DuckDBSession(SQLSession):
     def _define(self, settings: Settings) -> None:
         """The views of :meth:`SQLSession._define`, some as DuckDB's variants
         (:func:`~.variants.defined_variants`), and the plan of the positive ranks left open
-        where the run reads them (both plans defined, for :func:`~.tuning.ranks_by_pairs` to
-        choose); the views to hold once (:func:`~.tuning.shared_views`)."""
+        where the run reads them (every plan defined, for :func:`~.tuning.ranks_by_pairs` to
+        choose; the pairs' join only under a budget, where :func:`~.tuning.lists_fit` may choose
+        it); the views to hold once (:func:`~.tuning.shared_views`)."""
         views = defined_views(settings)
         self._ranks = "rankmetrics_positive_ranks" in views_read(views)
-        if self._ranks:
+        if self._ranks and self._limit is not None:
             settings = replace(settings, views=(*settings.views, BY_PAIRS))
         defined = defined_views(settings)
         read = views_read(defined)
