@@ -334,8 +334,14 @@ def split(
     if n == 1:
         truth = shared_truth(predictions, truth_table, cols, groups)
         return [_prepared(predictions, truth, cols, propensities, preparation)]
-    by = _truth_by(cols, truth_table.collect_schema())
-    tables = [predictions, truth_table]
+    schema = truth_table.collect_schema()
+    by = _truth_by(cols, schema)
+    # The columns the pieces read, alone written (a run's rank column is not).
+    gain = [cols.truth] if cols.truth in schema else []
+    tables = [
+        predictions.select(_read(cols)),
+        truth_table.select(*by, cols.sample, cols.label, *gain),
+    ]
     files = [
         write_buckets(table, [*by, cols.sample], n, directory / name)
         for table, name in zip(tables, ("predictions", "truth"), strict=True)
