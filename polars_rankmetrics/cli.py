@@ -571,7 +571,8 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
         if args.trec:
             if truth_table is None:
                 raise ValueError("--trec reads TREC run files against qrels: give --truth-table")
-            data, truth_table = read_trec_run(data), read_trec_qrels(truth_table)
+            data = read_trec_run(data, memory_limit=args.memory_limit)
+            truth_table = read_trec_qrels(truth_table, memory_limit=args.memory_limit)
         html_report(
             data, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
             bootstrap=args.bootstrap, truth_table=truth_table, n_labels=args.n_labels,
@@ -626,7 +627,11 @@ def _tie_rule(args: argparse.Namespace) -> str | None:
 def _trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
     """``rankmetrics trec``: rm.trec_eval's table of the files: read into memory once, as
     trec_eval reads them, or, under ``--memory-limit``, scanned by the engine within it."""
-    files = [read_trec_run(args.runs), read_trec_qrels(args.qrels)]
+    budget = args.memory_limit
+    files = [
+        read_trec_run(args.runs, memory_limit=budget),
+        read_trec_qrels(args.qrels, memory_limit=budget),
+    ]
     # The evaluation reads its input more than once: without a budget, the text is parsed once.
     run, qrels = pl.collect_all(files) if args.memory_limit is None else files
     return trec_eval(

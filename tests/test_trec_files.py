@@ -319,17 +319,25 @@ def test_simple_files_read_at_once_as_line_by_line(tmp_path_factory, keys, data)
     path.write_bytes(text.encode())
     qrels_text = "".join(f"{q} 0 {d} {r}\n" for t, q, d, _, r in rows if t == rows[0][0])
     (path.parent / "qrels").write_bytes(qrels_text.encode())
-    assert trec._well_formed([str(path)], trec._RUN) is not None
-    assert trec._well_formed([str(path.parent / "qrels")], trec._QRELS) is not None
+    assert trec._well_formed([str(path)], trec._RUN, trec._IN_MEMORY_BYTES) is not None
+    assert (
+        trec._well_formed([str(path.parent / "qrels")], trec._QRELS, trec._IN_MEMORY_BYTES)
+        is not None
+    )
     columns = list(zip(*rows, strict=True))
     table = pl.DataFrame(dict(zip(RUN_SCHEMA, columns, strict=True)), schema=RUN_SCHEMA)
     at_once = _sorted(rm.read_trec_run(path))
     assert_frame_equal(at_once, _sorted(table))
     qrels_at_once = _sorted(rm.read_trec_qrels(path.parent / "qrels"))
-    with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(trec, "_IN_MEMORY_BYTES", 0)
-        assert_frame_equal(_sorted(rm.read_trec_run(path)), at_once)
-        assert_frame_equal(_sorted(rm.read_trec_qrels(path.parent / "qrels")), qrels_at_once)
+    # Under a memory budget, read at once only where the text takes at most a quarter of it.
+    run_size, qrels_size = path.stat().st_size, (path.parent / "qrels").stat().st_size
+    scanned = rm.read_trec_run(path, memory_limit=f"{4 * run_size - 4}B")
+    assert "DF [" not in scanned.explain()  # the file is read when the frame is collected
+    assert_frame_equal(_sorted(scanned), at_once)
+    assert "DF [" in rm.read_trec_run(path, memory_limit=f"{4 * run_size}B").explain()
+    qrels_scanned = rm.read_trec_qrels(path.parent / "qrels", memory_limit=f"{qrels_size}B")
+    assert "DF [" not in qrels_scanned.explain()
+    assert_frame_equal(_sorted(qrels_scanned), qrels_at_once)
 
 
 def test_simple_files_with_a_bad_line_named(tmp_path):

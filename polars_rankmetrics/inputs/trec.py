@@ -32,6 +32,8 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_rankmetrics.inputs.sizes import parse_size
+
 # C's isspace other than the newline that ends a line: the fields' separators (not Unicode
 # whitespace: a no-break space is part of a docno, as in trec_eval).
 _OTHER_SPACES = ["\t", "\x0b", "\x0c", "\r"]
@@ -45,9 +47,12 @@ _KEYS_AT_ONCE = 4_000_000
 _LINE_BYTES = 25
 _COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip's and zstd's magic numbers
 # Files of at most this much text, each line well formed the simplest way, are read into memory
-# at once by the CSV reader (:func:`_well_formed`); the others are scanned line by line. The
-# bytes that rule that way out: the other whitespace characters and the comment sign.
+# at once by the CSV reader (:func:`_well_formed`); the others are scanned line by line. Under a
+# memory budget, at most this share of it: parsed, the frame and the reader's buffers take about
+# four times the text (a 304 MB qrels file peaked at 1.2-1.4 GB). The bytes that rule that way
+# out: the other whitespace characters and the comment sign.
 _IN_MEMORY_BYTES = 2**30
+_IN_MEMORY_SHARE = 0.25
 _SPECIAL = "".join(_OTHER_SPACES).encode() + b"#"
 
 TrecPaths = str | PathLike[str] | Sequence[str | PathLike[str]]
@@ -79,7 +84,7 @@ _QRELS = _Layout(
 )
 
 
-def read_trec_run(paths: TrecPaths) -> pl.LazyFrame:
+def read_trec_run(paths: TrecPaths, *, memory_limit: str | None = None) -> pl.LazyFrame:
     """Read TREC run files (``qid Q0 docno rank score tag``) as a long table.
 
     Parameters
@@ -90,6 +95,11 @@ def read_trec_run(paths: TrecPaths) -> pl.LazyFrame:
         are single-space separated, without comment, are read into memory then, once; the
         others are checked line by line (a scan: a file larger than memory is read in pieces,
         and the check's memory is bounded), and scanned again when the frame is collected.
+    memory_limit
+        The evaluation's memory budget (``"1GB"``, as :func:`~polars_rankmetrics.evaluate`
+        takes it): files are then read into memory only where their text takes at most a
+        quarter of it (parsed, a line takes about four times its text), and scanned
+        otherwise. None: the 1 GiB bound above.
 
     Returns
     -------
@@ -123,10 +133,10 @@ def read_trec_run(paths: TrecPaths) -> pl.LazyFrame:
     │ bm25 ┆ 301    ┆ d2    ┆ 12.5  ┆ 2    │
     └──────┴────────┴───────┴───────┴──────┘
     """
-    return _read(paths, _RUN)
+    return _read(paths, _RUN, memory_limit)
 
 
-def read_trec_qrels(paths: TrecPaths) -> pl.LazyFrame:
+def read_trec_qrels(paths: TrecPaths, *, memory_limit: str | None = None) -> pl.LazyFrame:
     """Read TREC qrels files (``qid iter docno rel``) as a truth table.
 
     Parameters
@@ -135,6 +145,8 @@ def read_trec_qrels(paths: TrecPaths) -> pl.LazyFrame:
         A file, a glob, or a list of them (their judgements together); gzip- or
         zstd-compressed files are read as they are. Checked when this is called, and read
         then or scanned when the frame is collected, as :func:`read_trec_run` does.
+    memory_limit
+        The evaluation's memory budget, as for :func:`read_trec_run`.
 
     Returns
     -------
@@ -167,7 +179,7 @@ def read_trec_qrels(paths: TrecPaths) -> pl.LazyFrame:
     │ 301    ┆ d2    ┆ -1    │
     └────────┴───────┴───────┘
     """
-    return _read(paths, _QRELS)
+    return _read(paths, _QRELS, memory_limit)
 
 
 def _files(paths: TrecPaths, kind: str) -> list[str]:
@@ -249,10 +261,13 @@ def _reason(row: dict[str, object], layout: _Layout) -> str:
     return f"the relevance {row['rel']!r} is not an integer"
 
 
-def _read(paths: TrecPaths, layout: _Layout) -> pl.LazyFrame:
+def _read(paths: TrecPaths, layout: _Layout, memory_limit: str | None) -> pl.LazyFrame:
+    most = _IN_MEMORY_BYTES
+    if memory_limit is not None:
+        most = min(most, int(parse_size(memory_limit) * _IN_MEMORY_SHARE))
     files = _files(paths, layout.kind)
     lines = _parsed(files, layout)
-    fields = _well_formed(files, layout)
+    fields = _well_formed(files, layout, most)
     if fields is None:
         _check(lines, files, layout)
         numbers = (
@@ -276,10 +291,10 @@ def _read(paths: TrecPaths, layout: _Layout) -> pl.LazyFrame:
     )
 
 
-def _well_formed(files: list[str], layout: _Layout) -> pl.LazyFrame | None:
+def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame | None:
     """The fields of every line, by name (the numbers parsed), read by Polars' CSV reader into
     memory (several times faster than splitting lines, and read once) where the files hold
-    at most ``_IN_MEMORY_BYTES``, are uncompressed, and every line is well formed the simplest
+    at most ``most`` bytes, are uncompressed, and every line is well formed the simplest
     way: the layout's fields separated by single spaces, none empty, no byte of another
     whitespace character or ``#`` anywhere (so no comment and no blank line), numbers that
     :func:`_bad_line` accepts (the CSV reader parses them as ``str.to_integer`` and a cast to
@@ -287,7 +302,7 @@ def _well_formed(files: list[str], layout: _Layout) -> pl.LazyFrame | None:
     line (:func:`_parsed`), which reads every layout trec_eval reads and names a malformed
     line."""
     sizes = [Path(f).stat().st_size for f in files]
-    if sum(sizes) > _IN_MEMORY_BYTES or any(
+    if sum(sizes) > most or any(
         size != _size(f) or _holds(f, _SPECIAL) for size, f in zip(sizes, files, strict=True)
     ):
         return None
