@@ -50,6 +50,10 @@ def compare(
     beta: float = 1.0,
     zero_division: float | str = "warn",
     ties: str | None = None,
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
     **options: Unpack[Options],
 ) -> pl.DataFrame:
     """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
@@ -112,6 +116,10 @@ def compare(
         and the counts; ``"drop"``: the models are compared on the samples they share.
     truth_table, n_labels, propensities, log_base, threshold, beta, zero_division, ties
         As for :func:`~polars_rankmetrics.evaluate`.
+    relevance_level, max_docs, judged_only, complete
+        The TREC keys' options (trec_eval's ``-l``, ``-M``, ``-J``, ``-c``), as for
+        :func:`~polars_rankmetrics.evaluate`; with ``complete`` a topic of the qrels that a run
+        lacks scores 0 for it, and so is shared by every run.
     **options
 
     Returns
@@ -168,6 +176,11 @@ def compare(
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
+        if (relevance_level, max_docs, judged_only, complete) != (1, None, False, False):
+            raise ValueError(
+                "relevance_level, max_docs, judged_only and complete do not apply to states: "
+                "they are evaluated already"
+            )
         if bootstrap != "poisson" or on_missing != "error":
             raise ValueError(
                 "compare of states draws by their resampling units: pass bootstrap='poisson' "
@@ -199,8 +212,9 @@ def compare(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
     data, truth_table, context = tie_ordered(
-        data, truth_table, keys, cols, run, context, ties=ties, trec=TrecOptions()
-    )
+        data, truth_table, keys, cols, run, context, ties=ties,
+        trec=TrecOptions(relevance_level, max_docs, judged_only, complete),
+    )  # fmt: skip
     validation.check_result_names(cols, [str(k) for k in keys])
     with driver.inside_names(cols) as inner:
         collected, _ = run.collect(

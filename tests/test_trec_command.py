@@ -440,6 +440,30 @@ def test_html_report_of_runs_compares_over_topics_as_compare():
     assert "Comparison with the baseline" in report.html
 
 
+def test_html_report_and_compare_of_runs_take_trec_evals_options():
+    import polars_rankmetrics as rm
+
+    run = rm.read_trec_run(SHIPPED / "trec_runs.txt")
+    qrels = rm.read_trec_qrels(SHIPPED / "trec_qrels.txt")
+    options = {"relevance_level": 2, "max_docs": 3, "judged_only": True, "complete": True}
+    keys = ["AP", "recip_rank", "ndcg_cut_5", "P_5", "recall_5"]
+    expected = rm.evaluate(run, keys, truth_table=qrels, by="run", **options).sort("run")
+    assert not expected.equals(rm.evaluate(run, keys, truth_table=qrels, by="run").sort("run"))
+    report = rm.html_report(run, truth_table=qrels, by="run", k=5, ties="trec_eval",
+                            baseline="baseline", n_boot=50, **options)  # fmt: skip
+    assert_frame_equal(report.summary.select(expected.columns).sort("run"), expected)
+    for stated in ("-l 2)", "first 3 documents of each topic are read (-M)", "(-J)", "-c)"):
+        assert stated in report.html, stated
+    compared = rm.compare(run, keys, truth_table=qrels, by="run", baseline="baseline",
+                          ties="trec_eval", n_boot=50, **options)  # fmt: skip
+    assert_frame_equal(report.comparison, compared)
+    baseline = expected.filter(run="baseline").row(0, named=True)
+    assert compared["baseline_value"].to_list() == pytest.approx([baseline[k] for k in keys])
+    with pytest.raises(ValueError, match="are trec_eval's options of the TREC keys"):
+        rm.compare(run, ["precision@5"], truth_table=qrels, by="run", baseline="baseline",
+                   relevance_level=2)  # fmt: skip
+
+
 def test_html_report_of_runs_refuses_what_trec_eval_does_not_take():
     import polars_rankmetrics as rm
 

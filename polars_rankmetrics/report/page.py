@@ -72,14 +72,35 @@ TOP_K_TIES = (
     "Tied scores (ties='average'): the retrieval metrics take their expected value over the "
     "orders of each tied block."
 )
-TREC_TIES = (
-    "trec_eval's measures under its tie rule (ties='trec_eval'): each topic's documents ordered "
-    "by score descending, then by document id descending as text; AP is trec_eval's map. A "
-    "relevance of 1 or more is relevant (trec_eval's -l 1), and ndcg_cut_K takes the relevance "
-    "as gain. The topics of both the run and the qrels are evaluated (trec_eval without -c). The "
-    "per-label sections (curves, table, score distributions) are for a dense table of 0/1 truth; "
-    "a run holds none of them."
-)
+
+
+def trec_rule(trec: TrecOptions) -> str:
+    """What a page of trec_eval's measures states of its numbers: the tie rule and the options
+    (``-l``, ``-M``, ``-J``, ``-c``) they were computed under."""
+    level = trec.relevance_level
+    read = [f"a relevance of {level} or more is relevant (trec_eval's -l {level})"]
+    if trec.max_docs is not None:
+        read.append(f"the first {trec.max_docs} documents of each topic are read (-M)")
+    if trec.judged_only:
+        read.append("the documents the qrels do not judge are removed first (-J)")
+    topics = (
+        "every topic of the qrels is evaluated, one a run lacks scoring 0 (trec_eval's -c)"
+        if trec.complete
+        else "the topics of both the run and the qrels are evaluated (trec_eval without -c)"
+    )
+    return (
+        "trec_eval's measures under its tie rule (ties='trec_eval'): each topic's documents "
+        "ordered by score descending, then by document id descending as text; AP is trec_eval's "
+        f"map. {_sentence('; '.join(read))}, and ndcg_cut_K takes the relevance as gain. "
+        f"{_sentence(topics)}. The per-label sections (curves, table, score distributions) "
+        "are for a dense table of 0/1 truth; a run holds none of them."
+    )
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 # The worst and the best labels drawn one by one, by average precision.
 EXTREMES = 3
 # Bins of the score distributions.
@@ -125,6 +146,10 @@ def html_report(
     threshold: float = 0.5,
     zero_division: float | str = "warn",
     ties: str | None = None,
+    relevance_level: int = 1,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    complete: bool = False,
     path: str | PathLike[str] | None = None,
     title: str = "Evaluation report",
     **options: Unpack[Options],
@@ -176,6 +201,11 @@ def html_report(
         or more is relevant, and ``ndcg_cut`` takes it as gain. The topics of both the run and
         the qrels are evaluated; a topic of one alone is not. ``n_labels`` does not apply. The
         page states the rule its numbers follow.
+    relevance_level, max_docs, judged_only, complete
+        With ``ties="trec_eval"``: trec_eval's ``-l``, ``-M``, ``-J`` and ``-c``, as for
+        :func:`~polars_rankmetrics.evaluate` (by default its defaults: a relevance of 1 or
+        more is relevant, every retrieved document read, unjudged ones kept, the topics of both
+        the run and the qrels); the page states the ones given.
     path
         Also write the page there.
     title
@@ -215,9 +245,10 @@ def html_report(
                 "ties='trec_eval' reports trec_eval's measures of a run against qrels: give "
                 "truth_table= (the qrels), without n_labels= (trec_eval's ndcg needs none)"
             )
-        shape = _Shape.trec(k)
+        trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
+        shape = _Shape.trec(k, trec)
         data, qrels, context = tie_ordered(
-            data, truth_table, shape.sample_keys, cols, run, context, ties=ties, trec=TrecOptions()
+            data, truth_table, shape.sample_keys, cols, run, context, ties=ties, trec=trec
         )
         shape = replace(shape, inputs=driver.TopK(qrels))
     else:
@@ -278,15 +309,16 @@ class _Shape:
         return cls(keys, [], shown, driver.TopK(truth_table, n_labels), TOP_K_TIES, cuts)
 
     @classmethod
-    def trec(cls, k: int) -> _Shape:
+    def trec(cls, k: int, trec: TrecOptions) -> _Shape:
         """trec_eval's measures at every cut-off 1 .. ``k`` (drawn), the summary showing ``AP``
         (trec_eval's map), ``recip_rank``, ``ndcg_cut_k``, ``P_k`` and ``recall_k``; the inputs
-        are set once the run and qrels are read as the TREC keys read them."""
+        are set once the run and qrels are read as the TREC keys read them, under ``trec``'s
+        options."""
         cuts = _cuts(k, "P_{}", "recall_{}")
         whole = ["AP", "recip_rank", f"ndcg_cut_{k}"]
         shown = parse_keys([*whole, cuts[0][-1], cuts[1][-1]])
         keys = parse_keys([*cuts[0], *cuts[1], *whole])
-        return cls(keys, [], shown, driver.TopK(), TREC_TIES, cuts)
+        return cls(keys, [], shown, driver.TopK(), trec_rule(trec), cuts)
 
 
 def _cuts(k: int, precision: str, recall: str) -> tuple[list[str], list[str]]:
