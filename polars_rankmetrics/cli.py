@@ -129,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ev.add_argument("--ci-method", choices=CI_METHODS, default="percentile")
     _ties_option(ev)
+    _trec_options(ev)
     _resampling_options(ev)
     _overlap_option(ev)
     st = commands.add_parser(
@@ -181,6 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
     cmp.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
     _ties_option(cmp)
+    _trec_options(cmp)
     _input_options(cmp, formats=COMPARE_FORMATS, by=COMPARE_BY)
     _threshold_options(cmp)
     _resampling_options(cmp)
@@ -220,6 +222,7 @@ def _parser() -> argparse.ArgumentParser:
         "broken by score descending, then label descending as text); the rule used is stated "
         "on stderr and on the page",
     )  # fmt: skip
+    _trec_options(report, html=True)
     _input_options(report)
     _threshold_options(report, beta=False)
     _resampling_options(report)
@@ -329,6 +332,35 @@ def _ties_option(parser: argparse.ArgumentParser) -> None:
         "descending, then label descending as text: the only rule of the TREC keys, P_5, AP, "
         "nDCG@10, ...); the rule used is stated on stderr",
     )  # fmt: skip
+
+
+def _trec_options(parser: argparse.ArgumentParser, *, html: bool = False) -> None:
+    """trec_eval's -l, -M, -J and -c, for the TREC keys (of a run against qrels)."""
+    where = "with --html --trec or the TREC keys" if html else "with the TREC keys (P_5, AP, ...)"
+    parser.add_argument(
+        "--relevance-level", type=int, default=1, metavar="N",
+        help=f"{where}: a relevance at least N is relevant (trec_eval's -l; default 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-docs", type=_positive, metavar="N",
+        help=f"{where}: read the first N documents per topic (trec_eval's -M)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--judged-only", action="store_true",
+        help=f"{where}: remove the documents the qrels do not judge first (trec_eval's -J)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--complete", action="store_true",
+        help=f"{where}: every topic of the qrels counts, one missing from a run scoring 0 "
+        "(trec_eval's -c)",
+    )  # fmt: skip
+
+
+def _trec_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "relevance_level": args.relevance_level, "max_docs": args.max_docs,
+        "judged_only": args.judged_only, "complete": args.complete,
+    }  # fmt: skip
 
 
 def _overlap_option(parser: argparse.ArgumentParser) -> None:
@@ -576,12 +608,14 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
         html_report(
             data, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
             bootstrap=args.bootstrap, truth_table=truth_table, n_labels=args.n_labels,
-            k=args.k, ties=_tie_rule(args), path=args.html, **options,
+            k=args.k, ties=_tie_rule(args), path=args.html, **_trec_arguments(args), **options,
         )  # fmt: skip
         return None
     if args.command == "report":
         given = {"--baseline": args.baseline, "--ci": args.ci, "--truth-table": args.truth_table,
-                 "--trec": args.trec or None}  # fmt: skip
+                 "--trec": args.trec or None, "--max-docs": args.max_docs,
+                 "--judged-only": args.judged_only or None, "--complete": args.complete or None,
+                 "--relevance-level": None if args.relevance_level == 1 else 1}  # fmt: skip
         with_html = [name for name, value in given.items() if value is not None]
         if with_html:
             raise ValueError(f"{with_html[0]} goes with --html")
@@ -598,14 +632,16 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
             bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
-            n_labels=args.n_labels, beta=args.beta, ties=args.ties, **options,
+            n_labels=args.n_labels, beta=args.beta, ties=args.ties, **_trec_arguments(args),
+            **options,
         )  # fmt: skip
     metrics = _metric_list(args.metrics or ",".join(DEFAULT_METRICS), args.k)
     return evaluate(
         args.paths, metrics, beta=args.beta,
         per_sample=args.per_sample, truth_table=args.truth_table, n_labels=args.n_labels,
         propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-        ci_method=args.ci_method, bootstrap=args.bootstrap, ties=args.ties, **options,
+        ci_method=args.ci_method, bootstrap=args.bootstrap, ties=args.ties,
+        **_trec_arguments(args), **options,
     )  # fmt: skip
 
 

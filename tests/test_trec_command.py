@@ -464,6 +464,43 @@ def test_html_report_and_compare_of_runs_take_trec_evals_options():
                    relevance_level=2)  # fmt: skip
 
 
+def test_command_passes_trec_evals_options_on(tmp_path, capsys):
+    import polars_rankmetrics as rm
+
+    run_file, qrels_file = str(SHIPPED / "trec_runs.txt"), str(SHIPPED / "trec_qrels.txt")
+    run, qrels = rm.read_trec_run(run_file), rm.read_trec_qrels(qrels_file)
+    run_path, qrels_path = str(tmp_path / "run.parquet"), str(tmp_path / "qrels.parquet")
+    run.collect().write_parquet(run_path)
+    qrels.collect().write_parquet(qrels_path)
+    options = {"relevance_level": 2, "max_docs": 3, "judged_only": True, "complete": True}
+    flags = ["--relevance-level", "2", "--max-docs", "3", "--judged-only", "--complete"]
+    keys = ["AP", "P_5"]
+    expected = rm.evaluate(run, keys, truth_table=qrels, by="run", **options).sort("run")
+    evaluated = ["evaluate", run_path, "--truth-table", qrels_path, "--by", "run",
+                 "--metrics", ",".join(keys), "--format", "json", *flags]  # fmt: skip
+    status, out, _ = _cli(evaluated, capsys)
+    assert status == 0
+    got = pl.DataFrame(json.loads(out)).sort("run")
+    assert got["run"].to_list() == expected["run"].to_list()
+    for key in keys:
+        assert got[key].to_list() == pytest.approx(expected[key].to_list())
+    status, out, _ = _cli(["compare", run_path, "--truth-table", qrels_path, "--by", "run",
+                           "--baseline", "baseline", "--metrics", "AP", "--format", "json",
+                           *flags], capsys)  # fmt: skip
+    baseline = expected.filter(run="baseline")["AP"][0]
+    assert status == 0 and json.loads(out)[0]["baseline_value"] == pytest.approx(baseline)
+    page = tmp_path / "page.html"
+    status, _, _ = _cli(["report", run_file, "--truth-table", qrels_file, "--trec", "--html",
+                         str(page), "--k", "5", *flags], capsys)  # fmt: skip
+    assert status == 0 and "first 3 documents of each topic are read (-M)" in page.read_text()
+    # Where they do not apply: one line, exit 1.
+    status, _, err = _cli(["report", run_path, "--complete"], capsys)
+    assert status == 1 and err == ["rankmetrics: error: --complete goes with --html"]
+    status, _, err = _cli(["evaluate", run_path, "--truth-table", qrels_path, "--by", "run",
+                           "--metrics", "precision@5", "--max-docs", "3"], capsys)  # fmt: skip
+    assert status == 1 and len(err) == 1 and "trec_eval's options of the TREC keys" in err[0]
+
+
 def test_html_report_of_runs_refuses_what_trec_eval_does_not_take():
     import polars_rankmetrics as rm
 
