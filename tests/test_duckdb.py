@@ -593,47 +593,26 @@ def test_duckdb_ranks_the_positives_by_pairs_where_they_rank_high():
     many_low = table.with_columns(truth=pl.Series(position >= 5).cast(pl.Int8))
     # 4 positives ranking last: 74 pairs a sample against 20 rows ranked
     few_low = table.with_columns(truth=pl.Series(position >= 16).cast(pl.Int8))
-    assert "rankmetrics_positive_ranks_by_lists" in _ranks_view(high)
+    assert "rankmetrics_positive_ranks_by_pairs" in _ranks_view(high)
     for low in (many_low, few_low):
-        assert "rankmetrics_positive_ranks_by_" not in _ranks_view(low)
+        assert "rankmetrics_positive_ranks_by_pairs" not in _ranks_view(low)
         assert "OVER" in _ranks_view(low)
-
-
-def test_duckdb_counts_the_pairs_in_lists_only_where_they_fit(monkeypatch):
-    """Under a memory budget the pairs are counted by the join of sql/ (which spills) where the
-    lists would take more than half of DuckDB's share; the same numbers either way."""
-    from polars_rankmetrics.engines.duckdb import tuning
-
-    score = np.tile(np.arange(20, 0, -1) / 20, 50)
-    position = np.tile(np.arange(20), 50)
-    truth = pl.Series(position < 2).cast(pl.Int8)
-    table = pl.DataFrame({"sample": np.repeat(np.arange(50), 20), "label": position,
-                          "score": score, "truth": truth})  # fmt: skip
-    expected = rm.evaluate(table, ["lrap", "ndcg"])
-    assert "rankmetrics_positive_ranks_by_lists" in _ranks_view(table, memory_limit="1GB")
-    # 1,000 rows of 1 MB of lists each: more than half of DuckDB's share of 1 GB
-    monkeypatch.setattr(tuning, "_LIST_BYTES_PER_ROW", 10**6)
-    assert "rankmetrics_positive_ranks_by_pairs" in _ranks_view(table, memory_limit="1GB")
-    assert "rankmetrics_positive_ranks_by_lists" in _ranks_view(table)  # no budget
-    ours = rm.evaluate(table, ["lrap", "ndcg"], engine="duckdb", memory_limit="1GB")
-    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12)
 
 
 @pytest.mark.parametrize(
     ("pairs_per_row", "budget"),
     [(0, None), (10**9, None), (10**9, "1GB")],
-    ids=["windows", "pairs-in-lists", "pairs-joined"],
+    ids=["windows", "pairs", "pairs-under-a-budget"],
 )
 def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(
     monkeypatch, pairs_per_row, budget
 ):
-    """Ranked by the windows or by pairs (counted in lists, or joined where a budget leaves
-    the lists no room), DuckDB gives the Polars engine's numbers: a dense table with two models
-    and a top-k table with unscored true labels, per sample."""
+    """Ranked by the windows or by pairs, with or without a budget, DuckDB gives the Polars
+    engine's numbers: a dense table with two models and a top-k table with unscored true labels,
+    per sample."""
     from polars_rankmetrics.engines.duckdb import tuning
 
     monkeypatch.setattr(tuning, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
-    monkeypatch.setattr(tuning, "_LIST_BYTES_PER_ROW", 10**12)  # no room under any budget
     rng = np.random.default_rng(11)
     dense = rm.from_dense(rng.random((60, 7)) < 0.4, rng.random((60, 7)).round(1))
     models = pl.concat([dense.with_columns(m=pl.lit(m)) for m in ("x", "y")])

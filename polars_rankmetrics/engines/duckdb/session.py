@@ -15,7 +15,6 @@ from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.duckdb import tuning
 from polars_rankmetrics.engines.duckdb.variants import (
     BINARY_IDEAL,
-    BY_LISTS,
     BY_PAIRS,
     DISCOUNTS,
     IDEAL_TABLE,
@@ -24,7 +23,6 @@ from polars_rankmetrics.engines.duckdb.variants import (
     carried_ranks,
     defined_variants,
     discounts,
-    ranks_by_lists,
     sample_counts,
 )
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
@@ -84,12 +82,11 @@ class DuckDBSession(SQLSession):
     def _define(self, settings: Settings) -> None:
         """The views of :meth:`SQLSession._define`, some as DuckDB's variants
         (:func:`~.variants.defined_variants`), and the plan of the positive ranks left open
-        where the run reads them (every plan defined, for :func:`~.tuning.ranks_by_pairs` to
-        choose; the pairs' join only under a budget, where :func:`~.tuning.lists_fit` may choose
-        it); the views to hold once (:func:`~.tuning.shared_views`)."""
+        where the run reads them (both plans defined, for :func:`~.tuning.ranks_by_pairs` to
+        choose); the views to hold once (:func:`~.tuning.shared_views`)."""
         views = defined_views(settings)
         self._ranks = "rankmetrics_positive_ranks" in views_read(views)
-        if self._ranks and self._limit is not None:
+        if self._ranks:
             settings = replace(settings, views=(*settings.views, BY_PAIRS))
         defined = defined_views(settings)
         read = views_read(defined)
@@ -101,17 +98,15 @@ class DuckDBSession(SQLSession):
         self._input_query = next(s.split(_INPUT, 1)[1] for s in inputs if _INPUT in s)
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)
         shared = self._defined
-        # The positive ranks by pairs counted in lists, for _rank_positives to choose.
-        lists = [ranks_by_lists(self.con, grouped=bool(self.cols.by))] if self._ranks else []
         if shared is None or shared.schema != self._schema:
-            for statement in [*inputs, *(statement for _, statement in named), *lists]:
+            for statement in [*inputs, *(statement for _, statement in named)]:
                 self._execute(statement)
             if shared is not None:
                 shared.schema = self._schema
         replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS, IDEAL_TABLE)  # by piece, per table
         self._restore = [statement for view, statement in named if view in replaced]
         others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
-        others += [*lists, *([BINARY_IDEAL] if self._ideal else [])]  # their columns held
+        others += [BINARY_IDEAL] if self._ideal else []  # the columns it reads are held
         self._shared = tuning.shared_views(views, others, self._columns(SAMPLE_COUNTS))
 
     def _columns(self, view: str) -> list[str]:
@@ -157,14 +152,13 @@ class DuckDBSession(SQLSession):
     def _rank_positives(self, *, carried: bool) -> None:
         """The plan of the positive ranks, once the sample counts are held: from the ranks the
         rows carry (``carried``: :func:`~.variants.carried_ranks`), else by pairs where
-        :func:`~.tuning.ranks_by_pairs` chooses them (counted in lists where
-        :func:`~.tuning.lists_fit`, else by the join of ``sql/``), else the windows of
-        ``sql/``."""
+        :func:`~.tuning.ranks_by_pairs` chooses them, else the windows of ``sql/``."""
         if carried:
             statements = carried_ranks(self.con, self._input_query)
         elif tuning.ranks_by_pairs(self._frame):
-            plan = BY_LISTS if tuning.lists_fit(self._frame, self._limit) else BY_PAIRS
-            statements = [f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {plan}"]
+            statements = [
+                f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {BY_PAIRS}"
+            ]
         else:
             return
         for statement in statements:

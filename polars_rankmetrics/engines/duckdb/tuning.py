@@ -51,14 +51,6 @@ SELECT
         AS pairs,
     (SELECT count(*) FROM chosen_rows WHERE score >= lowest_positive) AS ranked
 """
-# Bytes the positive ranks by lists (variants.ranks_by_lists) take in memory, at most: a score
-# per row and a positive's five fields, with the lists' own overhead (10M rows, 500k positives:
-# about 85 MB of peak RSS over the pairs' join).
-_LIST_BYTES_PER_ROW = 8
-_LIST_BYTES_PER_POSITIVE = 64
-_LIST_SIZES = """
-SELECT sum(n_rows) AS n_rows, sum(n_positives) AS n_positives FROM rankmetrics_sample_counts
-"""
 # Bytes a row of the positive ranks takes in DuckDB's buffers: its ten 8-byte columns.
 _POSITIVE_RANK_BYTES = 80
 
@@ -76,20 +68,6 @@ def ranks_by_pairs(query: Query) -> bool:
         return False
     found = query(_ESTIMATE).row(0, named=True)
     return bool((found["pairs"] or 0) <= _PAIRS_PER_RANKED_ROW * (found["ranked"] or 0))
-
-
-def lists_fit(query: Query, limit: int | None) -> bool:
-    """Whether the positive ranks by pairs are counted in lists (``variants.ranks_by_lists``)
-    rather than by the join of ``sql/``: without a memory budget (``limit``: DuckDB's share of
-    it, in bytes), and under one where the lists (every row's score and every positive, a bound
-    on the rows they hold: :data:`_LIST_BYTES_PER_ROW`, :data:`_LIST_BYTES_PER_POSITIVE`) take
-    at most half of it. DuckDB spills no list aggregate; the join spills."""
-    if limit is None:
-        return True
-    found = query(_LIST_SIZES).row(0, named=True)
-    held = (found["n_rows"] or 0) * _LIST_BYTES_PER_ROW
-    held += (found["n_positives"] or 0) * _LIST_BYTES_PER_POSITIVE
-    return bool(held <= limit / 2)
 
 
 def positives_fit(query: Query, limit: int | None) -> bool:

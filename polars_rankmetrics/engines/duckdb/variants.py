@@ -18,12 +18,6 @@ at its best.
   positive to its sample's rows and group the pairs by the positive: on the sample alone, one
   key fewer to hash and compare per pair.
 
-- The rows of the positive ranks by pairs counted in lists (:func:`ranks_by_lists`): per sample,
-  the list of its scores at least its lowest positive and the list of its positives, each
-  positive's counts taken in them, rather than each positive joined to its sample's rows and the
-  pairs grouped by the positive (a hash join and a grouping by seven keys). The lists are held
-  in memory (DuckDB spills no list aggregate): :func:`~.tuning.lists_fit` chooses them.
-
 - A top-k piece whose rows carry their ranks (``Rows.carries_ranks``: read off by scans of the
   predictions in rank order, :func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`) has the
   positive ranks without the windows over the rows above each sample's lowest positive
@@ -150,53 +144,8 @@ def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]
     return [_MADE[key], _CARRIED_RANKS]
 
 
+# The other plan of the positive ranks (sql/), where tuning.ranks_by_pairs chooses it.
 BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"
-BY_LISTS = "rankmetrics_positive_ranks_by_lists"
-# The rows of rankmetrics_positive_ranks_by_pairs, counted in lists: each scored positive's rank
-# (its sample's scores at least its own), block start (1 + those above it) and positive rank (the
-# positives at least its own), over the scores at least the sample's lowest positive (no other
-# score counts for any positive); an unscored positive as sql/ ranks it. The lowest positive
-# filters the lists' aggregates rather than the join, where a condition over both sides would
-# run inside the hash join (10M rows: 0.67 s of CPU against 0.79 s).
-_BY_LISTS = """
-SELECT
-    grp, sample, p.label AS label, p.score AS score, p.truth AS truth, p.weight AS weight,
-    p.propensity AS propensity,
-    CAST(len(list_filter(scores, lambda x: x >= p.score)) AS BIGINT) AS rank,
-    CAST(len(list_filter(scores, lambda x: x > p.score)) + 1 AS BIGINT) AS block_start,
-    CAST(len(list_filter(positives, lambda x: x.score >= p.score)) AS BIGINT) AS positive_rank
-FROM (
-    SELECT grp, sample, scores, positives, unnest(positives) AS p
-    FROM (
-        SELECT
-            i.grp, i.sample, list(i.score) FILTER (WHERE i.score >= s.lowest_positive) AS scores,
-            list({
-                'label': i.label, 'score': i.score, 'truth': i.truth, 'weight': i.weight,
-                'propensity': i.propensity
-            }) FILTER (WHERE i.truth > 0 AND i.score >= s.lowest_positive) AS positives
-        FROM rankmetrics_input AS i
-        JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-        GROUP BY i.grp, i.sample
-    ) AS lists
-) AS positives
-UNION ALL
-SELECT
-    i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity, p.n_labels AS rank,
-    s.n_scored + 1 AS block_start, s.n_positives AS positive_rank
-FROM rankmetrics_input AS i
-JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-CROSS JOIN rankmetrics_parameters AS p
-WHERE i.truth > 0 AND i.score IS NULL
-"""
-
-
-def ranks_by_lists(con: duckdb.DuckDBPyConnection, grouped: bool) -> str:
-    """The statement defining ``rankmetrics_positive_ranks_by_lists``, the rows of
-    ``rankmetrics_positive_ranks_by_pairs`` counted in lists of each sample's scores and
-    positives (a lambda over a sample's few dozen scores per positive, cheaper than the pairs'
-    join and grouping), grouped by the sample alone without ``by`` (not ``grouped``)."""
-    return _variant(con, BY_LISTS, _BY_LISTS, {}, one_group=not grouped)
-
 
 IDEAL_TABLE = "rankmetrics_ideal_table"
 # rankmetrics_ideal_table of a table whose truth is 0 or 1: the rows sql/ gives it, the positives
