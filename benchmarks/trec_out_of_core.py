@@ -34,7 +34,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parent))
 from measure import data_directory, environment, run  # noqa: E402
 
-from polars_rankmetrics.engines.memory import parse_size  # noqa: E402
+from polars_rankmetrics.inputs.sizes import parse_size  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 BUSY = 3  # a load average at or above this: no record

@@ -12,8 +12,9 @@ from servers import java_missing, postgres_server, spark_session  # noqa: E402
 
 import polars_rankmetrics as rm  # noqa: E402
 from polars_rankmetrics.engines.duckdb import DuckDBSession  # noqa: E402
-from polars_rankmetrics.engines.memory import ENGINE_SHARE, parse_size  # noqa: E402
+from polars_rankmetrics.engines.memory import ENGINE_SHARE  # noqa: E402
 from polars_rankmetrics.engines.polars import PolarsSession  # noqa: E402
+from polars_rankmetrics.inputs.sizes import parse_size  # noqa: E402
 
 BUDGET = "256MB"
 

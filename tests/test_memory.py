@@ -1,6 +1,7 @@
 import pytest
 
-from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
+from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit
+from polars_rankmetrics.inputs.sizes import parse_size
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_rankmetrics.inputs.columns import Columns
-from polars_rankmetrics.inputs.sizes import parse_size as parse_size
+from polars_rankmetrics.inputs.sizes import parse_size
 
 ENGINE_SHARE = 0.6
 

@@ -25,7 +25,7 @@ from polars_rankmetrics.engines.duckdb.variants import (
     discounts,
     sample_counts,
 )
-from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, parse_size
+from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit
 from polars_rankmetrics.engines.sql.export import (
     named_view_statements,
     quote_identifier,
@@ -34,6 +34,7 @@ from polars_rankmetrics.engines.sql.export import (
 )
 from polars_rankmetrics.engines.sql.session import SQLSession, defined_views, input_views
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.sizes import parse_size
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 _INPUT = "rankmetrics_input AS "  # how the statement defining the input view names it
