@@ -338,7 +338,7 @@ def _trec_options(parser: argparse.ArgumentParser, *, html: bool = False) -> Non
     """trec_eval's -l, -M, -J and -c, for the TREC keys (of a run against qrels)."""
     where = "with --html --trec or the TREC keys" if html else "with the TREC keys (P_5, AP, ...)"
     parser.add_argument(
-        "--relevance-level", type=int, default=1, metavar="N",
+        "--relevance-level", type=int, metavar="N",
         help=f"{where}: a relevance at least N is relevant (trec_eval's -l; default 1)",
     )  # fmt: skip
     parser.add_argument(
@@ -358,7 +358,8 @@ def _trec_options(parser: argparse.ArgumentParser, *, html: bool = False) -> Non
 
 def _trec_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "relevance_level": args.relevance_level, "max_docs": args.max_docs,
+        "relevance_level": 1 if args.relevance_level is None else args.relevance_level,
+        "max_docs": args.max_docs,
         "judged_only": args.judged_only, "complete": args.complete,
     }  # fmt: skip
 
@@ -615,7 +616,7 @@ def _compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame 
         given = {"--baseline": args.baseline, "--ci": args.ci, "--truth-table": args.truth_table,
                  "--trec": args.trec or None, "--max-docs": args.max_docs,
                  "--judged-only": args.judged_only or None, "--complete": args.complete or None,
-                 "--relevance-level": None if args.relevance_level == 1 else 1}  # fmt: skip
+                 "--relevance-level": args.relevance_level}  # fmt: skip
         with_html = [name for name, value in given.items() if value is not None]
         if with_html:
             raise ValueError(f"{with_html[0]} goes with --html")

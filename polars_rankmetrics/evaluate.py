@@ -263,13 +263,13 @@ def tie_ordered(
     data: Any, truth_table: Any, keys: Sequence[MetricKey], cols: Columns, run: Run,
     context: Context, *, ties: str | None, trec: TrecOptions,
 ) -> tuple[Any, Any, Context]:  # fmt: skip
-    """The inputs with the tie rule applied (:func:`~polars_rankmetrics.engines.topk.
-    trec_order`), and, for the TREC keys, the run as given, the qrels with the preparation
-    that each bucket of whole topics of both takes (:class:`~polars_rankmetrics.engines.
-    topk.Qrels`: trec_eval's order and options, :func:`~polars_rankmetrics.engines.topk.
-    trec_tables`, applied per bucket so that no step sorts the whole run under a memory
-    limit) and the relevance level: what every verb evaluating ``keys`` runs first
-    (:func:`evaluate`, ``compare``)."""
+    """The inputs with the tie rule applied
+    (:func:`~polars_rankmetrics.engines.topk.trec_order`), and, for the TREC keys, the run as
+    given, the qrels with the preparation that each bucket of whole topics of both takes
+    (:class:`~polars_rankmetrics.engines.topk.Qrels`: trec_eval's order and options,
+    :func:`~polars_rankmetrics.engines.topk.trec_tables`, applied per bucket so that no step
+    sorts the whole run under a memory limit) and the relevance level: what every verb
+    evaluating ``keys`` runs first (:func:`evaluate`, ``compare``)."""
     trec_keys = [key for key in keys if key.metric.family == "trec"]
     if ties is not None and ties not in topk.TIES:
         raise ValueError(f"ties must be one of {', '.join(topk.TIES)}, not {ties!r}")

@@ -496,6 +496,11 @@ def test_command_passes_trec_evals_options_on(tmp_path, capsys):
     # Where they do not apply: one line, exit 1.
     status, _, err = _cli(["report", run_path, "--complete"], capsys)
     assert status == 1 and err == ["rankmetrics: error: --complete goes with --html"]
+    status, _, err = _cli(["report", run_path, "--relevance-level", "1"], capsys)
+    assert status == 1 and err == ["rankmetrics: error: --relevance-level goes with --html"]
+    status, _, err = _cli(["report", run_path, "--by", "run", "--html", str(page),
+                           "--max-docs", "3"], capsys)  # fmt: skip
+    assert status == 1 and len(err) == 1 and "they go with ties='trec_eval'" in err[0]
     status, _, err = _cli(["evaluate", run_path, "--truth-table", qrels_path, "--by", "run",
                            "--metrics", "precision@5", "--max-docs", "3"], capsys)  # fmt: skip
     assert status == 1 and len(err) == 1 and "trec_eval's options of the TREC keys" in err[0]

@@ -21,14 +21,6 @@ from polars_rankmetrics.trec.measures import measures
 
 TOPICS = ["q1", "q10", "q2", "q3", "q4", "q5"]
 RUNS = ["a", "b"]
-# The measures of MEASURES that an engine computes (the SQL engines compute those with a view).
-ENGINE_MEASURES = {
-    "polars": MEASURES,
-    "duckdb": [
-        m for m in MEASURES
-        if all(x.key is None or x.key.metric.sql_view for x in measures([m]))
-    ],
-}  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -112,18 +104,17 @@ def _check(engine, case, level, judged_only, complete, max_docs):
     # A run without a row is no run (no group); a qrels topic no run retrieves is one of its
     # empty rankings only with -c.
     expected = {tag: _oracle(rows, qrels, **options) for tag, rows in by_run.items() if rows}
-    chosen = ENGINE_MEASURES[engine]
     run_frame, qrels_frame = _frames(by_run, qrels)
     call = dict(engine=engine, memory_limit="1GB", complete=complete)
     if not any(expected.values()):  # no topic in common, or no run at all
         with pytest.raises(ValueError, match="no topic|empty"):
-            rm.trec_eval(run_frame, qrels_frame, chosen, **call)
+            rm.trec_eval(run_frame, qrels_frame, MEASURES, **call)
         return
     got = rm.trec_eval(
-        run_frame, qrels_frame, chosen, per_topic=True, relevance_level=level,
+        run_frame, qrels_frame, MEASURES, per_topic=True, relevance_level=level,
         judged_only=judged_only, max_docs=max_docs, **call,
     ).filter(pl.col("topic") != "all")  # fmt: skip
-    names = {m.name for m in measures(chosen)} - SUMMARY_ONLY - {"runid"}
+    names = {m.name for m in measures(MEASURES)} - SUMMARY_ONLY - {"runid"}
     for tag, values in expected.items():
         ours = got.filter(run=tag)
         assert set(ours["topic"]) == set(values)

@@ -36,7 +36,7 @@ ORACLE = [
 ]  # fmt: skip
 # The others: pytrec_eval has no rbp, rbp_resid nor unj, reads no utility coefficients nor
 # ndcg gains, and computes iprec_at_recall and 11pt_avg as trec_eval 9 did.
-POLARS_ONLY = [
+NO_ORACLE = [
     "iprec_at_recall.0,0.25,0.5,1", "11pt_avg.0.2,0.6", "unj.1,3", "rbp.p=0.5",
     "rbp_resid.p=0.8",
 ]  # fmt: skip
@@ -88,7 +88,7 @@ def test_duckdb_gives_pytrec_eval_and_the_polars_engine(case, level, judged_only
     if not run or not (judged if complete else judged & {topic for topic, *_ in run}):
         return  # nothing to evaluate (test_trec_measures.py)
     run_frame, qrels_frame = _frames(run, qrels)
-    arguments = [*ORACLE, *POLARS_ONLY]
+    arguments = [*ORACLE, *NO_ORACLE]
     options = dict(per_topic=True, complete=complete, relevance_level=level,
                    judged_only=judged_only, max_docs=most)  # fmt: skip
     duck = rm.trec_eval(run_frame, qrels_frame, arguments, engine="duckdb", **options)
@@ -131,7 +131,7 @@ WORKED_QRELS = pl.DataFrame(
      "label": ["d2", "d3", "d9", "d7", "d8", "d5", "d6", "d2", "d1"],
      "truth": [1, 3, 0, 2, -1, 1, -1, 2, 1]}
 )  # fmt: skip
-SQL_KEYS = [*_keys([*ORACLE, *POLARS_ONLY, *GAINS_AND_COEFFICIENTS]), *parse_keys(IR_MEASURES)]
+SQL_KEYS = [*_keys([*ORACLE, *NO_ORACLE, *GAINS_AND_COEFFICIENTS]), *parse_keys(IR_MEASURES)]
 
 
 def _expected(keys, level: int) -> pl.DataFrame:

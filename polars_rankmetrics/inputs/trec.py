@@ -49,8 +49,8 @@ _COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip's and zstd's magic numb
 # Files of at most this much text, each line well formed the simplest way, are read into memory
 # at once by the CSV reader (:func:`_well_formed`); the others are scanned line by line. Under a
 # memory budget, at most this share of it: parsed, the frame and the reader's buffers take about
-# four times the text (a 304 MB qrels file peaked at 1.2-1.4 GB). The bytes that rule that way
-# out: the other whitespace characters and the comment sign.
+# four times the text. The bytes that rule that way out: the other whitespace characters and the
+# comment sign.
 _IN_MEMORY_BYTES = 2**30
 _IN_MEMORY_SHARE = 0.25
 _SPECIAL = "".join(_OTHER_SPACES).encode() + b"#"

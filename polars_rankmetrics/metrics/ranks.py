@@ -494,7 +494,7 @@ def with_harmonics(ranked: pl.LazyFrame, *, score: str = "score") -> pl.LazyFram
 
 
 def positive_counts(
-    *, score: str = "score", truth: str = "truth", truth_type: pl.DataType | None = None
+    *, score: str = "score", truth: str = "truth", truth_type: pl.DataType
 ) -> list[pl.Expr]:
     """Aggregations over one sample's rows that :func:`positive_ranks` reads: its lowest
     scored positive score (``rm_lowest_positive``), its scored labels (``rm_scored``), its

@@ -197,10 +197,10 @@ def html_report(
         per run): trec_eval's measures ``AP`` (its ``map``), ``recip_rank``, ``ndcg_cut_{k}``,
         ``P_{k}`` and ``recall_{k}`` in the summary, ``P_K`` and ``recall_K`` for K = 1 ..
         ``k`` drawn, each topic's documents ordered by score descending, then by label
-        descending as text. Graded relevance is read as trec_eval reads it: a relevance of 1
-        or more is relevant, and ``ndcg_cut`` takes it as gain. The topics of both the run and
-        the qrels are evaluated; a topic of one alone is not. ``n_labels`` does not apply. The
-        page states the rule its numbers follow.
+        descending as text. Graded relevance is read as trec_eval reads it: a relevance of at
+        least ``relevance_level`` is relevant, and ``ndcg_cut`` takes it as gain. The topics
+        of both the run and the qrels are evaluated (or with ``complete`` every topic of the
+        qrels). ``n_labels`` does not apply. The page states the rule its numbers follow.
     relevance_level, max_docs, judged_only, complete
         With ``ties="trec_eval"``: trec_eval's ``-l``, ``-M``, ``-J`` and ``-c``, as for
         :func:`~polars_rankmetrics.evaluate` (by default its defaults: a relevance of 1 or
@@ -222,7 +222,8 @@ def html_report(
     ValueError
         For input the metrics are not defined on (as :func:`~polars_rankmetrics.evaluate`), a
         ``baseline`` that is not a value of ``by``, an unknown ``ties``, or
-        ``ties="trec_eval"`` without ``truth_table`` or with ``n_labels``.
+        ``ties="trec_eval"`` without ``truth_table`` or with ``n_labels``, and trec_eval's
+        options without ``ties="trec_eval"``.
 
     Examples
     --------
@@ -252,6 +253,11 @@ def html_report(
         )
         shape = replace(shape, inputs=driver.TopK(qrels))
     else:
+        if (relevance_level, max_docs, judged_only, complete) != (1, None, False, False):
+            raise ValueError(
+                "relevance_level, max_docs, judged_only and complete are trec_eval's options: "
+                "they go with ties='trec_eval' (a run against qrels)"
+            )
         shape = _Shape.dense() if truth_table is None else _Shape.top_k(truth_table, n_labels, k)
     with gathered():  # one warning for the per-sample values and the per-label tables
         report = _report(run, data, cols, shape, baseline=baseline, ci=ci, n_boot=n_boot,

@@ -36,7 +36,7 @@ FROM rankmetrics_sample_counts
 # the first _ESTIMATE_SAMPLES samples in (grp, sample) order (the same choice for the same table):
 # a block of consecutive samples, whose bounds the join hands to the scan of the input, so that a
 # Parquet file written in sample order is read in the row groups holding them alone (a reservoir
-# spread over the whole table reads all of it: 10M rows, about 0.1 s).
+# spread over the whole table reads all of it).
 _ESTIMATE = f"""
 WITH chosen AS (
     SELECT grp, sample, lowest_positive

@@ -182,7 +182,7 @@ def discounts(con: duckdb.DuckDBPyConnection) -> str:
 
 COVERAGE = "rankmetrics_coverage_per_sample"
 # The coverage view's counts as count_if of their conditions, the same counts: a sum of a CASE
-# costs more (10M rows: 0.12 s of CPU against 0.135 s).
+# costs DuckDB more.
 _COUNTED = {
     COVERAGE: {
         "covered": "count_if(i.score >= s.lowest_positive)",
