@@ -116,3 +116,23 @@ def environment() -> dict[str, object]:
         "duckdb": duckdb.__version__,
         "polars_rankmetrics": polars_rankmetrics.__version__,
     }
+
+
+def rounds(text: str) -> int:
+    """``--rounds``: a positive count (argparse's ``type``)."""
+    count = int(text)
+    if count < 1:
+        raise ValueError(f"--rounds must be at least 1, not {count}")
+    return count
+
+
+def fastest(runs: list[dict]) -> dict:
+    """A measurement's rounds as one figure: the fastest round (its ``seconds`` and the fields
+    beside them), every round's seconds (``runs``) and the highest peak RSS of any round
+    (``peak_rss_mib``: a memory budget bounds every round, not the fastest alone)."""
+    best = min(runs, key=lambda r: r["seconds"])
+    return {
+        **best,
+        "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
+        "runs": [round(r["seconds"], 4) for r in runs],
+    }

@@ -14,7 +14,8 @@ engine's library for (b)); the record's ``wall`` is the whole child process, imp
 ``--rounds`` (default 3) times each in turn (every round runs each measurement once, so a busy
 spell falls on all of them alike); a figure is the fastest of its rounds, which a run in a
 fresh process reaches when nothing else takes the cores (one run alone moves by up to 20% on
-this machine), and the record keeps every round's seconds beside it.
+this machine), and the record keeps every round's seconds beside it; its peak RSS is the
+highest of any round.
 Prints a Markdown table (seconds, speed-up over scikit-learn, peak RSS, rows per second), records
 the figures in benchmarks/results/speed.json (record.py: machine, versions, date), regenerates
 the README's table from it and, when matplotlib is installed, benchmarks/speed.png
@@ -37,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import record  # noqa: E402
 from make_data import write  # noqa: E402
-from measure import data_directory, run  # noqa: E402
+from measure import data_directory, fastest, rounds, run  # noqa: E402
 
 METRICS = ["coverage_error", "lrap", "ranking_loss", "ndcg", "ndcg@10"]
 # The threshold and curve metrics (predicted: score >= 0.5), for --metrics.
@@ -90,19 +91,13 @@ def measure(kind: list[str]) -> dict:
     return {"seconds": inner["seconds"], "wall": done.seconds, "peak_rss_mib": done.peak_rss_mib}
 
 
-def fastest(runs: list[dict]) -> dict:
-    """The fastest of a measurement's rounds, with every round's seconds (``runs``)."""
-    best = min(runs, key=lambda r: r["seconds"])
-    return {**best, "runs": [round(r["seconds"], 4) for r in runs]}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["100000x100", "1000000x100"])
     parser.add_argument("--sklearn-max-rows", type=int, default=10_000_000)
     parser.add_argument("--engines", nargs="+", default=["polars", "duckdb"])
     parser.add_argument(
-        "--rounds", type=int, default=3,
+        "--rounds", type=rounds, default=3,
         help="times each measurement in turn this many times; the fastest is kept (default 3)",
     )  # fmt: skip
     parser.add_argument(

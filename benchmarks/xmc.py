@@ -7,7 +7,8 @@ samples x 100 predictions (100M rows, 3M labels) with its truth table and propen
     python benchmarks/xmc.py --small   # make_xmc.py's tiny run, in a temporary directory
 
 Each engine runs ``--rounds`` times in turn (default 3: one run alone moves by up to 15% on
-this machine); the figures are the fastest round's, every round's seconds beside them. Writes
+this machine); the seconds are the fastest round's, every round's beside them, and the peak
+RSS the highest of any round. Writes
 ``benchmarks/results/xmc.json`` (committed, with the machine, versions and load average);
 ``--small`` writes no record.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from make_xmc import SMALL, generate  # noqa: E402
-from measure import data_directory, environment, run  # noqa: E402
+from measure import data_directory, environment, fastest, rounds, run  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 METRICS = "precision@1,precision@3,precision@5,ndcg@1,ndcg@3,ndcg@5,psprecision@5,recall@100,lrap"
@@ -34,7 +35,7 @@ def main() -> None:
     parser.add_argument("--labels", type=int, default=3_000_000)
     parser.add_argument("--engines", default="polars,duckdb")
     parser.add_argument("--memory-limit", default="1GB")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=rounds, default=3)
     parser.add_argument("--small", action="store_true", help="a tiny run, no record")
     args = parser.parse_args()
     if args.small:
@@ -50,10 +51,7 @@ def main() -> None:
             for engine in engines:
                 runs[engine].append(evaluate(directory, engine, args))
     load.append(round(os.getloadavg()[0], 2))
-    results = {
-        engine: {**min(timed, key=lambda r: r["seconds"]), "runs": [r["seconds"] for r in timed]}
-        for engine, timed in runs.items()
-    }
+    results = {engine: fastest(timed) for engine, timed in runs.items()}
     if args.small:
         return
     record = {
