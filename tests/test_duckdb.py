@@ -519,6 +519,37 @@ def _layouts(query: str) -> list[str]:
     return layouts
 
 
+@pytest.mark.parametrize("by", [None, "m"])
+def test_duckdb_binary_ideal_table_is_the_views_table(by):
+    """The ideal table of a 0/1 truth read off the sample counts (BINARY_IDEAL) against the
+    view of sql/ (a window over the sorted truths): the same rows, samples without a positive,
+    with one positive, with every label positive and with unscored (null) positives included."""
+    from polars_rankmetrics.engines.duckdb import connect, register_views
+    from polars_rankmetrics.engines.duckdb.variants import BINARY_IDEAL
+
+    rng = np.random.default_rng(5)
+    n = 2000
+    sample = rng.integers(0, 60, n)
+    truth = np.where(sample < 5, 0, np.where(sample < 10, 1, rng.integers(0, 2, n)))
+    score = np.where(rng.random(n) < 0.1, np.nan, rng.random(n))
+    table = pl.DataFrame({
+        "sample": sample, "label": np.arange(n), "truth": truth * 1.0,
+        "score": pl.Series(score).fill_nan(None), "m": rng.choice(["a", "b"], n),
+    }).with_columns(  # samples 10 to 14: their first row alone is positive
+        truth=pl.when(pl.col("sample").is_between(10, 14))
+        .then((pl.int_range(pl.len()).over("sample") == 0).cast(pl.Float64))
+        .otherwise("truth")
+    )  # fmt: skip
+    con = connect()
+    register_views(con, table, by=by)
+    query = "SELECT * FROM rankmetrics_ideal_table ORDER BY ALL"
+    expected = pl.DataFrame(con.sql(query))
+    assert expected["truth"].unique().to_list() == [1.0]  # a block of positives per sample
+    con.execute(BINARY_IDEAL)
+    assert_frame_equal(pl.DataFrame(con.sql(query)), expected, check_dtypes=False)
+    con.close()
+
+
 @pytest.mark.parametrize(
     ("span", "weighted", "grouped"),
     [((0, 99), False, False), ((0, 500), True, False), ((0, 5000), False, True),
