@@ -16,7 +16,8 @@ from typing import Literal
 
 import polars as pl
 
-from polars_rankmetrics.metrics.classification import set_score
+from polars_rankmetrics.metrics import classification
+from polars_rankmetrics.metrics.classification import exact_match, set_score, wrong_share
 from polars_rankmetrics.metrics.registry import (
     CLASSIFICATION_METRICS,
     REGISTRY,
@@ -123,9 +124,9 @@ def _set_formula(kind: str) -> _Formula:
 
 
 _COUNTED: dict[str, _Formula] = {
-    "hamming_loss": lambda tp, fp, fn, labels, c: (fp + fn) / labels,
-    "subset_accuracy": lambda tp, fp, fn, labels, c: (fp + fn == 0).cast(pl.Float64),
-    "zero_one_loss": lambda tp, fp, fn, labels, c: 1.0 - (fp + fn == 0).cast(pl.Float64),
+    "hamming_loss": lambda tp, fp, fn, labels, c: wrong_share(fp, fn, labels),
+    "subset_accuracy": lambda tp, fp, fn, labels, c: exact_match(fp, fn),
+    "zero_one_loss": lambda tp, fp, fn, labels, c: 1.0 - exact_match(fp, fn),
     "true_positives": lambda tp, fp, fn, labels, c: tp,
     "false_positives": lambda tp, fp, fn, labels, c: fp,
     "false_negatives": lambda tp, fp, fn, labels, c: fn,
@@ -154,20 +155,17 @@ def counted(key: MetricKey) -> bool:
 
 
 def set_counts(true: pl.Expr, is_predicted: pl.Expr) -> list[pl.Expr]:
-    """Aggregations over one sample's rows: its true labels predicted (``__tp``), false ones
-    predicted (``__fp``) and true ones missed (``__fn``), as Float64, as
-    :mod:`~polars_rankmetrics.metrics.classification` counts them."""
-    return [
-        (true & is_predicted).sum().cast(pl.Float64).alias(TP),
-        (~true & is_predicted).sum().cast(pl.Float64).alias(FP),
-        (true & ~is_predicted).sum().cast(pl.Float64).alias(FN),
-    ]
+    """:func:`~polars_rankmetrics.metrics.classification.set_counts` named ``__tp``, ``__fp``
+    and ``__fn``."""
+    counts = classification.set_counts(true, is_predicted)
+    return [c.alias(name) for c, name in zip(counts, (TP, FP, FN), strict=True)]
 
 
 def from_counts(key: MetricKey, context: Context, labels: pl.Expr) -> pl.Expr:
     """The value of a :func:`counted` key (named as the key) from the columns of
     :func:`set_counts` and ``labels``, the sample's label count L (Float64): the formulas of
-    :mod:`~polars_rankmetrics.metrics.classification` (hamming loss ``(fp + fn) / L``, subset
-    accuracy ``fp + fn == 0``, the set scores' :func:`set_score`) over the counts."""
+    :mod:`~polars_rankmetrics.metrics.classification` (hamming loss's :func:`wrong_share`,
+    subset accuracy's :func:`exact_match`, the set scores' :func:`set_score`) over the
+    counts."""
     tp, fp, fn = pl.col(TP), pl.col(FP), pl.col(FN)
     return _COUNTED[key.name](tp, fp, fn, labels, context).cast(pl.Float64).alias(str(key))

@@ -38,13 +38,29 @@ def predicted(score: str = "score", *, pred: str | None = None, threshold: float
     return pl.col(score) >= threshold
 
 
-def _counts(truth: str, is_predicted: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """A sample's true labels predicted (tp), false ones predicted (fp), true ones missed (fn)."""
-    true = pl.col(truth) > 0
+def set_counts(true: pl.Expr, is_predicted: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Aggregations over a sample's rows: its true labels predicted (tp), false ones predicted
+    (fp) and true ones missed (fn), as Float64; ``true``: whether each row's label is true."""
     tp = (true & is_predicted).sum().cast(pl.Float64)
     fp = (~true & is_predicted).sum().cast(pl.Float64)
     fn = (true & ~is_predicted).sum().cast(pl.Float64)
     return tp, fp, fn
+
+
+def _counts(truth: str, is_predicted: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """:func:`set_counts` of a truth column (a label is true where it is positive)."""
+    return set_counts(pl.col(truth) > 0, is_predicted)
+
+
+def wrong_share(fp: pl.Expr, fn: pl.Expr, labels: pl.Expr) -> pl.Expr:
+    """Hamming loss from a sample's counts: its wrong predictions over its ``labels`` (L)."""
+    return (fp + fn) / labels
+
+
+def exact_match(fp: pl.Expr, fn: pl.Expr) -> pl.Expr:
+    """Subset accuracy from a sample's counts: 1 where nothing is predicted wrongly (both sets
+    empty counts), else 0."""
+    return (fp + fn == 0).cast(pl.Float64)
 
 
 Counts = TypeVar("Counts", pl.Expr, np.ndarray)
@@ -90,13 +106,13 @@ def count(kind: str, truth: str, is_predicted: pl.Expr) -> pl.Expr:
 def hamming_loss(truth: str, is_predicted: pl.Expr) -> pl.Expr:
     """The share of the sample's labels predicted wrongly. Lower is better."""
     _, fp, fn = _counts(truth, is_predicted)
-    return (fp + fn) / pl.len().cast(pl.Float64)
+    return wrong_share(fp, fn, pl.len().cast(pl.Float64))
 
 
 def subset_accuracy(truth: str, is_predicted: pl.Expr) -> pl.Expr:
     """1 when the predicted set is exactly the true set (both empty counts), else 0."""
     _, fp, fn = _counts(truth, is_predicted)
-    return (fp + fn == 0).cast(pl.Float64)
+    return exact_match(fp, fn)
 
 
 def zero_one_loss(truth: str, is_predicted: pl.Expr) -> pl.Expr:
