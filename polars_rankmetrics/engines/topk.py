@@ -327,10 +327,9 @@ def split(
     once, and each bucket's rows repeated for the groups of all the predictions (a group
     need not have predictions in every bucket): ``groups``, the predictions' groups where the
     truth table lacks a ``by`` column (:func:`shared_groups`). The ``preparation`` (a
-    :data:`Preparation`)
-    is applied to each piece: the tables are written as given, so that no step before the
-    buckets holds more than a bucket (trec_eval's order sorts each bucket, never the whole
-    run)."""
+    :data:`Preparation`) is applied to each piece: the tables are written as given, so that
+    no step before the buckets holds more than a bucket (trec_eval's order sorts each bucket,
+    never the whole run)."""
     if n == 1:
         truth = shared_truth(predictions, truth_table, cols, groups)
         return [_prepared(predictions, truth, cols, propensities, preparation)]

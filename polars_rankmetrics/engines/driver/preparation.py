@@ -25,11 +25,10 @@ class TopK:
     """A top-k evaluation's extra inputs (:mod:`polars_rankmetrics.engines.topk`): the truth
     table (None: the data is a dense table; qrels,
     :class:`~polars_rankmetrics.engines.topk.Qrels`, for the TREC keys; a :class:`Source` once
-    :meth:`opened`) and the size of the label
-    space; for the propensity-scored metrics on either shape, the propensity table; and what
-    the metrics read of each piece of whole samples (a
-    :data:`~polars_rankmetrics.engines.topk.Preparation`, applied per bucket; None: the tables
-    as given)."""
+    :meth:`opened`) and the size of the label space; for the propensity-scored metrics on
+    either shape, the propensity table; and what the metrics read of each piece of whole
+    samples (a :data:`~polars_rankmetrics.engines.topk.Preparation`, applied per bucket;
+    None: the tables as given)."""
 
     truth_table: Any = None
     n_labels: int | None = None
