@@ -38,6 +38,10 @@ from polars_rankmetrics.inputs.sizes import parse_size
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 _INPUT = "rankmetrics_input AS "  # how the statement defining the input view names it
+# The held sample counts' column counting the rows flagged by any row problem checked, and the
+# truth's non-binary values, counted apart: a graded truth is no problem to dcg and ndcg.
+_FLAGGED = "rankmetrics_flagged"
+_NON_BINARY = "non_binary_truth"
 
 
 @dataclass
@@ -79,6 +83,8 @@ class DuckDBSession(SQLSession):
         self._ideal = False  # whether the run reads the ideal table
         self._input_query = ""  # the query of rankmetrics_input
         self._counts_defined = False
+        self._counts_held = False
+        self._whole = False  # the session evaluates its table in one piece (hold)
 
     def _define(self, settings: Settings) -> None:
         """The views of :meth:`SQLSession._define`, some as DuckDB's variants
@@ -126,19 +132,62 @@ class DuckDBSession(SQLSession):
         whose distinct labels are the rows where ``context`` says no sample repeats a label, and
         the ideal table of a binary truth (``context.binary_truth``) reads them
         (:data:`~.variants.BINARY_IDEAL`)."""
-        self._define_sample_counts(unique_labels=context.rows.unique_labels)
+        self._hold_sample_counts(unique_labels=context.rows.unique_labels)
         if self._ideal and context.binary_truth:
             self.con.execute(BINARY_IDEAL)
-        for view, columns in self._shared.items():  # the sample counts first: others read them
+        if self._ranks:
+            self._rank_positives(carried=context.rows.carries_ranks)
+        for view, columns in self._shared.items():  # the discounts, the positive ranks
             ranks = view == "rankmetrics_positive_ranks"
             if ranks and not tuning.positives_fit(self._frame, self._limit):
                 continue
-            self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT {columns} FROM {view}")
-            self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
-            if view == SAMPLE_COUNTS and self._ranks:
-                self._rank_positives(carried=context.rows.carries_ranks)
+            self._hold(view, columns)
         self._shared = {}
         return super().piece(tables, keys, context, check)
+
+    def hold(self) -> None:
+        """Count the row checks in the pass that computes the sample counts: the session
+        evaluates its table in one piece, whose sample counts the checks and the metrics
+        read (:meth:`_flag_counts`)."""
+        self._whole = True
+
+    def _flag_counts(self, problems: Sequence[str]) -> str:
+        """Where the session evaluates its table in one piece (:meth:`hold`), the sample counts'
+        pass also counts the rows flagged by ``problems`` (:data:`_FLAGGED`; the truth's
+        non-binary values apart, which are no problem to every metric): where it finds none,
+        the counts are zeros, without a pass of their own; else, and in a bucket,
+        ``rankmetrics_row_checks`` counts each problem."""
+        if not (self._whole and problems):
+            return super()._flag_counts(problems)
+        flags = {_FLAGGED: [p for p in problems if p != _NON_BINARY]}
+        flags |= {_NON_BINARY: [_NON_BINARY]} if _NON_BINARY in problems else {}
+        flags = {column: found for column, found in flags.items() if found}
+        self._views()
+        self._hold_sample_counts(flags=flags)
+        totals = ", ".join(f"coalesce(sum({column}), 0) AS {column}" for column in flags)
+        found = self._fetch(f"SELECT {totals} FROM {SAMPLE_COUNTS}_once").row(0, named=True)
+        if found.get(_FLAGGED, 0):
+            return super()._flag_counts(problems)
+        counts = {p: 0 for p in problems} | {c: v for c, v in found.items() if c == _NON_BINARY}
+        return f"(SELECT {', '.join(f'{int(n)} AS {p}' for p, n in counts.items())})"
+
+    def _hold_sample_counts(
+        self, *, unique_labels: bool = False, flags: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        """Once: the sample counts (:meth:`_define_sample_counts`) held in a temporary table of
+        the columns the session's statements read, and of the columns of ``flags``."""
+        if self._counts_held:
+            return
+        self._define_sample_counts(unique_labels=unique_labels, flags=flags)
+        columns = ", ".join([self._shared.pop(SAMPLE_COUNTS), *(flags or {})])
+        self._hold(SAMPLE_COUNTS, columns)
+        self._counts_held = True
+
+    def _hold(self, view: str, columns: str) -> None:
+        """``view`` computed once, into a temporary table of ``columns`` that the view reads
+        from then on."""
+        self.con.execute(f"CREATE TEMP TABLE {view}_once AS SELECT {columns} FROM {view}")
+        self.con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {view}_once")
 
     def release(self) -> None:
         """Drop the tables the session held and define the views it replaced as they were, for
@@ -177,10 +226,13 @@ class DuckDBSession(SQLSession):
         self._define_sample_counts()
         return super().sample_summary()
 
-    def _define_sample_counts(self, *, unique_labels: bool = False) -> None:
+    def _define_sample_counts(
+        self, *, unique_labels: bool = False, flags: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
         """Once: the sample counts as DuckDB computes them (:func:`~.variants.sample_counts`;
         the label range from Parquet's statistics at no cost; ``unique_labels``: no sample
-        repeats a label, its distinct labels are its rows)."""
+        repeats a label, its distinct labels are its rows; ``flags``: row problems counted
+        per sample too, :func:`~.variants.sample_counts`)."""
         if self._counts_defined:
             return
         self._views()
@@ -188,7 +240,9 @@ class DuckDBSession(SQLSession):
         weighted, grouped = self.cols.weight is not None, bool(self.cols.by)
         span = None if unique_labels else self.label_range()
         self.con.execute(
-            sample_counts(self.con, span, weighted, grouped, unique_labels=unique_labels)
+            sample_counts(
+                self.con, span, weighted, grouped, unique_labels=unique_labels, flags=flags
+            )
         )
 
     def _source_type(self, column: str) -> str:

@@ -44,7 +44,7 @@ replaces is refused by name, when the variant is made.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Set
+from collections.abc import Iterator, Mapping, Sequence, Set
 from typing import Any
 
 import duckdb
@@ -68,6 +68,7 @@ _MADE: dict[tuple[str, str, tuple[tuple[str, str], ...], bool], str] = {}
 def sample_counts(
     con: duckdb.DuckDBPyConnection, span: tuple[int, int] | None, weighted: bool,
     grouped: bool, *, query: str | None = None, unique_labels: bool = False,
+    flags: Mapping[str, Sequence[str]] | None = None,
 ) -> str:  # fmt: skip
     """The statement defining ``rankmetrics_sample_counts`` as DuckDB computes it, the same
     counts: the distinct labels as set bits where the labels are integers spanning at most
@@ -75,7 +76,13 @@ def sample_counts(
     where no sample repeats a label (``unique_labels``: a top-k piece whose join found none, as
     ``Rows.unique_labels`` says), the weight the constant 1 without a weight column (not
     ``weighted``), grouped by the sample alone without ``by`` (not ``grouped``). ``query``: the
-    view's query (default: as ``sql/`` writes it); ``con`` parses it."""
+    view's query (default: as ``sql/`` writes it); ``con`` parses it.
+
+    ``flags``: per column name, problems of ``rankmetrics_row_flags`` (``sql/08_checks.sql``)
+    counted per sample beside the counts, in that column: their flags, as that view computes
+    them, summed over the sample's rows. The column's sum over the samples is the sum of those
+    problems' counts in ``rankmetrics_row_checks`` (a row without a sample is counted in the
+    sample NULL): the row checks read in the sample counts' pass whether any row shows them."""
     columns = {}
     if unique_labels:
         columns["distinct_labels"] = "count(*)"
@@ -95,7 +102,51 @@ def sample_counts(
             columns["distinct_labels"] = f"bit_count(bitstring_agg(label, {lowest}, {highest}))"
     if not weighted:
         columns |= {"weight": "CAST(1 AS DOUBLE)", "varying_weight": "0"}
+    query = view_query(SAMPLE_COUNTS) if query is None else query
+    if flags:
+        query = _with_flags(con, query, tuple((c, tuple(p)) for c, p in flags.items()))
     return _variant(con, SAMPLE_COUNTS, query, columns, one_group=not grouped)
+
+
+_FLAGS = "rankmetrics_row_flags"
+_COUNTS_ALIAS = "c"  # the sample counts' aggregation, as their view's outer query reads it
+
+
+def _with_flags(
+    con: duckdb.DuckDBPyConnection, query: str, flags: tuple[tuple[str, tuple[str, ...]], ...]
+) -> str:
+    """``query`` (the sample counts' view) with, for each ``(column, problems)`` of ``flags``,
+    ``sum(<flag> + ...) AS column`` in its aggregation (each problem's flag, 0 or 1, as
+    ``rankmetrics_row_flags`` computes it over the same input columns) and the column passed on
+    by its outer query."""
+    key = (_FLAGS, query, tuple((column, " ".join(problems)) for column, problems in flags), False)
+    if key not in _MADE:
+        terms = [" + ".join(["0"] * len(problems)) for _, problems in flags]
+        passed = [f"{_COUNTS_ALIAS}.{column}" for column, _ in flags]
+        counts, row_flags, template = _parsed(
+            con, query, view_query(_FLAGS),
+            f"SELECT {', '.join(f'sum({term})' for term in terms)}, {', '.join(passed)}",
+        )  # fmt: skip
+        items = {item["alias"]: item for item in row_flags["node"]["select_list"]}
+        unknown = [p for _, problems in flags for p in problems if p not in items]
+        if unknown:
+            raise ValueError(f"{_FLAGS} of the SQL files flags no problem {unknown[0]!r}")
+        outer = counts["node"]
+        aggregations = [node for node in _nodes(outer) if _is_aggregation(node)]
+        if len(aggregations) != 1 or outer["from_table"]["left"].get("alias") != _COUNTS_ALIAS:
+            raise ValueError(f"{SAMPLE_COUNTS} of the SQL files is not one aggregation named c")
+        made = template["node"]["select_list"]
+        for (column, problems), total, reference in zip(
+            flags, made[: len(flags)], made[len(flags) :], strict=True
+        ):
+            zeros = [node for node in _nodes(total) if node.get("class") == "CONSTANT"]
+            for zero, problem in zip(zeros, problems, strict=True):
+                zero.clear()
+                zero.update(items[problem] | {"alias": ""})
+            aggregations[0]["select_list"].append(total | {"alias": column})
+            outer["select_list"].append(reference)
+        _MADE[key] = _written(con, counts)
+    return _MADE[key]
 
 
 POSITIVE_RANKS = "rankmetrics_positive_ranks"

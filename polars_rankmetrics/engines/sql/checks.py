@@ -46,12 +46,22 @@ _COLUMN_NULLS = {
 }  # fmt: skip
 
 
-def counts_query(problems: Sequence[str], cols: Columns, quote: Callable[[str], str]) -> str:
+def flagged(problems: Sequence[str]) -> list[str]:
+    """The problems of ``problems`` that are counted from the rows' flags
+    (``rankmetrics_row_flags``), not from a source column's nulls."""
+    return [p for p in problems if p not in _COLUMN_NULLS]
+
+
+def counts_query(
+    problems: Sequence[str], cols: Columns, quote: Callable[[str], str],
+    counted: str = "rankmetrics_row_checks",
+) -> str:  # fmt: skip
     """One row: ``n_rows`` and, per problem id, how many rows show it. A column's nulls are
     counted over ``rankmetrics_source``'s own column (named by ``cols``, quoted by ``quote``),
-    which a file's statistics answer, and the rest over ``rankmetrics_row_checks``: through the
-    input view's cast of a boolean truth column DuckDB propagates no statistics, and would
-    scan the column for its null count."""
+    which a file's statistics answer, and the rest (:func:`flagged`) read from ``counted``, one
+    row with a column per problem (``rankmetrics_row_checks``, or the same counts computed
+    otherwise): through the input view's cast of a boolean truth column DuckDB propagates no
+    statistics, and would scan the column for its null count."""
     unknown = sorted(set(problems) - set(SQL_PROBLEMS))
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not a problem of rankmetrics_row_checks")
@@ -60,12 +70,12 @@ def counts_query(problems: Sequence[str], cols: Columns, quote: Callable[[str], 
         for p in problems if p in _COLUMN_NULLS
     ]  # fmt: skip
     source = f"SELECT {', '.join(['count(*) AS n_rows', *nulls])} FROM rankmetrics_source"
-    rest = [p for p in problems if p not in _COLUMN_NULLS]
+    rest = flagged(problems)
     if not rest:
         return source
     return (
         f"SELECT s.*, c.* FROM ({source}) AS s "
-        f"CROSS JOIN (SELECT {', '.join(rest)} FROM rankmetrics_row_checks) AS c"
+        f"CROSS JOIN (SELECT {', '.join(rest)} FROM {counted}) AS c"
     )
 
 

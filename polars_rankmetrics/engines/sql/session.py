@@ -143,7 +143,8 @@ class SQLSession:
         need the source's own types: a null ``by`` value, and an integer or decimal score that
         DOUBLE cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
         problems = sql_checks.counted_problems(self.cols, keys, self._schema)
-        query = sql_checks.counts_query(problems, self.cols, self._quote)
+        counted = self._flag_counts(sql_checks.flagged(problems))
+        query = sql_checks.counts_query(problems, self.cols, self._quote, counted)
         counts = self._frame(query).row(0, named=True)
         rows = int(counts.pop("n_rows"))
         found = sql_checks.row_examples(counts, self._flagged)
@@ -158,6 +159,12 @@ class SQLSession:
             )
         validation.judge_rows(found, self.cols, keys, rows)
         return validation.RowFacts(rows, not counts.get("non_binary_truth"))
+
+    def _flag_counts(self, problems: Sequence[str]) -> str:
+        """The relation that counts ``problems`` (rows flagged by ``rankmetrics_row_flags``):
+        one row, a column per problem."""
+        del problems  # rankmetrics_row_checks counts every one
+        return "rankmetrics_row_checks"
 
     def _example(self, row: Mapping[str, object] | None) -> dict[str, object] | None:
         """An example row of a check as ``{by..., sample, label}``."""
