@@ -103,29 +103,35 @@ FROM (
 
 -- rankmetrics_positive_ranks_by_pairs: rankmetrics_positive_ranks without a window: each scored
 -- positive joined with the rows of its sample scoring at least as high, which are counted (its
--- rank), those scoring higher (its block start) and the positives (its positive rank). The rows
--- joined are those scoring at least their sample's lowest positive (no other scores at least as
--- high as a positive): fewer rows to match against the positives' hash table. Its cost
+-- rank), those scoring higher (its block start) and the positives (its positive rank). Only the
+-- candidates take part: the rows scoring at least their sample's lowest positive (no other scores
+-- at least as high as a positive), read once and joined with themselves, the positives being the
+-- candidates with truth > 0 (a scored positive scores at least its sample's lowest). The pairs
+-- are grouped by the positive's key (grp, sample, label), which the sample checks make unique (a
+-- repeated label is refused before any metric), and its other columns carried as max() of their
+-- one value: fewer keys to hash and compare per pair than grouping by every column. Its cost
 -- follows the pairs (the positives' ranks summed) where the windows' follows the rows they sort
--- (those scoring at least their sample's lowest positive): a pair costs less than a row sorted,
--- but a sample whose many positives rank low has about as many pairs as positives times labels.
--- DuckDB chooses per table (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by
--- the windows.
+-- (the candidates): a pair costs less than a row sorted, but a sample whose many positives rank
+-- low has about as many pairs as positives times labels. DuckDB chooses per table
+-- (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by the windows.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
-SELECT
-    p.grp, p.sample, p.label, p.score, p.truth, p.weight, p.propensity,
-    count(*) AS rank,
-    count(CASE WHEN c.score > p.score THEN 1 END) + 1 AS block_start,
-    count(CASE WHEN c.truth > 0 THEN 1 END) AS positive_rank
-FROM rankmetrics_input AS p
-JOIN (
-    SELECT i.grp, i.sample, i.score, i.truth
+WITH candidates AS (
+    SELECT i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity
     FROM rankmetrics_input AS i
     JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
     WHERE i.score >= s.lowest_positive
-) AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
+)
+SELECT
+    p.grp, p.sample, p.label,
+    max(p.score) AS score, max(p.truth) AS truth, max(p.weight) AS weight,
+    max(p.propensity) AS propensity,
+    count(*) AS rank,
+    count(CASE WHEN c.score > p.score THEN 1 END) + 1 AS block_start,
+    count(CASE WHEN c.truth > 0 THEN 1 END) AS positive_rank
+FROM candidates AS p
+JOIN candidates AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
 WHERE p.truth > 0
-GROUP BY p.grp, p.sample, p.label, p.score, p.truth, p.weight, p.propensity
+GROUP BY p.grp, p.sample, p.label
 UNION ALL
 SELECT
     i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity, p.n_labels AS rank,
