@@ -26,13 +26,13 @@ SELECT
 FROM rankmetrics_sample_counts AS s
 LEFT JOIN (
     SELECT
-        grp, sample,
-        max(rank) AS max_positive_rank,
-        sum(CAST(positive_rank AS DOUBLE) / rank) AS precision_sum,
-        sum(rank - positive_rank) AS wrong_pairs,
-        sum(CAST(block_start + rank AS DOUBLE)) AS rank_span_sum
-    FROM rankmetrics_positive_ranks
-    GROUP BY grp, sample
+        p.grp, p.sample,
+        max(p.rank) AS max_positive_rank,
+        sum(CAST(p.positive_rank AS DOUBLE) / p.rank) AS precision_sum,
+        sum(p.rank - p.positive_rank) AS wrong_pairs,
+        sum(CAST(p.block_start + p.rank AS DOUBLE)) AS rank_span_sum
+    FROM rankmetrics_positive_ranks AS p
+    GROUP BY p.grp, p.sample
 ) AS r ON s.grp = r.grp AND s.sample = r.sample;
 
 -- rankmetrics_coverage_per_sample: one row per (grp, sample): coverage_error alone, without a

@@ -659,3 +659,63 @@ def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(
             metrics=keys, per_sample=True, engine="duckdb", memory_limit=budget, **options
         )
         assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12)
+
+
+def test_the_positive_ranks_are_held_with_the_columns_the_run_reads():
+    """Read by two views, the positive ranks are held with the columns those views name through
+    an alias of the view (lrap and ndcg: no weight, propensity or label, whose aggregates the
+    plan by pairs would compute), all of them where a view names it without one (mrr), and the
+    values are the Polars engine's either way."""
+    from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import ENGINE
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.parameters import parameters
+    from polars_rankmetrics.metrics.registry import parse_keys
+
+    table = pl.read_parquet(EXAMPLE).filter(model="baseline")
+    context = parameters()
+    narrow = {"grp", "sample", "score", "truth", "rank", "block_start", "positive_rank"}
+    every = narrow | {"label", "weight", "propensity"}
+    for metrics, held in ((["lrap", "ndcg"], narrow), (["lrap", "mrr"], every)):
+        keys = tuple(parse_keys(metrics))
+        with ENGINE.open(table, Columns(), Settings(keys=keys, context=context)) as session:
+            session.piece(["sums"], keys, context, check=lambda summary: None)
+            query = "DESCRIBE rankmetrics_positive_ranks_once"
+            assert set(session._frame(query)["column_name"]) == held
+        expected = rm.evaluate(table, metrics, engine="polars")
+        assert_frame_equal(rm.evaluate(table, metrics, engine="duckdb"), expected)
+
+
+def test_every_view_reading_the_positive_ranks_binds_over_the_columns_found():
+    """Each view of sql/ that reads the positive ranks binds over the columns
+    tuning.positive_rank_columns finds in its statements (and those of the views it reads),
+    and POSITIVE_RANK_COLUMNS are the columns of both plans of the positive ranks."""
+    from polars_rankmetrics.engines.base import Settings
+    from polars_rankmetrics.engines.duckdb import ENGINE, tuning
+    from polars_rankmetrics.engines.sql.export import views_read
+    from polars_rankmetrics.inputs.columns import Columns
+    from polars_rankmetrics.metrics.parameters import parameters
+
+    plans = ("rankmetrics_positive_ranks", "rankmetrics_positive_ranks_by_pairs")
+    readers = [
+        view for view in sorted(views_read(["rankmetrics_retrieval_per_sample"]) | {
+            "rankmetrics_ranking_per_sample", "rankmetrics_gain_per_sample"})
+        if "rankmetrics_positive_ranks" in views_read([view]) and view not in plans
+    ]  # fmt: skip
+    assert len(readers) >= 7
+    table = pl.read_parquet(EXAMPLE).filter(model="baseline")
+    settings = Settings(context=parameters(), views=(*readers, *plans))
+    with ENGINE.open(table, Columns(), settings) as session:
+        for plan in plans:
+            found = session._frame(f"SELECT column_name FROM (DESCRIBE {plan})")["column_name"]
+            assert tuple(found) == tuning.POSITIVE_RANK_COLUMNS
+        for view in readers:
+            columns = tuning.positive_rank_columns(view_statements(views=[view]))
+            session._execute(
+                "CREATE OR REPLACE TEMP VIEW rankmetrics_positive_ranks AS "
+                f"SELECT {columns} FROM rankmetrics_positive_ranks_by_pairs"
+            )
+            session._frame(f"SELECT * FROM {view} LIMIT 0")  # binds, or fails naming a column
+            if columns != "*":  # a column left out does not bind
+                with pytest.raises(duckdb.BinderException, match="label"):
+                    session._frame("SELECT label FROM rankmetrics_positive_ranks")

@@ -7,6 +7,7 @@ None of these choices changes a value, only the time and the memory a run takes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -51,8 +52,18 @@ SELECT
         AS pairs,
     (SELECT count(*) FROM chosen_rows WHERE score >= lowest_positive) AS ranked
 """
-# Bytes a row of the positive ranks takes in DuckDB's buffers: its ten 8-byte columns.
+# Bytes a row of the positive ranks takes in DuckDB's buffers: its ten 8-byte columns, at most.
 _POSITIVE_RANK_BYTES = 80
+# The columns of the positive ranks, both plans (sql/01_rank_table.sql).
+POSITIVE_RANK_COLUMNS = (
+    "grp", "sample", "label", "score", "truth", "weight", "propensity", "rank", "block_start",
+    "positive_rank",
+)  # fmt: skip
+# A reference to the positive ranks in a statement, and the alias it names them by (None
+# without "AS alias": then any column may be read unqualified).
+_READS_POSITIVE_RANKS = re.compile(
+    r"\b(?:FROM|JOIN)\s+rankmetrics_positive_ranks\b(?:\s+AS\s+(\w+))?", re.IGNORECASE
+)
 
 Query = Callable[[str], pl.DataFrame]
 
@@ -93,7 +104,8 @@ def shared_views(
     discounts; only their columns that some statement names: hamming loss needs none of the
     ranking counts), the discounts (a row per position, read by many joins of the gain and
     retrieval views), and, when two or more of the views read them, the positive ranks (the
-    positive rows alone; under a memory budget only where they fit, :func:`positives_fit`)."""
+    positive rows alone, with the columns the statements read, :func:`positive_rank_columns`;
+    under a memory budget only where they fit, :func:`positives_fit`)."""
     read = views_read(views)
     shared: dict[str, str] = {}
     ranked = len([view for view in views if sql_results.ranks_positives(view)]) > 1
@@ -104,5 +116,23 @@ def shared_views(
         shared["rankmetrics_sample_counts"] = ", ".join(["grp", "sample", *columns])
     shared |= {view: "*" for view in ("rankmetrics_discounts",) if view in read}
     if "rankmetrics_sample_counts" in read and ranked:  # the positive ranks read them
-        shared["rankmetrics_positive_ranks"] = "*"
+        shared["rankmetrics_positive_ranks"] = positive_rank_columns(statements)
     return shared
+
+
+def positive_rank_columns(statements: Sequence[str]) -> str:
+    """The columns of the positive ranks (:data:`POSITIVE_RANK_COLUMNS`) that ``statements``
+    read, as a select list: those named qualified by the alias of each reference to the view
+    (``FROM rankmetrics_positive_ranks AS p``: ``p.rank``), with ``grp`` and ``sample``; every
+    column (``*``) where a reference has no alias, whose columns may be named unqualified.
+    Computing the columns no statement reads costs DuckDB their aggregates in the plan by pairs
+    (the weight and propensity of a run without them)."""
+    named = {"grp", "sample"}
+    for statement in statements:
+        text = re.sub(r"--[^\n]*", "", statement)
+        for reference in _READS_POSITIVE_RANKS.finditer(text):
+            alias = reference.group(1)
+            if alias is None:
+                return "*"
+            named |= set(re.findall(rf'\b{alias}\."?(\w+)', text))
+    return ", ".join(column for column in POSITIVE_RANK_COLUMNS if column in named)
