@@ -112,14 +112,23 @@ FROM (
 -- one value: fewer keys to hash and compare per pair than grouping by every column. Its cost
 -- follows the pairs (the positives' ranks summed) where the windows' follows the rows they sort
 -- (the candidates): a pair costs less than a row sorted, but a sample whose many positives rank
--- low has about as many pairs as positives times labels. DuckDB chooses per table
--- (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by the windows.
+-- low has about as many pairs as positives times labels. A row is a candidate by a flag its
+-- join with the sample counts selects, not by a condition of the join: DuckDB tests a
+-- condition comparing both sides within its hash join, which costs it more than the flag where
+-- the join has one key (its one-group variant joins on the sample alone; 10M rows: 0.1 s of
+-- CPU). DuckDB chooses per table (engines/duckdb/tuning.py, ranks_by_pairs); the other engines
+-- rank by the windows.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
 WITH candidates AS (
-    SELECT i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity
-    FROM rankmetrics_input AS i
-    JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-    WHERE i.score >= s.lowest_positive
+    SELECT grp, sample, label, score, truth, weight, propensity
+    FROM (
+        SELECT
+            i.grp, i.sample, i.label, i.score, i.truth, i.weight, i.propensity,
+            CASE WHEN i.score >= s.lowest_positive THEN 1 ELSE 0 END AS candidate
+        FROM rankmetrics_input AS i
+        JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+    ) AS flagged
+    WHERE candidate = 1
 )
 SELECT
     p.grp, p.sample, p.label,
