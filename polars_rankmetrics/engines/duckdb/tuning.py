@@ -21,9 +21,10 @@ from polars_rankmetrics.engines.sql.export import views_read, words
 PERFECT_HASH_BITS = 18
 
 # The positive ranks by pairs (rankmetrics_positive_ranks_by_pairs) where a table has at most
-# this many pairs per row that the windows would rank (a pair costs DuckDB less than a row
-# ranked by the windows: benchmarks/floors.py); counted on _ESTIMATE_SAMPLES samples.
-_PAIRS_PER_RANKED_ROW = 3
+# this many pairs per row that the windows would rank; counted on _ESTIMATE_SAMPLES samples.
+# 100,000 samples x 100 labels, lrap in fresh processes, CPU seconds by pairs / by the windows:
+# 2.2 / 2.6 at 3.4 pairs per ranked row, 2.6 / 3.2 at 4.1, 2.9 / 3.2 at 5.6, 3.4 / 2.9 at 6.4.
+_PAIRS_PER_RANKED_ROW = 5
 _ESTIMATE_SAMPLES = 500
 # The fewest pairs (each positive paired with the positives scoring at least as high) and the
 # most rows ranked (every row), from the held sample counts: beyond the ratio, the windows
