@@ -14,9 +14,10 @@ at its best.
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
   2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
   (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
-  perfect table too, whose size outgrows what it spares. The positive ranks by pairs join each
-  positive to its sample's rows and group the pairs by the positive: on the sample alone, one
-  key fewer to hash and compare per pair.
+  perfect table too, whose size outgrows what it spares. Every join of those views, a CTE's
+  too, is on the sample alone: the positive ranks by pairs join their candidates to the sample
+  counts and each positive to its sample's candidates with one key fewer to hash and compare per
+  row and per pair.
 
 - A top-k piece whose rows carry their ranks (``Rows.carries_ranks``: read off by scans of the
   predictions in rank order, :func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`) has the
@@ -270,7 +271,8 @@ def _variant(
 ) -> str:  # fmt: skip
     """``CREATE OR REPLACE TEMP VIEW name AS`` the view's query with each column of
     ``columns`` (alias -> expression) computed as given in the aggregations (the SELECTs with a
-    GROUP BY), and with ``one_group`` those grouped by the sample alone."""
+    GROUP BY), and with ``one_group`` those grouped and every join joined on the sample alone
+    (without ``by`` every ``grp`` is 0)."""
     query = view_query(name) if query is None else query
     if not columns and not one_group:
         return f"CREATE OR REPLACE TEMP VIEW {name} AS {query}"
@@ -286,6 +288,9 @@ def _variant(
         if one_group:
             for node in aggregations:
                 _group_by_sample(node, replacements[_GROUP])
+            for node in list(_nodes(tree)):  # every join, a CTE's too: every grp is 0
+                if node.get("type") == "JOIN" and node.get("condition") is not None:
+                    node["condition"] = _without_group_equality(node["condition"])
         _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {name} AS {_written(con, tree)}"
     return _MADE[key]
 
@@ -343,7 +348,7 @@ def _replace_columns(name: str, aggregations: list[Node], new: Mapping[str, Node
 
 def _group_by_sample(node: Node, zero: Node) -> None:
     """The aggregation ``node`` grouped without its ``grp`` key, which it selects as the
-    constant 0, and joined without the equality of two ``grp`` columns."""
+    constant 0."""
     keys = node["group_expressions"]
     kept = [i for i, key in enumerate(keys) if _column(key) != _GROUP]
     if len(kept) == len(keys):
@@ -353,9 +358,6 @@ def _group_by_sample(node: Node, zero: Node) -> None:
     node["group_sets"] = [[position[i] for i in s if i in position] for s in node["group_sets"]]
     selected = node["select_list"]
     node["select_list"] = [zero if _column(item) == _GROUP else item for item in selected]
-    joined = node["from_table"]
-    if joined.get("type") == "JOIN" and joined.get("condition") is not None:
-        joined["condition"] = _without_group_equality(joined["condition"])
 
 
 def _without_group_equality(condition: Node) -> Node:
