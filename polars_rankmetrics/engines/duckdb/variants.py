@@ -8,7 +8,8 @@ at its best.
   per label in a 128-bit integer (HUGEINT), cheaper still, for at most :data:`_HUGEINT_BITS`.
 - Without a weight column every row's weight is 1: the sample counts' weight columns are
   constants rather than two aggregates DuckDB does not fold.
-- Coverage error's counts as ``count_if`` of their conditions rather than sums of a CASE.
+- Coverage error's counts and the sample counts' positives as ``count_if`` of their conditions
+  rather than sums or counts of a CASE.
 - Without ``by`` every ``grp`` is 0: the two aggregations over every row, the sample counts and
   the rows coverage error joins back to them (:data:`ONE_GROUP_VIEWS`), group (and join) by the
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
@@ -84,7 +85,7 @@ def sample_counts(
     them, summed over the sample's rows. The column's sum over the samples is the sum of those
     problems' counts in ``rankmetrics_row_checks`` (a row without a sample is counted in the
     sample NULL): the row checks read in the sample counts' pass whether any row shows them."""
-    columns = {}
+    columns = {"n_positives": "count_if(truth > 0)"}  # a count of a CASE costs DuckDB more
     if unique_labels:
         columns["distinct_labels"] = "count(*)"
     elif span is not None and span[1] - span[0] < _BITSTRING_MAX_LABELS:
