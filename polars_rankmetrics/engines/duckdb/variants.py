@@ -15,7 +15,7 @@ at its best.
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
   2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
   (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
-  perfect table too, whose size outgrows what it spares. Every join of those views, a CTE's
+  perfect table too, whose size outgrows what it spares. Every join of those views, a subquery's
   too, is on the sample alone: the positive ranks by pairs join their candidates to the sample
   counts and each positive to its sample's candidates with one key fewer to hash and compare per
   row and per pair.
@@ -289,7 +289,7 @@ def _variant(
         if one_group:
             for node in aggregations:
                 _group_by_sample(node, replacements[_GROUP])
-            for node in list(_nodes(tree)):  # every join, a CTE's too: every grp is 0
+            for node in list(_nodes(tree)):  # every join, a subquery's too: every grp is 0
                 if node.get("type") == "JOIN" and node.get("condition") is not None:
                     node["condition"] = _without_group_equality(node["condition"])
         _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {name} AS {_written(con, tree)}"
