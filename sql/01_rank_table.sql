@@ -106,18 +106,17 @@ FROM (
 -- rank), those scoring higher (its block start) and the positives (its positive rank). Only the
 -- candidates are joined: the rows scoring at least their sample's lowest positive (no other scores
 -- at least as high as a positive), streamed into the join; the positives are read from the input
--- again rather than from the candidates, which DuckDB would then hold (a CTE read twice; 10M rows:
--- 0.1 GB more, no less CPU). The pairs are grouped by the positive's key (grp, sample, label),
--- which the sample checks make unique (a repeated label is refused before any metric), and its
--- other columns carried as max() of their one value: fewer keys to hash and compare per pair than
--- grouping by every column. Its cost follows the pairs (the positives' ranks summed) where the
--- windows' follows the rows they sort (the candidates): a pair costs less than a row sorted, but a
--- sample whose many positives rank low has about as many pairs as positives times labels. A row is
--- a candidate by a flag its join with the sample counts selects, not by a condition of the join:
--- DuckDB tests a condition comparing both sides within its hash join, which costs it more than the
--- flag where the join has one key (its one-group variant joins on the sample alone; 10M rows: 0.1
--- s of CPU). DuckDB chooses per table (engines/duckdb/tuning.py, ranks_by_pairs); the other
--- engines rank by the windows.
+-- again rather than from the candidates, which DuckDB would then hold (a CTE read twice) for no
+-- less work. The pairs are grouped by the positive's key (grp, sample, label), which the sample
+-- checks make unique (a repeated label is refused before any metric), and its other columns carried
+-- as max() of their one value: fewer keys to hash and compare per pair than grouping by every
+-- column. Its cost follows the pairs (the positives' ranks summed) where the windows' follows the
+-- rows they sort (the candidates): a pair costs less than a row sorted, but a sample whose many
+-- positives rank low has about as many pairs as positives times labels. A row is a candidate by a
+-- flag its join with the sample counts selects, not by a condition of the join: DuckDB tests a
+-- condition comparing both sides within its hash join, which costs it more than the flag where the
+-- join has one key (its one-group variant joins on the sample alone). DuckDB chooses per table
+-- (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by the windows.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
 SELECT
     p.grp, p.sample, p.label,
