@@ -1,5 +1,71 @@
+-- rankmetrics_positive_sums: one row per (grp, sample) with a positive: what the ranking view
+-- reads of its positives' ranks (rankmetrics_positive_ranks), summed.
+--   max_positive_rank  the largest rank of a positive (coverage error)
+--   precision_sum      the positives' precisions, positive_rank / rank (lrap, average precision)
+--   wrong_pairs        the (positive, negative) pairs ordered wrongly, rank - positive_rank summed
+--                      (ranking loss)
+--   rank_span_sum      block_start + rank summed (roc_auc)
+CREATE OR REPLACE VIEW rankmetrics_positive_sums AS
+SELECT
+    p.grp, p.sample,
+    max(p.rank) AS max_positive_rank,
+    sum(CAST(p.positive_rank AS DOUBLE) / p.rank) AS precision_sum,
+    sum(p.rank - p.positive_rank) AS wrong_pairs,
+    sum(CAST(p.block_start + p.rank AS DOUBLE)) AS rank_span_sum
+FROM rankmetrics_positive_ranks AS p
+GROUP BY p.grp, p.sample;
+
+-- rankmetrics_positive_sums_by_pairs: wrong_pairs and rank_span_sum of rankmetrics_positive_sums
+-- from the pairs of rankmetrics_positive_ranks_by_pairs counted per sample, not per positive
+-- (max_positive_rank and precision_sum, which need a count per positive, are NULL): for ranking
+-- loss and roc_auc alone. Each scored positive is paired with the candidates of its sample (the
+-- rows scoring at least its lowest positive) scoring at least as high, itself included: its rank
+-- summed is the pairs, its positive_rank the pairs with a positive, its block_start the pairs
+-- with a row scoring higher, plus 1 (its pair with itself, the one whose label is its own). An
+-- unscored positive (top-k tables) ranks at n_labels, its block starting after the scored
+-- labels, its positive rank the sample's positives: n_positives less the scored ones each.
+-- DuckDB reads it in place of rankmetrics_positive_sums where it ranks by pairs and no key reads
+-- the other two sums (engines/duckdb/tuning.py, sums_by_pairs).
+CREATE OR REPLACE VIEW rankmetrics_positive_sums_by_pairs AS
+SELECT
+    s.grp, s.sample,
+    CAST(NULL AS BIGINT) AS max_positive_rank,
+    CAST(NULL AS DOUBLE) AS precision_sum,
+    coalesce(q.wrong_pairs, 0)
+        + (s.n_positives - coalesce(q.scored_positives, 0)) * (s.n_labels - s.n_positives)
+        AS wrong_pairs,
+    coalesce(q.span_pairs, CAST(0 AS DOUBLE))
+        + (s.n_positives - coalesce(q.scored_positives, 0))
+        * CAST(s.n_scored + 1 + s.n_labels AS DOUBLE) AS rank_span_sum
+FROM rankmetrics_sample_counts AS s
+LEFT JOIN (
+    SELECT
+        p.grp, p.sample,
+        count(CASE WHEN c.label = p.label THEN 1 END) AS scored_positives,
+        count(CASE WHEN NOT c.truth > 0 THEN 1 END) AS wrong_pairs,
+        CAST(
+            count(*) + count(CASE WHEN c.score > p.score THEN 1 END)
+            + count(CASE WHEN c.label = p.label THEN 1 END) AS DOUBLE
+        ) AS span_pairs
+    FROM rankmetrics_input AS p
+    JOIN (
+        SELECT grp, sample, label, score, truth
+        FROM (
+            SELECT
+                i.grp, i.sample, i.label, i.score, i.truth,
+                CASE WHEN i.score >= s.lowest_positive THEN 1 ELSE 0 END AS candidate
+            FROM rankmetrics_input AS i
+            JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+        ) AS flagged
+        WHERE candidate = 1
+    ) AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
+    WHERE p.truth > 0
+    GROUP BY p.grp, p.sample
+) AS q ON q.grp = s.grp AND q.sample = s.sample
+WHERE s.n_positives > 0;
+
 -- rankmetrics_ranking_per_sample: one row per (grp, sample): the metrics that need only the ranks
--- of the positives (rankmetrics_positive_ranks, no cut-off).
+-- of the positives (rankmetrics_positive_ranks, summed by rankmetrics_positive_sums; no cut-off).
 -- average_precision is lrap's mean precision over the positives (a tied block is one threshold);
 -- roc_auc is the share of (positive, negative) pairs the positive wins, a tie counting 1/2, from
 -- the positives' ascending average ranks n_labels + 1 - (block_start + rank) / 2 (Mann-Whitney).
@@ -24,16 +90,7 @@ SELECT
         - s.n_positives * (s.n_positives + CAST(1 AS DOUBLE)) / 2)
         / nullif(CAST(s.n_positives AS DOUBLE) * (s.n_labels - s.n_positives), 0) AS roc_auc
 FROM rankmetrics_sample_counts AS s
-LEFT JOIN (
-    SELECT
-        p.grp, p.sample,
-        max(p.rank) AS max_positive_rank,
-        sum(CAST(p.positive_rank AS DOUBLE) / p.rank) AS precision_sum,
-        sum(p.rank - p.positive_rank) AS wrong_pairs,
-        sum(CAST(p.block_start + p.rank AS DOUBLE)) AS rank_span_sum
-    FROM rankmetrics_positive_ranks AS p
-    GROUP BY p.grp, p.sample
-) AS r ON s.grp = r.grp AND s.sample = r.sample;
+LEFT JOIN rankmetrics_positive_sums AS r ON s.grp = r.grp AND s.sample = r.sample;
 
 -- rankmetrics_coverage_per_sample: one row per (grp, sample): coverage_error alone, without a
 -- sort or a window (the ranking view's column, from the sample counts joined back): the labels

@@ -1,5 +1,6 @@
 """The DuckDB engine and the SQL views: parity with Polars, quoting, SQL alone, spilling."""
 
+import itertools
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -635,12 +636,14 @@ def test_duckdb_ranks_the_positives_by_pairs_where_they_rank_high():
     [(0, None), (10**9, None), (10**9, "1GB")],
     ids=["windows", "pairs", "pairs-under-a-budget"],
 )
+@pytest.mark.filterwarnings("ignore::polars_rankmetrics.UndefinedMetricWarning")  # one class
 def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(
     monkeypatch, pairs_per_row, budget
 ):
     """Ranked by the windows or by pairs, with or without a budget, DuckDB gives the Polars
     engine's numbers: a dense table with two models and a top-k table with unscored true labels,
-    per sample."""
+    per sample; ranking loss and roc_auc alone too, whose sums by pairs count no pair per
+    positive."""
     from polars_rankmetrics.engines.duckdb import tuning
 
     monkeypatch.setattr(tuning, "_PAIRS_PER_RANKED_ROW", pairs_per_row)
@@ -653,10 +656,10 @@ def test_both_plans_of_the_positive_ranks_give_the_polars_numbers(
         dict(data=dense.filter(pl.col("label") < 4).drop("truth"), n_labels=7,
              truth_table=dense.filter(pl.col("truth") > 0).select("sample", "label")),
     ]  # fmt: skip
-    for options in cases:
-        expected = rm.evaluate(metrics=keys, per_sample=True, **options)
+    for options, metrics in itertools.product(cases, (keys, ["ranking_loss", "roc_auc_samples"])):
+        expected = rm.evaluate(metrics=metrics, per_sample=True, **options)
         ours = rm.evaluate(
-            metrics=keys, per_sample=True, engine="duckdb", memory_limit=budget, **options
+            metrics=metrics, per_sample=True, engine="duckdb", memory_limit=budget, **options
         )
         assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12)
 

@@ -403,14 +403,16 @@ def test_the_cli_refuses_a_memory_limit_on_spark(spark_ready, tmp_path, capsys):
 
 def test_the_positive_ranks_by_pairs_are_the_windows_ranks(sql_engine):
     """rankmetrics_positive_ranks_by_pairs (a join and counts, no window) gives the rows of
-    rankmetrics_positive_ranks on every engine: ties, groups, a group without positives, and the
-    unscored true labels of a top-k table."""
+    rankmetrics_positive_ranks on every engine, and rankmetrics_positive_sums_by_pairs (pairs
+    counted per sample) the sums of rankmetrics_positive_sums that ranking loss and roc_auc read:
+    ties, groups, a group without positives, and the unscored true labels of a top-k table."""
     from dataclasses import replace
 
     from polars_rankmetrics.engines.topk import joined
 
     keys = tuple(parse_keys(["lrap"]))
     views = ("rankmetrics_positive_ranks", "rankmetrics_positive_ranks_by_pairs")
+    sums = ("rankmetrics_positive_sums", "rankmetrics_positive_sums_by_pairs")
     columns = "grp, sample, label, rank, block_start, positive_rank"
     dense = Columns.of(by="model", weight="weight")
     top_k = replace(dense, top_k=True)
@@ -422,14 +424,22 @@ def test_the_positive_ranks_by_pairs_are_the_windows_ranks(sql_engine):
     ]  # fmt: skip
     for table, cols, n_labels in tables:
         context = replace(parameters(), n_labels=n_labels, top_k=cols.top_k)
-        settings = Settings(keys=keys, context=context, views=views)
+        settings = Settings(keys=keys, context=context, views=(*views, *sums))
         with sql_engine.open(table, cols, settings) as session:
             ranks = [
                 session._frame(f"SELECT {columns} FROM {view}").sort("grp", "sample", "label")
                 for view in views
             ]
+            summed = [
+                session._frame(f"SELECT grp, sample, wrong_pairs, rank_span_sum FROM {view}").sort(
+                    "grp", "sample"
+                )
+                for view in sums
+            ]
         assert ranks[0].height > 0
         assert_frame_equal(ranks[1], ranks[0], check_dtypes=False)
+        assert summed[0].height > 0
+        assert_frame_equal(summed[1], summed[0], check_dtypes=False)
 
 
 def paired_reference(per_sample: pl.DataFrame, metrics: list[str]) -> pl.DataFrame:

@@ -19,7 +19,9 @@ from polars_rankmetrics.engines.duckdb.variants import (
     DISCOUNTS,
     IDEAL_TABLE,
     POSITIVE_RANKS,
+    POSITIVE_SUMS,
     SAMPLE_COUNTS,
+    SUMS_BY_PAIRS,
     carried_ranks,
     defined_variants,
     discounts,
@@ -90,11 +92,13 @@ class DuckDBSession(SQLSession):
         """The views of :meth:`SQLSession._define`, some as DuckDB's variants
         (:func:`~.variants.defined_variants`), and the plan of the positive ranks left open
         where the run reads them (both plans defined, for :func:`~.tuning.ranks_by_pairs` to
-        choose); the views to hold once (:func:`~.tuning.shared_views`)."""
+        choose, and both plans of their sums where the run reads those); the views to hold once
+        (:func:`~.tuning.shared_views`)."""
         views = defined_views(settings)
         self._ranks = "rankmetrics_positive_ranks" in views_read(views)
         if self._ranks:
-            settings = replace(settings, views=(*settings.views, BY_PAIRS))
+            sums = (SUMS_BY_PAIRS,) if POSITIVE_SUMS in views_read(views) else ()
+            settings = replace(settings, views=(*settings.views, BY_PAIRS, *sums))
         defined = defined_views(settings)
         read = views_read(defined)
         self._ideal = IDEAL_TABLE in read
@@ -110,7 +114,8 @@ class DuckDBSession(SQLSession):
                 self._execute(statement)
             if shared is not None:
                 shared.schema = self._schema
-        replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS, IDEAL_TABLE)  # by piece, per table
+        # Replaced by piece, per table.
+        replaced = (SAMPLE_COUNTS, DISCOUNTS, POSITIVE_RANKS, POSITIVE_SUMS, IDEAL_TABLE)
         self._restore = [statement for view, statement in named if view in replaced]
         others = [*inputs, *(s for view, s in named if view != SAMPLE_COUNTS)]
         others += [BINARY_IDEAL] if self._ideal else []  # the columns it reads are held
@@ -136,7 +141,8 @@ class DuckDBSession(SQLSession):
         if self._ideal and context.binary_truth:
             self.con.execute(BINARY_IDEAL)
         if self._ranks:
-            self._rank_positives(carried=context.rows.carries_ranks)
+            sums = tuning.sums_by_pairs(keys) and POSITIVE_RANKS not in self._shared
+            self._rank_positives(carried=context.rows.carries_ranks, sums=sums)
         for view, columns in self._shared.items():  # the discounts, the positive ranks
             ranks = view == "rankmetrics_positive_ranks"
             if ranks and not tuning.positives_fit(self._frame, self._limit):
@@ -199,15 +205,20 @@ class DuckDBSession(SQLSession):
             self.con.execute(f"DROP TABLE IF EXISTS {view}_once")
         self.con.unregister("rankmetrics_frame")
 
-    def _rank_positives(self, *, carried: bool) -> None:
+    def _rank_positives(self, *, carried: bool, sums: bool = False) -> None:
         """The plan of the positive ranks, once the sample counts are held: from the ranks the
         rows carry (``carried``: :func:`~.variants.carried_ranks`), else by pairs where
-        :func:`~.tuning.ranks_by_pairs` chooses them, else the windows of ``sql/``."""
+        :func:`~.tuning.ranks_by_pairs` chooses them, else the windows of ``sql/``. By pairs,
+        with ``sums`` (the ranking view alone reads the ranks, and only their sums by pairs:
+        :func:`~.tuning.sums_by_pairs`), their sums per sample are counted by pairs too, without
+        a count per positive."""
         if carried:
             statements = carried_ranks(self.con, self._input_query)
         elif tuning.ranks_by_pairs(self._frame):
             statements = [
-                f"CREATE OR REPLACE TEMP VIEW {POSITIVE_RANKS} AS SELECT * FROM {BY_PAIRS}"
+                f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {plan}"
+                for view, plan in ((POSITIVE_RANKS, BY_PAIRS), (POSITIVE_SUMS, SUMS_BY_PAIRS))
+                if sums or view == POSITIVE_RANKS
             ]
         else:
             return

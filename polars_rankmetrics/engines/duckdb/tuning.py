@@ -14,6 +14,7 @@ import polars as pl
 
 from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.engines.sql.export import views_read, words
+from polars_rankmetrics.metrics.registry import RANKING_VIEW, MetricKey
 
 # Group keys whose values span at most 2^PERFECT_HASH_BITS are aggregated in a perfect hash
 # table (an array indexed by the key; each thread's holds every value of the span), others by
@@ -68,6 +69,10 @@ _READS_POSITIVE_RANKS = re.compile(
 
 Query = Callable[[str], pl.DataFrame]
 
+# The columns of the ranking view (sql/04) that its positives' sums by pairs give: the wrong
+# pairs (ranking loss) and the ranks' spans (roc_auc), not those needing a count per positive.
+_SUMS_BY_PAIRS = ("ranking_loss", "roc_auc")
+
 
 def ranks_by_pairs(query: Query) -> bool:
     """Whether to rank the positives by pairs (see ``rankmetrics_positive_ranks_by_pairs`` in
@@ -80,6 +85,14 @@ def ranks_by_pairs(query: Query) -> bool:
         return False
     found = query(_ESTIMATE).row(0, named=True)
     return bool((found["pairs"] or 0) <= _PAIRS_PER_RANKED_ROW * (found["ranked"] or 0))
+
+
+def sums_by_pairs(keys: Sequence[MetricKey]) -> bool:
+    """Whether the ranking view's reads of ``keys`` all come from the positives' sums that
+    ``rankmetrics_positive_sums_by_pairs`` gives (ranking loss, roc_auc: pairs counted per
+    sample, one key to group by rather than a group per positive), with at least one read."""
+    read = [key for key, view in sql_results.sql_views(keys).items() if view == RANKING_VIEW]
+    return bool(read) and all(key.metric.sql_value in _SUMS_BY_PAIRS for key in read)
 
 
 def positives_fit(query: Query, limit: int | None) -> bool:

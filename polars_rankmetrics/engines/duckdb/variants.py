@@ -57,6 +57,7 @@ from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
 ONE_GROUP_VIEWS = (
     SAMPLE_COUNTS, "rankmetrics_coverage_per_sample", "rankmetrics_positive_ranks_by_pairs",
+    "rankmetrics_positive_sums_by_pairs",
 )  # fmt: skip
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
@@ -197,8 +198,11 @@ def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]
     return [_MADE[key], _CARRIED_RANKS]
 
 
-# The other plan of the positive ranks (sql/), where tuning.ranks_by_pairs chooses it.
+# The other plan of the positive ranks (sql/), where tuning.ranks_by_pairs chooses it, and of
+# their sums per sample, where tuning.sums_by_pairs allows it too.
 BY_PAIRS = "rankmetrics_positive_ranks_by_pairs"
+POSITIVE_SUMS = "rankmetrics_positive_sums"
+SUMS_BY_PAIRS = "rankmetrics_positive_sums_by_pairs"
 
 IDEAL_TABLE = "rankmetrics_ideal_table"
 # rankmetrics_ideal_table of a table whose truth is 0 or 1: the rows sql/ gives it, the positives
