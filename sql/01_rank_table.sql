@@ -101,22 +101,36 @@ FROM (
     WHERE i.truth > 0 AND i.score IS NULL
 ) AS positives;
 
+-- rankmetrics_pair_candidates: the rows the plans by pairs pair a positive with, those scoring at
+-- least their sample's lowest positive (no other row scores at least as high as a positive). A
+-- row is a candidate by a flag its join with the sample counts selects, not by a condition of
+-- the join: DuckDB tests a condition comparing both sides within its hash join, which costs it
+-- more than the flag where the join has one key (its one-group variant joins on the sample
+-- alone).
+CREATE OR REPLACE VIEW rankmetrics_pair_candidates AS
+SELECT grp, sample, label, score, truth
+FROM (
+    SELECT
+        i.grp, i.sample, i.label, i.score, i.truth,
+        CASE WHEN i.score >= s.lowest_positive THEN 1 ELSE 0 END AS candidate
+    FROM rankmetrics_input AS i
+    JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
+) AS flagged
+WHERE candidate = 1;
+
 -- rankmetrics_positive_ranks_by_pairs: rankmetrics_positive_ranks without a window: each scored
 -- positive joined with the rows of its sample scoring at least as high, which are counted (its
 -- rank), those scoring higher (its block start) and the positives (its positive rank). Only the
--- candidates are joined: the rows scoring at least their sample's lowest positive (no other scores
--- at least as high as a positive), streamed into the join; the positives are read from the input
--- again rather than from the candidates, which DuckDB would then hold (a CTE read twice) for no
--- less work. The pairs are grouped by the positive's key (grp, sample, label), which the sample
--- checks make unique (a repeated label is refused before any metric), and its other columns carried
--- as max() of their one value: fewer keys to hash and compare per pair than grouping by every
--- column. Its cost follows the pairs (the positives' ranks summed) where the windows' follows the
--- rows they sort (the candidates): a pair costs less than a row sorted, but a sample whose many
--- positives rank low has about as many pairs as positives times labels. A row is a candidate by a
--- flag its join with the sample counts selects, not by a condition of the join: DuckDB tests a
--- condition comparing both sides within its hash join, which costs it more than the flag where the
--- join has one key (its one-group variant joins on the sample alone). DuckDB chooses per table
--- (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by the windows.
+-- candidates (rankmetrics_pair_candidates) are joined, streamed into the join; the positives are
+-- read from the input again rather than from the candidates, which DuckDB would then hold (a CTE
+-- read twice) for no less work. The pairs are grouped by the positive's key (grp, sample, label),
+-- which the sample checks make unique (a repeated label is refused before any metric), and its
+-- other columns carried as max() of their one value: fewer keys to hash and compare per pair than
+-- grouping by every column. Its cost follows the pairs (the positives' ranks summed) where the
+-- windows' follows the rows they sort (the candidates): a pair costs less than a row sorted, but a
+-- sample whose many positives rank low has about as many pairs as positives times labels. DuckDB
+-- chooses per table (engines/duckdb/tuning.py, ranks_by_pairs); the other engines rank by the
+-- windows.
 CREATE OR REPLACE VIEW rankmetrics_positive_ranks_by_pairs AS
 SELECT
     p.grp, p.sample, p.label,
@@ -126,17 +140,8 @@ SELECT
     count(CASE WHEN c.score > p.score THEN 1 END) + 1 AS block_start,
     count(CASE WHEN c.truth > 0 THEN 1 END) AS positive_rank
 FROM rankmetrics_input AS p
-JOIN (
-    SELECT grp, sample, score, truth
-    FROM (
-        SELECT
-            i.grp, i.sample, i.score, i.truth,
-            CASE WHEN i.score >= s.lowest_positive THEN 1 ELSE 0 END AS candidate
-        FROM rankmetrics_input AS i
-        JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-    ) AS flagged
-    WHERE candidate = 1
-) AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
+JOIN rankmetrics_pair_candidates AS c
+    ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
 WHERE p.truth > 0
 GROUP BY p.grp, p.sample, p.label
 UNION ALL

@@ -18,8 +18,8 @@ GROUP BY p.grp, p.sample;
 -- rankmetrics_positive_sums_by_pairs: wrong_pairs and rank_span_sum of rankmetrics_positive_sums
 -- from the pairs of rankmetrics_positive_ranks_by_pairs counted per sample, not per positive
 -- (max_positive_rank and precision_sum, which need a count per positive, are NULL): for ranking
--- loss and roc_auc alone. Each scored positive is paired with the candidates of its sample (the
--- rows scoring at least its lowest positive) scoring at least as high, itself included: its rank
+-- loss and roc_auc alone. Each scored positive is paired with the candidates of its sample
+-- (rankmetrics_pair_candidates) scoring at least as high, itself included: its rank
 -- summed is the pairs, its positive_rank the pairs with a positive, its block_start the pairs
 -- with a row scoring higher, plus 1 (its pair with itself, the one whose label is its own). An
 -- unscored positive (top-k tables) ranks at n_labels, its block starting after the scored
@@ -48,17 +48,8 @@ LEFT JOIN (
             + count(CASE WHEN c.label = p.label THEN 1 END) AS DOUBLE
         ) AS span_pairs
     FROM rankmetrics_input AS p
-    JOIN (
-        SELECT grp, sample, label, score, truth
-        FROM (
-            SELECT
-                i.grp, i.sample, i.label, i.score, i.truth,
-                CASE WHEN i.score >= s.lowest_positive THEN 1 ELSE 0 END AS candidate
-            FROM rankmetrics_input AS i
-            JOIN rankmetrics_sample_counts AS s ON i.grp = s.grp AND i.sample = s.sample
-        ) AS flagged
-        WHERE candidate = 1
-    ) AS c ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
+    JOIN rankmetrics_pair_candidates AS c
+        ON c.grp = p.grp AND c.sample = p.sample AND c.score >= p.score
     WHERE p.truth > 0
     GROUP BY p.grp, p.sample
 ) AS q ON q.grp = s.grp AND q.sample = s.sample

@@ -57,7 +57,7 @@ from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
 ONE_GROUP_VIEWS = (
     SAMPLE_COUNTS, "rankmetrics_coverage_per_sample", "rankmetrics_positive_ranks_by_pairs",
-    "rankmetrics_positive_sums_by_pairs",
+    "rankmetrics_positive_sums_by_pairs", "rankmetrics_pair_candidates",
 )  # fmt: skip
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
