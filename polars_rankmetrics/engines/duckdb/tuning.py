@@ -37,9 +37,11 @@ FROM rankmetrics_sample_counts
 """
 # The pairs the positive ranks by pairs would count and the rows the windows would rank, over
 # the first _ESTIMATE_SAMPLES samples in (grp, sample) order (the same choice for the same table):
-# a block of consecutive samples, whose bounds the join hands to the scan of the input, so that a
-# Parquet file written in sample order is read in the row groups holding them alone (a reservoir
-# spread over the whole table reads all of it).
+# a block of consecutive samples, whose bounds filter the scan of the input, so that a Parquet
+# file written in sample order is read in the row groups holding them alone (a reservoir spread
+# over the whole table reads all of it). The bounds are a filter of their own: the join hands
+# them to the scan too, but only to skip row groups, and would probe each row of a row group
+# read.
 _ESTIMATE = f"""
 WITH chosen AS (
     SELECT grp, sample, lowest_positive
@@ -47,6 +49,7 @@ WITH chosen AS (
 ), chosen_rows AS MATERIALIZED (
     SELECT i.grp, i.sample, i.score, i.truth, c.lowest_positive
     FROM rankmetrics_input AS i JOIN chosen AS c ON i.grp = c.grp AND i.sample = c.sample
+    WHERE i.sample BETWEEN (SELECT min(sample) FROM chosen) AND (SELECT max(sample) FROM chosen)
 )
 SELECT
     (SELECT count(*) FROM chosen_rows AS p JOIN chosen_rows AS c
