@@ -24,7 +24,6 @@ from polars_rankmetrics.engines.duckdb.variants import (
     SUMS_BY_PAIRS,
     carried_ranks,
     defined_variants,
-    discounts,
     sample_counts,
 )
 from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit
@@ -103,8 +102,6 @@ class DuckDBSession(SQLSession):
         read = views_read(defined)
         self._ideal = IDEAL_TABLE in read
         variants = defined_variants(self.con, read, grouped=bool(self.cols.by))
-        if DISCOUNTS in read and SAMPLE_COUNTS in read:  # held before the discounts
-            variants[DISCOUNTS] = discounts(self.con)
         inputs = input_views(self.cols, "duckdb", settings, self._schema)
         self._input_query = next(s.split(_INPUT, 1)[1] for s in inputs if _INPUT in s)
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)

@@ -46,7 +46,8 @@ replaces is refused by name, when the variant is made.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -65,7 +66,30 @@ _GROUP = "grp"
 
 Node = dict[str, Any]
 # The variants made in this process, by view, query and change: each is parsed once.
-_MADE: dict[tuple[str, str, tuple[tuple[str, str], ...], bool], str] = {}
+_MADE: dict[tuple[object, ...], str] = {}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A variant to make: its key in :data:`_MADE`, the queries it parses (a SELECT each, the
+    view's first) and the edit that makes its syntax tree from theirs, written after ``head``."""
+
+    key: tuple[object, ...]
+    queries: tuple[str, ...]
+    edit: Callable[[list[Node]], Node]
+    head: str
+
+
+def _made(con: duckdb.DuckDBPyConnection, plans: Sequence[_Plan]) -> list[str]:
+    """Each plan's statement; those not made in this process yet are parsed in one call to
+    DuckDB's parser and written in one more, whatever their number."""
+    todo = list({plan.key: plan for plan in plans if plan.key not in _MADE}.values())
+    if todo:
+        trees = iter(_parsed(con, *(query for plan in todo for query in plan.queries)))
+        edited = [plan.edit([next(trees) for _ in plan.queries]) for plan in todo]
+        for plan, written in zip(todo, _written(con, *edited), strict=True):
+            _MADE[plan.key] = plan.head + written
+    return [_MADE[plan.key] for plan in plans]
 
 
 def sample_counts(
@@ -105,51 +129,50 @@ def sample_counts(
             columns["distinct_labels"] = f"bit_count(bitstring_agg(label, {lowest}, {highest}))"
     if not weighted:
         columns |= {"weight": "CAST(1 AS DOUBLE)", "varying_weight": "0"}
-    query = view_query(SAMPLE_COUNTS) if query is None else query
-    if flags:
-        query = _with_flags(con, query, tuple((c, tuple(p)) for c, p in flags.items()))
-    return _variant(con, SAMPLE_COUNTS, query, columns, one_group=not grouped)
+    flagged = tuple((column, tuple(problems)) for column, problems in (flags or {}).items())
+    plan = _variant(SAMPLE_COUNTS, query, columns, one_group=not grouped, flags=flagged)
+    return plan if isinstance(plan, str) else _made(con, [plan])[0]
 
 
 _FLAGS = "rankmetrics_row_flags"
 _COUNTS_ALIAS = "c"  # the sample counts' aggregation, as their view's outer query reads it
 
 
-def _with_flags(
-    con: duckdb.DuckDBPyConnection, query: str, flags: tuple[tuple[str, tuple[str, ...]], ...]
-) -> str:
-    """``query`` (the sample counts' view) with, for each ``(column, problems)`` of ``flags``,
+def _flag_queries(flags: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    """The queries :func:`_add_flags` reads besides the sample counts': the row flags' view,
+    and a SELECT of ``sum(0 + ...) AS column`` per column of ``flags`` (a 0 per problem, each
+    replaced by its flag) and of each column as the outer query passes it on."""
+    terms = [" + ".join(["0"] * len(problems)) for _, problems in flags]
+    passed = [f"{_COUNTS_ALIAS}.{column}" for column, _ in flags]
+    template = f"SELECT {', '.join(f'sum({term})' for term in terms)}, {', '.join(passed)}"
+    return view_query(_FLAGS), template
+
+
+def _add_flags(
+    counts: Node, row_flags: Node, template: Node, flags: tuple[tuple[str, tuple[str, ...]], ...]
+) -> None:
+    """The sample counts' tree ``counts`` with, for each ``(column, problems)`` of ``flags``,
     ``sum(<flag> + ...) AS column`` in its aggregation (each problem's flag, 0 or 1, as
-    ``rankmetrics_row_flags`` computes it over the same input columns) and the column passed on
-    by its outer query."""
-    key = (_FLAGS, query, tuple((column, " ".join(problems)) for column, problems in flags), False)
-    if key not in _MADE:
-        terms = [" + ".join(["0"] * len(problems)) for _, problems in flags]
-        passed = [f"{_COUNTS_ALIAS}.{column}" for column, _ in flags]
-        counts, row_flags, template = _parsed(
-            con, query, view_query(_FLAGS),
-            f"SELECT {', '.join(f'sum({term})' for term in terms)}, {', '.join(passed)}",
-        )  # fmt: skip
-        items = {item["alias"]: item for item in row_flags["node"]["select_list"]}
-        unknown = [p for _, problems in flags for p in problems if p not in items]
-        if unknown:
-            raise ValueError(f"{_FLAGS} of the SQL files flags no problem {unknown[0]!r}")
-        outer = counts["node"]
-        aggregations = [node for node in _nodes(outer) if _is_aggregation(node)]
-        if len(aggregations) != 1 or outer["from_table"]["left"].get("alias") != _COUNTS_ALIAS:
-            raise ValueError(f"{SAMPLE_COUNTS} of the SQL files is not one aggregation named c")
-        made = template["node"]["select_list"]
-        for (column, problems), total, reference in zip(
-            flags, made[: len(flags)], made[len(flags) :], strict=True
-        ):
-            zeros = [node for node in _nodes(total) if node.get("class") == "CONSTANT"]
-            for zero, problem in zip(zeros, problems, strict=True):
-                zero.clear()
-                zero.update(items[problem] | {"alias": ""})
-            aggregations[0]["select_list"].append(total | {"alias": column})
-            outer["select_list"].append(reference)
-        _MADE[key] = _written(con, counts)
-    return _MADE[key]
+    ``rankmetrics_row_flags`` computes it over the same input columns: ``row_flags``) and the
+    column passed on by its outer query (``template``: :func:`_flag_queries`)."""
+    items = {item["alias"]: item for item in row_flags["node"]["select_list"]}
+    unknown = [p for _, problems in flags for p in problems if p not in items]
+    if unknown:
+        raise ValueError(f"{_FLAGS} of the SQL files flags no problem {unknown[0]!r}")
+    outer = counts["node"]
+    aggregations = [node for node in _nodes(outer) if _is_aggregation(node)]
+    if len(aggregations) != 1 or outer["from_table"]["left"].get("alias") != _COUNTS_ALIAS:
+        raise ValueError(f"{SAMPLE_COUNTS} of the SQL files is not one aggregation named c")
+    made = template["node"]["select_list"]
+    for (column, problems), total, reference in zip(
+        flags, made[: len(flags)], made[len(flags) :], strict=True
+    ):
+        zeros = [node for node in _nodes(total) if node.get("class") == "CONSTANT"]
+        for zero, problem in zip(zeros, problems, strict=True):
+            zero.clear()
+            zero.update(items[problem] | {"alias": ""})
+        aggregations[0]["select_list"].append(total | {"alias": column})
+        outer["select_list"].append(reference)
 
 
 POSITIVE_RANKS = "rankmetrics_positive_ranks"
@@ -187,15 +210,17 @@ def carried_ranks(con: duckdb.DuckDBPyConnection, input_query: str) -> list[str]
         f"SELECT CAST({quote_identifier(RANK)} AS BIGINT) AS carried_rank, "
         f"CAST({quote_identifier(BLOCK_START)} AS BIGINT) AS carried_block_start"
     )
-    key = (_RANKED_INPUT, input_query, (), False)
-    if key not in _MADE:
-        tree, extra = _parsed(con, input_query, carried)
+
+    def edit(trees: list[Node]) -> Node:
+        tree, extra = trees
         node = tree["node"]
         if node.get("type") != "SELECT_NODE" or _is_aggregation(node):
             raise ValueError("rankmetrics_input is not one SELECT of the source's rows")
         node["select_list"] += extra["node"]["select_list"]
-        _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {_RANKED_INPUT} AS {_written(con, tree)}"
-    return [_MADE[key], _CARRIED_RANKS]
+        return tree
+
+    plan = _Plan((_RANKED_INPUT, input_query), (input_query, carried), edit, _head(_RANKED_INPUT))
+    return [*_made(con, [plan]), _CARRIED_RANKS]
 
 
 # The other plan of the positive ranks (sql/), where tuning.ranks_by_pairs chooses it, and of
@@ -222,19 +247,21 @@ _POSITIONS = (
 )
 
 
-def discounts(con: duckdb.DuckDBPyConnection) -> str:
-    """The statement defining ``rankmetrics_discounts`` over the positions 0 up to the largest
-    sample's rows counted by ``rankmetrics_sample_counts`` (read once the session holds them),
-    the same positions ``sql/`` numbers over that sample's rows, and the same sums over them."""
-    key = (DISCOUNTS, _POSITIONS, (), False)
-    if key not in _MADE:
-        tree, positions = _parsed(con, view_query(DISCOUNTS), _POSITIONS)
+def _discounts() -> _Plan:
+    """The plan of ``rankmetrics_discounts`` over the positions 0 up to the largest sample's
+    rows counted by ``rankmetrics_sample_counts`` (read once the session holds them), the same
+    positions ``sql/`` numbers over that sample's rows, and the same sums over them."""
+
+    def edit(trees: list[Node]) -> Node:
+        tree, positions = trees
         source = tree["node"]["from_table"]
         if source.get("type") != "SUBQUERY" or source.get("alias") != "positions":
             raise ValueError(f"{DISCOUNTS} of the SQL files reads no subquery named positions")
         source["subquery"]["node"] = positions["node"]
-        _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {DISCOUNTS} AS {_written(con, tree)}"
-    return _MADE[key]
+        return tree
+
+    query = view_query(DISCOUNTS)
+    return _Plan((DISCOUNTS, query, _POSITIONS), (query, _POSITIONS), edit, _head(DISCOUNTS))
 
 
 COVERAGE = "rankmetrics_coverage_per_sample"
@@ -251,13 +278,19 @@ _COUNTED = {
 def defined_variants(
     con: duckdb.DuckDBPyConnection, views: Set[str], *, grouped: bool
 ) -> dict[str, str]:
-    """The statements defining those of ``views`` that have a variant: without ``by`` (not
-    ``grouped``) the one-group views (:data:`ONE_GROUP_VIEWS`) grouped by the sample alone, and
-    the coverage view's counts as :data:`_COUNTED` gives them; but the sample counts, which no
-    query reads before the session defines them (:func:`sample_counts`: their variant reads the
-    label range)."""
+    """The statements defining those of ``views`` that have a variant, made together: without
+    ``by`` (not ``grouped``) the one-group views (:data:`ONE_GROUP_VIEWS`) grouped by the sample
+    alone, the coverage view's counts as :data:`_COUNTED` gives them, and the discounts over the
+    sample counts where those are read too (held before the discounts); but the sample counts,
+    which no query reads before the session defines them (:func:`sample_counts`: their variant
+    reads the label range)."""
     names = {*_COUNTED, *(() if grouped else ONE_GROUP_VIEWS)} & set(views) - {SAMPLE_COUNTS}
-    return {name: view_variant(con, name, grouped=grouped) for name in sorted(names)}
+    made = {name: _variant(name, None, _COUNTED.get(name, {}), one_group=not grouped)
+            for name in sorted(names)}  # fmt: skip
+    if DISCOUNTS in views and SAMPLE_COUNTS in views:
+        made[DISCOUNTS] = _discounts()
+    written = iter(_made(con, [plan for plan in made.values() if isinstance(plan, _Plan)]))
+    return {name: plan if isinstance(plan, str) else next(written) for name, plan in made.items()}
 
 
 def view_variant(
@@ -267,26 +300,39 @@ def view_variant(
     :data:`_COUNTED` gives them and, without ``by`` (not ``grouped``), grouped by the sample
     alone, its ``grp`` the constant 0; ``query``: the view's query (default: as ``sql/`` writes
     it)."""
-    return _variant(con, name, query, _COUNTED.get(name, {}), one_group=not grouped)
+    plan = _variant(name, query, _COUNTED.get(name, {}), one_group=not grouped)
+    return plan if isinstance(plan, str) else _made(con, [plan])[0]
+
+
+def _head(name: str) -> str:
+    return f"CREATE OR REPLACE TEMP VIEW {name} AS "
 
 
 def _variant(
-    con: duckdb.DuckDBPyConnection, name: str, query: str | None, columns: Mapping[str, str],
-    *, one_group: bool,
-) -> str:  # fmt: skip
-    """``CREATE OR REPLACE TEMP VIEW name AS`` the view's query with each column of
-    ``columns`` (alias -> expression) computed as given in the aggregations (the SELECTs with a
-    GROUP BY), and with ``one_group`` those grouped and every join joined on the sample alone
-    (without ``by`` every ``grp`` is 0)."""
+    name: str, query: str | None, columns: Mapping[str, str], *, one_group: bool,
+    flags: tuple[tuple[str, tuple[str, ...]], ...] = (),
+) -> _Plan | str:  # fmt: skip
+    """The plan of ``CREATE OR REPLACE TEMP VIEW name AS`` the view's query (``query``; default:
+    as ``sql/`` writes it) with each column of ``columns`` (alias -> expression) computed as
+    given in the aggregations (the SELECTs with a GROUP BY), with ``one_group`` those grouped
+    and every join joined on the sample alone (without ``by`` every ``grp`` is 0), and, for the
+    sample counts, the row problems' flags of ``flags`` counted (:func:`_add_flags`); the
+    statement itself where nothing changes."""
     query = view_query(name) if query is None else query
-    if not columns and not one_group:
-        return f"CREATE OR REPLACE TEMP VIEW {name} AS {query}"
-    key = (name, query, tuple(sorted(columns.items())), one_group)
-    if key not in _MADE:
-        new = {**columns, **({_GROUP: "0"} if one_group else {})}
-        select = ", ".join(f"{expression} AS {alias}" for alias, expression in new.items())
-        tree, expressions = _parsed(con, query, f"SELECT {select}")
-        replacements = {item["alias"]: item for item in expressions["node"]["select_list"]}
+    new = {**columns, **({_GROUP: "0"} if one_group else {})}
+    if not (new or flags):
+        return _head(name) + query
+    select = ", ".join(f"{expression} AS {alias}" for alias, expression in new.items())
+    queries = (query, *([f"SELECT {select}"] if new else []))
+    queries += _flag_queries(flags) if flags else ()
+
+    def edit(trees: list[Node]) -> Node:
+        tree = trees[0]
+        if flags:
+            _add_flags(tree, trees[-2], trees[-1], flags)
+        if not new:
+            return tree
+        replacements = {item["alias"]: item for item in trees[1]["node"]["select_list"]}
         aggregations = [node for node in _nodes(tree) if _is_aggregation(node)]
         if columns:
             _replace_columns(name, aggregations, {c: replacements[c] for c in columns})
@@ -296,8 +342,10 @@ def _variant(
             for node in list(_nodes(tree)):  # every join, a subquery's too: every grp is 0
                 if node.get("type") == "JOIN" and node.get("condition") is not None:
                     node["condition"] = _without_group_equality(node["condition"])
-        _MADE[key] = f"CREATE OR REPLACE TEMP VIEW {name} AS {_written(con, tree)}"
-    return _MADE[key]
+        return tree
+
+    key = (name, query, tuple(sorted(columns.items())), one_group, flags)
+    return _Plan(key, queries, edit, _head(name))
 
 
 def _parsed(con: duckdb.DuckDBPyConnection, *queries: str) -> list[Node]:
@@ -311,10 +359,11 @@ def _parsed(con: duckdb.DuckDBPyConnection, *queries: str) -> list[Node]:
     return statements
 
 
-def _written(con: duckdb.DuckDBPyConnection, statement: Node) -> str:
-    """The SQL of a statement's syntax tree (:func:`_parsed`)."""
-    tree = json.dumps({"error": False, "statements": [statement]})
-    return str(con.execute("SELECT json_deserialize_sql(?)", [tree]).fetchall()[0][0])
+def _written(con: duckdb.DuckDBPyConnection, *statements: Node) -> list[str]:
+    """The SQL of each statement's syntax tree (:func:`_parsed`): written in one call."""
+    trees = [json.dumps({"error": False, "statements": [statement]}) for statement in statements]
+    calls = ", ".join(["json_deserialize_sql(?)"] * len(trees))
+    return [str(sql) for sql in con.execute(f"SELECT {calls}", trees).fetchall()[0]]
 
 
 def _nodes(tree: Any) -> Iterator[Node]:
