@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-_OWNED = re.compile(r"^rankmetrics-([0-9]+)-")
+_PREFIX = "rankmetrics-"
+_OWNED = re.compile(rf"^{_PREFIX}([0-9]+)-")
 # After an engine's failure, the removal is repeated until the directory has stayed absent for
 # _SETTLED seconds, for at most _SETTLING seconds (polling every _POLL).
 _SETTLED, _SETTLING, _POLL = 0.3, 3.0, 0.05
@@ -34,11 +35,14 @@ def _running(pid: int) -> bool:
 
 
 def remove_stale(parent: Path) -> None:
-    """Remove the directories of ``parent`` that runs of processes no longer alive left."""
-    for entry in parent.iterdir():
-        owner = _OWNED.match(entry.name)
-        if owner and entry.is_dir() and not _running(int(owner.group(1))):
-            shutil.rmtree(entry, ignore_errors=True)
+    """Remove the directories of ``parent`` that runs of processes no longer alive left. (The
+    names are matched as the system lists them, before any other call per entry: a system's
+    temporary directory holds hundreds of entries, and this runs on every evaluation.)"""
+    with os.scandir(parent) as entries:
+        for entry in entries:
+            owner = entry.name.startswith(_PREFIX) and _OWNED.match(entry.name)
+            if owner and entry.is_dir() and not _running(int(owner.group(1))):
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 @contextmanager
@@ -48,7 +52,7 @@ def managed_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Path]
     if not parent.is_dir():
         raise ValueError(f"temp_dir {str(parent)!r} is not a directory")
     remove_stale(parent)
-    path = Path(tempfile.mkdtemp(prefix=f"rankmetrics-{os.getpid()}-", dir=parent))
+    path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
     try:
         yield path
     except ValueError:  # the checks refused the input: no engine is writing
