@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import polars as pl
 
@@ -26,6 +27,11 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.ranks import ordered_by, starts_run
 from polars_rankmetrics.metrics.registry import MetricKey, min_labels
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
+
+# The Polars engine that the lazy checks below collect with ("auto": Polars' default, its
+# streaming engine; "in-memory" for a small table held in memory, see
+# :data:`polars_rankmetrics.engines.polars.IN_MEMORY_ROWS`).
+Collector = Literal["auto", "in-memory"]
 
 
 def check_schema(
@@ -351,8 +357,9 @@ def judge_rows(
 
 
 def check_rows(
-    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False
-) -> RowFacts:
+    lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False,
+    engine: Collector = "auto",
+) -> RowFacts:  # fmt: skip
     """Nulls, NaNs and out-of-range values, in one pass over the table; with ``ordered``, also
     whether the rows are strictly ordered by sample and label (:class:`RowFacts`), which is
     cheaper than the distinct count it spares but holds the key columns in memory (the streaming
@@ -369,7 +376,7 @@ def check_rows(
         conditions["non_binary_truth"].any().alias("__graded"),
         in_order.alias("__ordered"),
         *(condition.any().alias(pid) for pid, condition in conditions.items()),
-    ).collect()
+    ).collect(engine=engine)
     facts = found.row(0, named=True)
     # An example row for each problem found (a second pass, only over a table with problems).
     names = list(dict.fromkeys([*cols.sample_keys, cols.label]))
@@ -380,28 +387,32 @@ def check_rows(
         for pid in problems
     )  # fmt: skip
     judge_rows(
-        dict.fromkeys(conditions) | (examples.collect().row(0, named=True) if problems else {}),
+        dict.fromkeys(conditions)
+        | (examples.collect(engine=engine).row(0, named=True) if problems else {}),
         cols, keys, facts["__rows"],
     )  # fmt: skip
     return RowFacts(facts["__rows"], not facts["__graded"], bool(facts["__ordered"]))
 
 
-def group_labels(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
+def group_labels(lf: pl.LazyFrame, cols: Columns, *, engine: Collector = "auto") -> pl.DataFrame:
     """How many distinct labels each group has (``group_keys`` and :data:`GROUP_LABELS`)."""
     return (
         lf.group_by(_group_exprs(cols))
         .agg(pl.col(cols.label).n_unique().alias(GROUP_LABELS))
-        .collect()
+        .collect(engine=engine)
     )
 
 
-def label_range(lf: pl.LazyFrame, cols: Columns) -> tuple[int, int] | None:
+def label_range(
+    lf: pl.LazyFrame, cols: Columns, *, engine: Collector = "auto"
+) -> tuple[int, int] | None:
     """The smallest and the largest label of integer labels; None for other labels or no
     rows."""
     if not lf.collect_schema()[cols.label].is_integer():
         return None
     label = pl.col(cols.label)
-    lowest, highest = lf.select(label.min(), label.max().alias("__max")).collect().row(0)
+    found = lf.select(label.min(), label.max().alias("__max")).collect(engine=engine)
+    lowest, highest = found.row(0)
     return None if lowest is None else (lowest, highest)
 
 
@@ -473,14 +484,14 @@ def summarise_samples(per_sample: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
     return per_sample.select(summary).with_columns(pl.lit(0).alias(GROUP))
 
 
-def sample_summary(lf: pl.LazyFrame, cols: Columns) -> pl.DataFrame:
+def sample_summary(lf: pl.LazyFrame, cols: Columns, *, engine: Collector = "auto") -> pl.DataFrame:
     """Per group (columns named by :data:`SUMMARY_NAMES`): ``weight`` (the summed sample
     weights), ``min_labels`` (the fewest distinct labels a sample has) and ``short_sample`` (one
     such sample), ``repeated_sample`` (a sample with a repeated label) and
     ``varying_weight_sample`` (a sample whose weight varies), null
     when there is none. Examples are the smallest such sample id, as in the SQL."""
     per_sample = lf.group_by(cols.sample_keys).agg(sample_facts(cols))
-    return summarise_samples(per_sample, cols).collect()
+    return summarise_samples(per_sample, cols).collect(engine=engine)
 
 
 def check_samples(
@@ -519,11 +530,13 @@ def check_weight_totals(summaries: pl.DataFrame, cols: Columns) -> None:
         raise_zero_weight(cols, {k: zero[k][0] for k in cols.by})
 
 
-def repeated_label(lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object]) -> object:
+def repeated_label(
+    lf: pl.LazyFrame, cols: Columns, where: Mapping[str, object], *, engine: Collector = "auto"
+) -> object:
     """A label that the sample ``where`` (its ``by`` values and id) carries more than once."""
     match = pl.all_horizontal(pl.col(k).eq_missing(v) for k, v in where.items())
     repeated = lf.filter(match).group_by(cols.label).len().filter(pl.col("len") > 1)
-    return repeated.sort(cols.label).head(1).collect()[cols.label][0]
+    return repeated.sort(cols.label).head(1).collect(engine=engine)[cols.label][0]
 
 
 def repeats_a_label(
