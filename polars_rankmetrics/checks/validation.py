@@ -428,8 +428,17 @@ def span_labels(lowest: int, highest: int, rows: int) -> pl.DataFrame:
 def reach_labels(summary: pl.DataFrame, labels: pl.DataFrame, cols: Columns) -> bool:
     """Whether every sample of ``summary`` (a :func:`sample_summary`) carries as many distinct
     labels as its group's entry of ``labels`` says (a :func:`span_labels` bound confirmed)."""
+    if not cols.by:
+        count = _the_group_labels(labels)
+        return count is None or bool((summary[MIN_LABELS] == count).all())
     joined = summary.join(labels, on=group_keys(cols), how="left", nulls_equal=True)
     return bool((joined[MIN_LABELS] == joined[GROUP_LABELS]).all())
+
+
+def _the_group_labels(labels: pl.DataFrame) -> object:
+    """The label count of the one group of a table without ``by`` columns (None without rows,
+    as a join finds none), read without a join: these checks run on every evaluation."""
+    return labels[GROUP_LABELS][0] if labels.height else None
 
 
 def check_label_count(labels: pl.DataFrame, cols: Columns, keys: Sequence[MetricKey]) -> None:
@@ -507,8 +516,13 @@ def check_samples(
     label that a sample repeats, for the message.
     """
     keys = group_keys(cols)
-    joined = summary.join(labels, on=keys, how="left", nulls_equal=True).sort(keys)
-    for row in joined.iter_rows(named=True):
+    if cols.by:
+        joined = summary.join(labels, on=keys, how="left", nulls_equal=True).sort(keys)
+        rows = joined.iter_rows(named=True)
+    else:
+        count = _the_group_labels(labels)
+        rows = (row | {GROUP_LABELS: count} for row in summary.iter_rows(named=True))
+    for row in rows:
         group = {b: row[b] for b in cols.by}
         if row[REPEATED_SAMPLE] is not None:
             where = group | {cols.sample: row[REPEATED_SAMPLE]}
@@ -523,6 +537,10 @@ def check_samples(
 def check_weight_totals(summaries: pl.DataFrame, cols: Columns) -> None:
     """The sample weights of each group (the ``weight`` of :func:`sample_summary`, maybe one
     row per bucket) add up to more than 0."""
+    if not cols.by:
+        if summaries.height and summaries[SUMMARY_WEIGHT].sum() <= 0:
+            raise_zero_weight(cols, {})
+        return
     keys = group_keys(cols)
     totals = summaries.group_by(keys).agg(pl.col(SUMMARY_WEIGHT).sum()).sort(keys)
     zero = totals.filter(pl.col(SUMMARY_WEIGHT) <= 0)

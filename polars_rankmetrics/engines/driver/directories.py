@@ -69,6 +69,12 @@ def _remove(path: Path, *, settle: bool = False) -> None:
     writer threads may still finish or start a file as the error arrives (a full disk fails one
     partition of a sink while the others write, creating their directories), so the removal is
     repeated until the directory has stayed absent for a while (:data:`_SETTLED`)."""
+    if not settle:
+        try:
+            path.rmdir()  # empty, as a run in one piece leaves it: one call
+            return
+        except OSError:
+            pass
     absent_since = None
     for _ in range(round(_SETTLING / _POLL) if settle else 1):
         shutil.rmtree(path, ignore_errors=True)
