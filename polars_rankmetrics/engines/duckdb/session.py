@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -39,10 +40,10 @@ from polars_rankmetrics.inputs.sizes import parse_size
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
 _INPUT = "rankmetrics_input AS "  # how the statement defining the input view names it
-# The held sample counts' column counting the rows flagged by any row problem checked, and the
-# truth's non-binary values, counted apart: a graded truth is no problem to dcg and ndcg.
+# The held sample counts' column counting the rows flagged by any row problem checked.
 _FLAGGED = "rankmetrics_flagged"
-_NON_BINARY = "non_binary_truth"
+# The views counting each row problem and flagging each row (sql/08_checks.sql).
+_ROW_CHECK_VIEWS = ("rankmetrics_row_flags", "rankmetrics_row_checks")
 
 
 @dataclass
@@ -86,6 +87,7 @@ class DuckDBSession(SQLSession):
         self._counts_defined = False
         self._counts_held = False
         self._whole = False  # the session evaluates its table in one piece (hold)
+        self._deferred: list[str] = []  # the statements of views defined where needed
 
     def _define(self, settings: Settings) -> None:
         """The views of :meth:`SQLSession._define`, some as DuckDB's variants
@@ -107,7 +109,11 @@ class DuckDBSession(SQLSession):
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)
         shared = self._defined
         if shared is None or shared.schema != self._schema:
-            for statement in [*inputs, *(statement for _, statement in named)]:
+            # In one piece, the row problems are counted in the sample counts' pass: the views
+            # counting them one by one are defined only where a row is flagged.
+            deferred = _ROW_CHECK_VIEWS if self._whole else ()
+            self._deferred = [statement for view, statement in named if view in deferred]
+            for statement in [*inputs, *(s for view, s in named if view not in deferred)]:
                 self._execute(statement)
             if shared is not None:
                 shared.schema = self._schema
@@ -142,7 +148,7 @@ class DuckDBSession(SQLSession):
             self._rank_positives(carried=context.rows.carries_ranks, sums=sums)
         for view, columns in self._shared.items():  # the discounts, the positive ranks
             ranks = view == "rankmetrics_positive_ranks"
-            if ranks and not tuning.positives_fit(self._frame, self._limit):
+            if ranks and not tuning.positives_fit(self._row, self._limit):
                 continue
             self._hold(view, columns)
         self._shared = {}
@@ -154,25 +160,42 @@ class DuckDBSession(SQLSession):
         read (:meth:`_flag_counts`)."""
         self._whole = True
 
-    def _flag_counts(self, problems: Sequence[str]) -> str:
+    def _flag_counts(self, problems: Sequence[str], told: Sequence[str]) -> str:
         """Where the session evaluates its table in one piece (:meth:`hold`), the sample counts'
-        pass also counts the rows flagged by ``problems`` (:data:`_FLAGGED`; the truth's
-        non-binary values apart, which are no problem to every metric): where it finds none,
-        the counts are zeros, without a pass of their own; else, and in a bucket,
+        pass also counts the rows flagged by ``problems``, in one column (:data:`_FLAGGED`), but
+        those of ``told`` (no problem to the run, counted for what they tell: a graded truth to
+        dcg and ndcg) each in a column of its own. Where the flagged rows are none, the counts
+        are zeros (the told ones' as found), without a pass of their own; else, and in a bucket,
         ``rankmetrics_row_checks`` counts each problem."""
         if not (self._whole and problems):
-            return super()._flag_counts(problems)
-        flags = {_FLAGGED: [p for p in problems if p != _NON_BINARY]}
-        flags |= {_NON_BINARY: [_NON_BINARY]} if _NON_BINARY in problems else {}
+            return self._counted_apart(problems, told)
+        flags = {_FLAGGED: [p for p in problems if p not in told]}
+        flags |= {p: [p] for p in problems if p in told}
         flags = {column: found for column, found in flags.items() if found}
         self._views()
         self._hold_sample_counts(flags=flags)
         totals = ", ".join(f"coalesce(sum({column}), 0) AS {column}" for column in flags)
-        found = self._fetch(f"SELECT {totals} FROM {SAMPLE_COUNTS}_once").row(0, named=True)
+        found = self._row(f"SELECT {totals} FROM {SAMPLE_COUNTS}_once")
         if found.get(_FLAGGED, 0):
-            return super()._flag_counts(problems)
-        counts = {p: 0 for p in problems} | {c: v for c, v in found.items() if c == _NON_BINARY}
+            return self._counted_apart(problems, told)
+        counts = {p: 0 for p in problems} | {c: v for c, v in found.items() if c != _FLAGGED}
         return f"(SELECT {', '.join(f'{int(n)} AS {p}' for p, n in counts.items())})"
+
+    def _counted_apart(self, problems: Sequence[str], told: Sequence[str]) -> str:
+        """``rankmetrics_row_checks``, counting each problem (:meth:`SQLSession._flag_counts`),
+        defined first where the session deferred it."""
+        self._define_deferred()
+        return super()._flag_counts(problems, told)
+
+    def _flagged(self, problem: str) -> dict[str, object] | None:
+        self._define_deferred()
+        return super()._flagged(problem)
+
+    def _define_deferred(self) -> None:
+        """Define the views the session deferred (:data:`_ROW_CHECK_VIEWS`), once."""
+        statements, self._deferred = self._deferred, []
+        for statement in statements:
+            self._execute(statement)
 
     def _hold_sample_counts(
         self, *, unique_labels: bool = False, flags: Mapping[str, Sequence[str]] | None = None
@@ -211,7 +234,7 @@ class DuckDBSession(SQLSession):
         a count per positive."""
         if carried:
             statements = carried_ranks(self.con, self._input_query)
-        elif tuning.ranks_by_pairs(self._frame):
+        elif tuning.ranks_by_pairs(self._row):
             statements = [
                 f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT * FROM {plan}"
                 for view, plan in ((POSITIVE_RANKS, BY_PAIRS), (POSITIVE_SUMS, SUMS_BY_PAIRS))
@@ -228,6 +251,12 @@ class DuckDBSession(SQLSession):
 
     def _execute(self, statement: str) -> None:
         self.con.execute(statement)
+
+    def _fetch_row(self, sql: str) -> dict[str, Any]:
+        # A DB-API result: a relation (_fetch) binds its query once more before it runs.
+        found = self.con.execute(sql)
+        names = [column[0] for column in found.description]
+        return dict(zip(names, found.fetchall()[0], strict=True))
 
     def sample_summary(self) -> pl.DataFrame:
         """:meth:`SQLSession.sample_summary` over DuckDB's sample counts."""

@@ -8,9 +8,8 @@ None of these choices changes a value, only the time and the memory a run takes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-
-import polars as pl
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.engines.sql.export import views_read, words
@@ -70,7 +69,7 @@ _READS_POSITIVE_RANKS = re.compile(
     r"\b(?:FROM|JOIN)\s+rankmetrics_positive_ranks\b(?:\s+AS\s+(\w+))?", re.IGNORECASE
 )
 
-Query = Callable[[str], pl.DataFrame]
+Query = Callable[[str], Mapping[str, Any]]  # a query's one row, by column name
 
 # The columns of the ranking view (sql/04) that its positives' sums by pairs give: the wrong
 # pairs (ranking loss) and the ranks' spans (roc_auc), not those needing a count per positive.
@@ -83,10 +82,10 @@ def ranks_by_pairs(query: Query) -> bool:
     :data:`_PAIRS_PER_RANKED_ROW` pairs per row the windows would rank, and never where the
     sample counts' bounds (:data:`_BOUNDS`) exceed the ratio (many positives: their pairs alone
     outnumber the rows). ``query`` runs a query on the session, whose sample counts are held."""
-    bounds = query(_BOUNDS).row(0, named=True)
+    bounds = query(_BOUNDS)
     if (bounds["least_pairs"] or 0) > _PAIRS_PER_RANKED_ROW * (bounds["most_ranked"] or 0):
         return False
-    found = query(_ESTIMATE).row(0, named=True)
+    found = query(_ESTIMATE)
     return bool((found["pairs"] or 0) <= _PAIRS_PER_RANKED_ROW * (found["ranked"] or 0))
 
 
@@ -107,7 +106,7 @@ def positives_fit(query: Query, limit: int | None) -> bool:
     if limit is None:
         return True
     found = query("SELECT sum(n_positives) AS n FROM rankmetrics_sample_counts_once")
-    return int(found["n"][0] or 0) * _POSITIVE_RANK_BYTES <= limit / 2
+    return int(found["n"] or 0) * _POSITIVE_RANK_BYTES <= limit / 2
 
 
 def shared_views(

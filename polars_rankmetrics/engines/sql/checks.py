@@ -40,6 +40,13 @@ def counted_problems(cols: Columns, keys: Sequence[MetricKey], schema: pl.Schema
     ]  # fmt: skip
 
 
+def told(cols: Columns, keys: Sequence[MetricKey]) -> list[str]:
+    """The problems :func:`counted_problems` counts only for what they tell, no problem to
+    ``keys``: ``non_binary_truth`` where every key takes a graded truth (dcg, ndcg), counted to
+    know whether the truth is binary."""
+    return [] if "non_binary_truth" in row_problems(cols, keys) else ["non_binary_truth"]
+
+
 # The problems that are the nulls of one source column, by the Columns field naming it.
 _COLUMN_NULLS = {
     "null_sample": "sample", "null_label": "label", "null_truth": "truth", "null_pred": "pred",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from typing import Any
 
 import polars as pl
 
@@ -103,6 +104,15 @@ class SQLSession:
         self._views()
         return self._fetch(sql, parameters)
 
+    def _fetch_row(self, sql: str) -> dict[str, Any]:
+        """The one row of ``sql`` (a query of numbers, such as counts), by column name."""
+        return self._fetch(sql).row(0, named=True)
+
+    def _row(self, sql: str) -> dict[str, Any]:
+        """:meth:`_fetch_row`, the session's views defined first."""
+        self._views()
+        return self._fetch_row(sql)
+
     def _views(self) -> None:
         """Define the session's views, once: before the first query that reads them."""
         if self._undefined is not None:
@@ -129,7 +139,7 @@ class SQLSession:
         return self._schema
 
     def count_rows(self) -> int:
-        return int(self._fetch("SELECT count(*) AS n FROM rankmetrics_source")["n"][0])
+        return int(self._fetch_row("SELECT count(*) AS n FROM rankmetrics_source")["n"])
 
     def hold(self) -> None:
         """Nothing: the SQL engines plan their reads of the source themselves (a copy into a
@@ -143,11 +153,13 @@ class SQLSession:
         need the source's own types: a null ``by`` value, and an integer or decimal score that
         DOUBLE cannot hold exactly. (A SQL table has no row order: ``ordered`` finds nothing.)"""
         problems = sql_checks.counted_problems(self.cols, keys, self._schema)
-        counted = self._flag_counts(sql_checks.flagged(problems))
+        told = sql_checks.told(self.cols, keys)
+        counted = self._flag_counts(sql_checks.flagged(problems), told)
         query = sql_checks.counts_query(problems, self.cols, self._quote, counted)
-        counts = self._frame(query).row(0, named=True)
+        counts = self._row(query)
         rows = int(counts.pop("n_rows"))
-        found = sql_checks.row_examples(counts, self._flagged)
+        problem_counts = {p: n for p, n in counts.items() if p not in told}
+        found = sql_checks.row_examples(problem_counts, self._flagged)
         for i, b in enumerate(self.cols.by):
             found[f"null_by_{i}"] = self._source_row(f"{self._quote(b)} IS NULL")
         found["inexact_score"] = None
@@ -160,10 +172,11 @@ class SQLSession:
         validation.judge_rows(found, self.cols, keys, rows)
         return validation.RowFacts(rows, not counts.get("non_binary_truth"))
 
-    def _flag_counts(self, problems: Sequence[str]) -> str:
-        """The relation that counts ``problems`` (rows flagged by ``rankmetrics_row_flags``):
-        one row, a column per problem."""
-        del problems  # rankmetrics_row_checks counts every one
+    def _flag_counts(self, problems: Sequence[str], told: Sequence[str]) -> str:
+        """The relation that counts ``problems`` (rows flagged by ``rankmetrics_row_flags``,
+        ``told`` among them counted only for what they tell, :func:`~.checks.told`): one row, a
+        column per problem."""
+        del problems, told  # rankmetrics_row_checks counts every one
         return "rankmetrics_row_checks"
 
     def _example(self, row: Mapping[str, object] | None) -> dict[str, object] | None:
@@ -216,10 +229,8 @@ class SQLSession:
         where no file's statistics answer it)."""
         if not self._schema[self.cols.label].is_integer():
             return None
-        found = self._frame(
-            "SELECT min(label) AS lowest, max(label) AS highest FROM rankmetrics_input"
-        )
-        lowest, highest = found.row(0)
+        found = self._row("SELECT min(label) AS low, max(label) AS high FROM rankmetrics_input")
+        lowest, highest = found["low"], found["high"]
         return None if lowest is None else (int(lowest), int(highest))
 
     def sample_summary(self) -> pl.DataFrame:
