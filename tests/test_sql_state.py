@@ -315,15 +315,27 @@ def check_every_key(warehouse: Warehouse) -> None:
                        check_exact=False, rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
     # The curves of the rounded scores, not of the scores.
     assert not ours["roc_auc_weighted"].equals(expected["roc_auc_weighted"])
-    checks = "SELECT parameters, overlap FROM rankmetrics_state_checks ORDER BY grp"
+    # The checks are per group: three merges in one table, each model renamed after its merge,
+    # so that one definition and one query answer for all three (each a JVM round trip on Spark).
     days = by_day.drop("day")
-    define_finalize(warehouse, days, ["lrap"], ["model"])
-    assert warehouse.fetch(checks).rows() == [(1, 0.0)] * 4
-    define_finalize(warehouse, pl.concat([days, days]), ["lrap"], ["model"])
-    assert warehouse.fetch(checks).rows() == [(1, 1.0)] * 4
-    other = days.with_columns(rm_params=pl.lit('{"beta":2.0}'))
-    define_finalize(warehouse, pl.concat([days, other]), ["lrap"], ["model"])
-    assert warehouse.fetch(checks).rows() == [(2, 1.0)] * 4
+    merges = {
+        "disjoint": (days, (1, 0.0)),
+        "twice": (pl.concat([days, days]), (1, 1.0)),
+        "mixed": (pl.concat([days, days.with_columns(rm_params=pl.lit('{"beta":2.0}'))]), (2, 1.0)),
+    }  # fmt: skip
+    renamed = [
+        states.with_columns(model=pl.lit(f"{merge}/") + pl.col("model"))
+        for merge, (states, _) in merges.items()
+    ]
+    define_finalize(warehouse, pl.concat(renamed), ["lrap"], ["model"])
+    found = warehouse.fetch("SELECT grp, parameters, overlap FROM rankmetrics_state_checks")
+    expected_checks = {
+        f"{merge}/{model}": checks
+        for merge, (_, checks) in merges.items()
+        for model in days["model"].unique()
+    }
+    assert len(expected_checks) == 12
+    assert {grp: (int(p), o) for grp, p, o in found.rows()} == expected_checks
 
 
 def _interval_table(n_samples: int = 150, seed: int = 3) -> pl.DataFrame:
