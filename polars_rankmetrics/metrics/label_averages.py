@@ -44,6 +44,7 @@ A group without any score left is NaN.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import polars as pl
 
@@ -61,6 +62,8 @@ from polars_rankmetrics.metrics.registry import Context, MetricKey
 LABEL = "label"
 SET_COUNTS = ("tp", "fp", "fn")
 _NAN = float("nan")
+
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
 
 def label_counts(
@@ -122,8 +125,8 @@ def combine(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame
 
 
 def label_scores(
-    counts: pl.DataFrame, kinds: Sequence[str], *, beta: float = 1.0, zero_division: float = 0.0
-) -> pl.DataFrame:
+    counts: Frame, kinds: Sequence[str], *, beta: float = 1.0, zero_division: float = 0.0
+) -> Frame:
     """Per row of ``counts``: ``support`` (tp + fn) and each of ``kinds`` (``precision``,
     ``recall``, ``f1``, ``fbeta``, ``jaccard``)."""
     tp, fp, fn = (pl.col(c) for c in SET_COUNTS)
@@ -134,7 +137,7 @@ def label_scores(
     return counts.with_columns((tp + fn).alias("support"), *scores)
 
 
-def label_curves(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+def label_curves(counts: Frame, keys: Sequence[str]) -> Frame:
     """Per ``keys`` (group and ``label``; or the group alone, pooling the labels: micro) from
     score counts: ``support`` and ``negatives`` (weighted), ``average_precision`` and
     ``roc_auc``."""
@@ -164,7 +167,7 @@ def label_curves(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     )  # fmt: skip
 
 
-def cumulative(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+def cumulative(counts: Frame, keys: Sequence[str]) -> Frame:
     """Per ``keys`` from score counts: one row per distinct score, highest first, with ``pos``
     and ``neg`` at that score and ``tp`` and ``fp``, the weighted positives and negatives scoring
     at least it: the points of the precision-recall and ROC curves, a tied block one step."""
@@ -179,9 +182,9 @@ def cumulative(counts: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
 
 
 def averages(
-    per_label: pl.DataFrame, group: Sequence[str], columns: Sequence[str], average: str,
+    per_label: Frame, group: Sequence[str], columns: Sequence[str], average: str,
     *, no_support: float | None,
-) -> pl.DataFrame:  # fmt: skip
+) -> Frame:  # fmt: skip
     """Per ``group``: the ``macro`` or ``weighted`` average of each of ``columns`` over the
     labels of ``per_label`` (which has a ``support`` column). ``no_support`` is the weighted
     value where the labels left have no support (None: the plain mean)."""
@@ -241,12 +244,13 @@ def label_means(
     for key in keys:
         kind, average = key.metric.label_score  # type: ignore[misc]
         table = tables[key.metric.reduction]
+        value: pl.LazyFrame
         if key.metric.reduction == "labels":
             if average == "micro":
-                pooled = table.group_by(group).agg(pl.col(SET_COUNTS).sum())
+                pooled = table.lazy().group_by(group).agg(pl.col(SET_COUNTS).sum())
                 value = label_scores(pooled, [kind], **options).select(*group, kind)
             else:
-                per_label = label_scores(table, [kind], **options)
+                per_label = label_scores(table.lazy(), [kind], **options)
                 value = averages(per_label, group, [kind], average, no_support=None)
         elif kind in LOSSES or kind in CALIBRATION:
             at = (average == "micro", key.k or N_BINS if kind in CALIBRATION else 0)
@@ -254,16 +258,17 @@ def label_means(
                 over = group if average == "micro" else [*group, LABEL]
                 cells[at] = _cells(table, over, sorted(set(wanted[at])), at[1])
             if average == "micro":
-                value = cells[at].select(*group, kind)
+                value = cells[at].lazy().select(*group, kind)
             else:
-                value = averages(cells[at], group, [kind], average, no_support=None)
+                value = averages(cells[at].lazy(), group, [kind], average, no_support=None)
         elif average == "micro":
-            value = label_curves(table, group).select(*group, kind)
+            value = label_curves(table.lazy(), group).select(*group, kind)
         else:
-            per_label = label_curves(table, [*group, LABEL])
+            per_label = label_curves(table.lazy(), [*group, LABEL])
             value = averages(per_label, group, [kind], average, no_support=0.0)
         parts.append(value.select(*group, pl.col(kind).fill_null(_NAN).alias(str(key))))
     result = parts[0]
     for part in parts[1:]:
         result = result.join(part, on=group, nulls_equal=True)
-    return result
+    # Every key in one query of the tables in memory (step by step, each step is one).
+    return result.collect(engine="in-memory")
