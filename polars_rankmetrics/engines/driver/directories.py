@@ -3,7 +3,8 @@ runs left behind.
 
 A run's directory is ``rankmetrics-<pid>-*`` under ``temp_dir`` (the system's temporary
 directory by default), removed when the run ends however it ends; one left by a process that no
-longer runs is removed when the next run starts.
+longer runs is removed when a later run starts (a process looks in a directory at most once every
+:data:`_SWEEP` seconds).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ _OWNED = re.compile(rf"^{_PREFIX}([0-9]+)-")
 # After an engine's failure, the removal is repeated until the directory has stayed absent for
 # _SETTLED seconds, for at most _SETTLING seconds (polling every _POLL).
 _SETTLED, _SETTLING, _POLL = 0.3, 3.0, 0.05
+# The listing of a system's temporary directory (hundreds of entries) costs an evaluation of a
+# small table a tenth of its time: a process looks for stale directories in a parent at most
+# once every _SWEEP seconds (_swept: when it last looked, per parent).
+_SWEEP = 60.0
+_swept: dict[Path, float] = {}
 
 
 def _running(pid: int) -> bool:
@@ -36,8 +42,7 @@ def _running(pid: int) -> bool:
 
 def remove_stale(parent: Path) -> None:
     """Remove the directories of ``parent`` that runs of processes no longer alive left. (The
-    names are matched as the system lists them, before any other call per entry: a system's
-    temporary directory holds hundreds of entries, and this runs on every evaluation.)"""
+    names are matched as the system lists them, before any other call per entry.)"""
     with os.scandir(parent) as entries:
         for entry in entries:
             owner = entry.name.startswith(_PREFIX) and _OWNED.match(entry.name)
@@ -51,7 +56,10 @@ def managed_directory(temp_dir: str | os.PathLike[str] | None) -> Iterator[Path]
     parent = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
     if not parent.is_dir():
         raise ValueError(f"temp_dir {str(parent)!r} is not a directory")
-    remove_stale(parent)
+    last, now = _swept.get(parent), time.monotonic()
+    if last is None or now - last >= _SWEEP:
+        _swept[parent] = now
+        remove_stale(parent)
     path = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-", dir=parent))
     try:
         yield path
