@@ -334,11 +334,14 @@ class RowFacts:
     or 1 (dcg/ndcg accept graded truth), and whether no sample can repeat a label because the
     rows are strictly ordered by the sample keys and the label (``unique_labels``: then a
     sample's distinct labels are its rows, and the per-sample distinct count, the dearest of
-    the checks, is not needed; an engine that does not look says False)."""
+    the checks, is not needed; an engine that does not look says False); where asked, the
+    smallest and the largest label of integer labels (``label_range``, as :func:`label_range`
+    gives them; None for other labels or where not asked)."""
 
     rows: int
     binary_truth: bool
     unique_labels: bool = False
+    label_range: tuple[int, int] | None = None
 
 
 def judge_rows(
@@ -358,13 +361,17 @@ def judge_rows(
 
 def check_rows(
     lf: pl.LazyFrame, cols: Columns, keys: Sequence[MetricKey], *, ordered: bool = False,
-    engine: Collector = "auto",
+    with_label_range: bool = False, engine: Collector = "auto",
 ) -> RowFacts:  # fmt: skip
     """Nulls, NaNs and out-of-range values, in one pass over the table; with ``ordered``, also
     whether the rows are strictly ordered by sample and label (:class:`RowFacts`), which is
     cheaper than the distinct count it spares but holds the key columns in memory (the streaming
-    engine does not compare a row with the one before it): for a table evaluated in one piece."""
+    engine does not compare a row with the one before it): for a table evaluated in one piece;
+    with ``with_label_range``, also the range of integer labels, in the same pass."""
     schema = lf.collect_schema()
+    ranged = with_label_range and schema[cols.label].is_integer()
+    label = pl.col(cols.label)
+    extent = [label.min().alias("__lowest"), label.max().alias("__highest")] if ranged else []
     conditions = _row_conditions(schema, cols, keys)
     in_order = (
         ordered_by(schema, [*cols.sample_keys, cols.label])
@@ -375,6 +382,7 @@ def check_rows(
         pl.len().alias("__rows"),
         conditions["non_binary_truth"].any().alias("__graded"),
         in_order.alias("__ordered"),
+        *extent,
         *(condition.any().alias(pid) for pid, condition in conditions.items()),
     ).collect(engine=engine)
     facts = found.row(0, named=True)
@@ -391,7 +399,10 @@ def check_rows(
         | (examples.collect(engine=engine).row(0, named=True) if problems else {}),
         cols, keys, facts["__rows"],
     )  # fmt: skip
-    return RowFacts(facts["__rows"], not facts["__graded"], bool(facts["__ordered"]))
+    return RowFacts(
+        facts["__rows"], not facts["__graded"], bool(facts["__ordered"]),
+        (facts["__lowest"], facts["__highest"]) if ranged else None,
+    )  # fmt: skip
 
 
 def group_labels(lf: pl.LazyFrame, cols: Columns, *, engine: Collector = "auto") -> pl.DataFrame:

@@ -324,6 +324,9 @@ class PolarsSession:
         self.sorted_samples = False  # whether check_rows flagged the sample column sorted
         self.rows = rows
         self.engine = _collector(rows)  # the engine each query is collected by
+        # The row facts holding the label range, where check_rows found it (the whole table of a
+        # run in one piece, without by columns: the driver asks for it then).
+        self.ranged: validation.RowFacts | None = None
 
     def _counted(self, rows: int) -> int:
         self.rows, self.engine = rows, _collector(rows)
@@ -352,7 +355,11 @@ class PolarsSession:
         """The row checks; rows found strictly ordered by one sample column (and the label)
         have that column flagged sorted, so that each per-sample aggregation reads runs of
         rows instead of hashing the ids."""
-        facts = validation.check_rows(self.lf, self.cols, keys, ordered=ordered, engine=self.engine)
+        ranged = ordered and not self.cols.by
+        facts = validation.check_rows(
+            self.lf, self.cols, keys, ordered=ordered, with_label_range=ranged, engine=self.engine
+        )
+        self.ranged = facts if ranged else None
         if facts.unique_labels and len(self.cols.sample_keys) == 1:
             self.lf = self.lf.with_columns(pl.col(self.cols.sample).set_sorted())
             self.sorted_samples = True
@@ -362,6 +369,8 @@ class PolarsSession:
         return validation.group_labels(self.lf, self.cols, engine=self.engine)
 
     def label_range(self) -> tuple[int, int] | None:
+        if self.ranged is not None:
+            return self.ranged.label_range
         return validation.label_range(self.lf, self.cols, engine=self.engine)
 
     def sample_summary(self) -> pl.DataFrame:
