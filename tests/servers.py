@@ -88,22 +88,39 @@ def java_missing() -> str | None:
     return None
 
 
+# The tests' Spark settings, for tables of a few rows: no adaptive query execution (re-planning
+# each query's stages costs more than it saves), one shuffle partition, and expressions
+# interpreted rather than compiled to Java (compiling each query's code costs more than running
+# it). They change the plans, never a value.
+SPARK_TEST_CONF = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+# The JVM's own: its just-in-time compiler stops at its first tier (over runs of seconds, the
+# second tier's compiles cost more CPU than they save), and one garbage collector thread.
+SPARK_TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def spark_environment() -> dict[str, str]:
+    """The environment under which a process starts its JVM with the tests' settings: pyspark
+    passes ``PYSPARK_SUBMIT_ARGS`` to spark-submit, whose ``--conf`` settings a session built
+    in that process starts with (those it sets itself win)."""
+    confs = " ".join(f"--conf {key}={value}" for key, value in SPARK_TEST_CONF.items())
+    args = f"--driver-java-options '{SPARK_TEST_JVM}' {confs} pyspark-shell"
+    return {**os.environ, "PYSPARK_SUBMIT_ARGS": args}
+
+
 def spark_session():
-    """The library's local Spark session, tuned for the tests' tables of a few rows: no
-    adaptive query execution (re-planning each query's stages costs more than it saves), one
-    shuffle partition, and expressions interpreted rather than compiled to Java (compiling each
-    query's code costs more than running it). These change the plans, never a value. One
-    catalog call cannot run interpreted: ``catalog.listTables()`` (list views with ``SHOW
-    VIEWS``)."""
+    """The library's local Spark session with :data:`SPARK_TEST_CONF`, its JVM started with
+    :data:`SPARK_TEST_JVM`. One catalog call cannot run interpreted: ``catalog.listTables()``
+    (list views with ``SHOW VIEWS``)."""
     from polars_rankmetrics.engines.spark import local_session
 
+    os.environ["PYSPARK_SUBMIT_ARGS"] = spark_environment()["PYSPARK_SUBMIT_ARGS"]
     session = local_session()
-    for key, value in {
-        "spark.sql.adaptive.enabled": "false",
-        "spark.sql.shuffle.partitions": "1",
-        "spark.sql.codegen.wholeStage": "false",
-        "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    }.items():
+    for key, value in SPARK_TEST_CONF.items():
         session.conf.set(key, value)
     return session
 
