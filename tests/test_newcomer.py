@@ -16,7 +16,7 @@ import pandas as pd
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from servers import java_missing
+from servers import java_missing, spark_environment
 from sklearn import metrics as skm
 from test_sql_engines import random_cases
 
@@ -374,15 +374,17 @@ def test_compare_says_how_many_samples_wins_ties_losses_count():
 # 8. Spark: the progress line from the start, and what its start costs.
 
 
-def on_a_terminal(*args: str) -> tuple[int, str, str]:
-    """Run the command with stderr on a pseudo-terminal, read as it is written (so that a long
-    run never fills the terminal's buffer); return (status, stdout, what the terminal got)."""
+def on_a_terminal(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Run the command (in ``env``, by default this process's environment) with stderr on a
+    pseudo-terminal, read as it is written (so that a long run never fills the terminal's
+    buffer); return (status, stdout, what the terminal got)."""
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "polars_rankmetrics.cli", *args],
         stdout=subprocess.PIPE,
         stderr=follower,
         text=True,
+        env=env,
     )
     os.close(follower)
     seen = b""
@@ -412,16 +414,17 @@ def test_the_progress_line_shows_from_the_start_with_the_time():
 @pytest.mark.slow
 @pytest.mark.skipif(java_missing() is not None, reason=str(java_missing()))
 def test_spark_says_it_is_starting_and_shows_the_progress_line(tmp_path):
-    """The command on Spark, in a process (and a JVM) of its own: it says it is starting Spark,
-    shows the progress line, and prints evaluate()'s numbers on tests/test_sql_engines.py's
-    random cases (ties, empty and full rows, zero weights, a model without positives)."""
+    """The command on Spark, in a process (and a JVM) of its own, started with the tests' Spark
+    settings (tests/servers.py): it says it is starting Spark, shows the progress line, and
+    prints evaluate()'s numbers on tests/test_sql_engines.py's random cases (ties, empty and
+    full rows, zero weights, a model without positives)."""
     path = tmp_path / "cases.parquet"
     table = random_cases(3)
     table.write_parquet(path)
     started = time.monotonic()
     status, stdout, terminal = on_a_terminal(
         "evaluate", str(path), "--engine", "spark", "--by", "model", "--weight", "weight",
-        "--metrics", "lrap,ndcg@3", "--format", "csv",
+        "--metrics", "lrap,ndcg@3", "--format", "csv", env=spark_environment(),
     )  # fmt: skip
     took = time.monotonic() - started
     assert status == 0, terminal
