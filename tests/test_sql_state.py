@@ -370,32 +370,36 @@ def _sorted_rows(state: pl.DataFrame, by: list[str]) -> pl.DataFrame:
 
 
 def check_intervals_and_rows(warehouse: Warehouse) -> None:
-    """Two partitions' states. Each one's rows, sorted, are rm.state's: every part (sums,
+    """Two partitions' states, in one run: each model of each partition a group of its own
+    (``m0/0``, ``m0/1``, ...). The state's rows, sorted, are rm.state's: every part (sums,
     units, labels, curves, sketch; with a _micro average, the sums and units of the per-sample
     counts), the values to 1e-12, the parameters' text exactly. rankmetrics_finalize's
-    percentile intervals from their union: those of evaluate(ci=..., bootstrap="poisson") on
-    the whole table, to 1e-12, the threshold _micro averages' (ratios of the replicates' pooled
-    counts) too. (The weights are positive here: rm.state's units count a one-class sample of
-    weight 0 in roc_auc_samples/x, which its sums do not.)"""
+    percentile intervals from their union, each group named after its model again: those of
+    evaluate(ci=..., bootstrap="poisson") on the whole table, to 1e-12, the threshold _micro
+    averages' (ratios of the replicates' pooled counts) too. (The weights are positive here:
+    rm.state's units count a one-class sample of weight 0 in roc_auc_samples/x, which its sums
+    do not.)"""
     table = _interval_table()
     interval_keys = ["lrap", "ndcg@3", "f1_samples", "mrr", "lwlrap", "f1_micro",
                      "precision_micro"]  # fmt: skip
     keys = [*interval_keys, "roc_auc_samples", "f1_macro", "average_precision_macro"]
-    options = {"by": "model", "weight": "weight", "intervals": True}
-    states = []
-    for part in _split(table):
-        ours = _sorted_rows(sql_state(warehouse, part, keys, **options), ["model"])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
-            expected = rm.state(part, keys, by="model", weight="weight", intervals=True)
-        expected = _sorted_rows(expected, ["model"])
-        assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch"}
-        assert ours.columns == expected.columns
-        assert_frame_equal(ours.drop("rm_value"), expected.drop("rm_value"))
-        assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
-        states.append(ours)
+    parts = pl.concat(
+        part.with_columns(model=pl.col("model") + f"/{i}") for i, part in enumerate(_split(table))
+    )
+    ours = sql_state(warehouse, parts, keys, by="model", weight="weight", intervals=True)
+    ours = _sorted_rows(ours, ["model"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
+        expected = rm.state(parts, keys, by="model", weight="weight", intervals=True)
+    expected = _sorted_rows(expected, ["model"])
+    assert expected["model"].n_unique() == 6
+    assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch"}
+    assert ours.columns == expected.columns
+    assert_frame_equal(ours.drop("rm_value"), expected.drop("rm_value"))
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    states = ours.with_columns(pl.col("model").str.replace(r"/\d$", ""))
     ci = {"ci": 0.9, "n_boot": 200, "seed": 11}
-    ours = sql_finalize(warehouse, pl.concat(states), interval_keys, ["model"], **ci)
+    ours = sql_finalize(warehouse, states, interval_keys, ["model"], **ci)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", rm.UndefinedMetricWarning)
         expected = rm.evaluate(table, interval_keys, by="model", weight="weight",
