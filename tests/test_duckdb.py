@@ -551,6 +551,38 @@ def test_duckdb_binary_ideal_table_is_the_views_table(by):
     con.close()
 
 
+def test_duckdb_unweighted_score_counts_are_the_views_counts():
+    """The score counts of a table without weights or by, counted (count_if, grouped by label
+    and score alone), against the view of sql/ (sums of weights of 1 per (grp, label, score)):
+    the same rows, with tied scores, a graded truth, a truth of 0 only and null (unscored)
+    scores."""
+    from polars_rankmetrics.engines.duckdb import connect, register_views
+    from polars_rankmetrics.engines.duckdb.variants import SCORE_COUNTS, view_variant
+
+    rng = np.random.default_rng(11)
+    n = 3000
+    score = np.round(rng.random(n), 1)
+    table = pl.DataFrame({
+        "sample": rng.integers(0, 100, n), "label": rng.integers(0, 8, n),
+        "score": score, "unscored": rng.random(n) < 0.05,
+        "truth": rng.choice([0.0, 0.0, 1.0, 2.0], n),
+    }).select(
+        "sample", "label", pl.when(~pl.col("unscored")).then(pl.col("score")).alias("score"),
+        truth=pl.when(pl.col("label") == 7).then(0.0).otherwise("truth"),
+    )  # fmt: skip
+    con = connect()
+    register_views(con, table)
+    query = f"SELECT * FROM {SCORE_COUNTS} ORDER BY ALL"
+    expected = pl.DataFrame(con.sql(query))
+    assert expected["score"].null_count() > 0 and expected["pos"].max() > 1
+    assert expected.filter(pl.col("label") == 7)["pos"].sum() == 0
+    variant = view_variant(con, SCORE_COUNTS, grouped=False, weighted=False)
+    assert "count_if(" in variant
+    con.execute(variant)
+    assert_frame_equal(pl.DataFrame(con.sql(query)), expected)
+    con.close()
+
+
 @pytest.mark.parametrize(
     ("span", "weighted", "grouped"),
     [((0, 99), False, False), ((0, 500), True, False), ((0, 5000), False, True),
@@ -576,15 +608,18 @@ def test_duckdb_variants_come_from_any_layout_of_the_views(span, weighted, group
         made = view_variant(con, view, grouped=False)
         assert not re.search(r"\w+\.grp = \w+\.grp", made)  # every join on the sample alone
         if "GROUP BY" in view_query(view):
-            assert "0 AS grp" in made and re.search(r'GROUP BY (\w+\.)?"sample"[,)]', made)
-            assert not re.search(r"GROUP BY [^)]*grp", made)
+            assert "0 AS grp" in made and not re.search(r"GROUP BY [^)]*grp", made)
+            by_sample = view != "rankmetrics_score_counts"  # grouped by (label, score)
+            assert not by_sample or re.search(r'GROUP BY (\w+\.)?"sample"[,)]', made)
         for layout in _layouts(view_query(view)):
             assert view_variant(con, view, grouped=False, query=layout) == made
-    counted = view_variant(con, "rankmetrics_coverage_per_sample", grouped=True)
-    assert counted.count("count_if(") == 2 and "GROUP BY" in counted
-    for layout in _layouts(view_query("rankmetrics_coverage_per_sample")):
-        assert view_variant(con, "rankmetrics_coverage_per_sample", grouped=True,
-                            query=layout) == counted  # fmt: skip
+    for view, weighted in (("rankmetrics_coverage_per_sample", True),
+                           ("rankmetrics_score_counts", False)):  # fmt: skip
+        counted = view_variant(con, view, grouped=True, weighted=weighted)
+        assert counted.count("count_if(") == 2 and "GROUP BY" in counted
+        for layout in _layouts(view_query(view)):
+            assert view_variant(con, view, grouped=True, weighted=weighted,
+                                query=layout) == counted  # fmt: skip
     con.close()
 
 

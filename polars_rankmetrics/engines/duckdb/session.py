@@ -103,7 +103,9 @@ class DuckDBSession(SQLSession):
         defined = defined_views(settings)
         read = views_read(defined)
         self._ideal = IDEAL_TABLE in read
-        variants = defined_variants(self.con, read, grouped=bool(self.cols.by))
+        variants = defined_variants(
+            self.con, read, grouped=bool(self.cols.by), weighted=self.cols.weight is not None
+        )
         inputs = input_views(self.cols, "duckdb", settings, self._schema)
         self._input_query = next(s.split(_INPUT, 1)[1] for s in inputs if _INPUT in s)
         named = named_view_statements("duckdb", temporary=True, views=defined, variants=variants)

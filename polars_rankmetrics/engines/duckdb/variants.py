@@ -9,16 +9,17 @@ at its best.
 - Without a weight column every row's weight is 1: the sample counts' weight columns are
   constants rather than two aggregates DuckDB does not fold.
 - Coverage error's counts and the sample counts' positives as ``count_if`` of their conditions
-  rather than sums or counts of a CASE.
-- Without ``by`` every ``grp`` is 0: the two aggregations over every row, the sample counts and
-  the rows coverage error joins back to them (:data:`ONE_GROUP_VIEWS`), group (and join) by the
+  rather than sums or counts of a CASE; without a weight column, the score counts' weights of
+  positives and negatives too (:data:`_UNWEIGHTED`).
+- Without ``by`` every ``grp`` is 0: the aggregations over every row (:data:`ONE_GROUP_VIEWS`)
+  group without it: the sample counts and the rows coverage error joins back to them by the
   sample alone, which DuckDB aggregates in a perfect hash table where the ids span at most
   2^PERFECT_HASH_BITS values (:data:`~.tuning.PERFECT_HASH_BITS`), instead of hashing
-  (0, sample). The threshold stays below the span at which (0, sample), two keys, would get a
-  perfect table too, whose size outgrows what it spares. Every join of those views, a subquery's
-  too, is on the sample alone: the positive ranks by pairs join their candidates to the sample
-  counts and each positive to its sample's candidates with one key fewer to hash and compare per
-  row and per pair.
+  (0, sample), and the score counts by (label, score). The threshold stays below the span at
+  which (0, sample), two keys, would get a perfect table too, whose size outgrows what it
+  spares. Every join of those views, a subquery's too, is on the sample alone: the positive
+  ranks by pairs join their candidates to the sample counts and each positive to its sample's
+  candidates with one key fewer to hash and compare per row and per pair.
 
 - A top-k piece whose rows carry their ranks (``Rows.carries_ranks``: read off by scans of the
   predictions in rank order, :func:`~polars_rankmetrics.metrics.ranks.scanned_ranks`) has the
@@ -27,7 +28,7 @@ at its best.
   and only the positive ranks are counted by a window over the positives.
 
 - The discounts' positions counted up to the largest sample's rows as the held sample counts
-  give them (:func:`discounts`), rather than by grouping every row again to find that sample.
+  give them, rather than by grouping every row again to find that sample.
 
 - Where every truth is 0 or 1 (the row checks' ``binary_truth``), the ideal table as the held
   sample counts give it (:data:`BINARY_IDEAL`): one block of truth 1 per sample with a positive,
@@ -56,9 +57,10 @@ from polars_rankmetrics.engines.sql.export import quote_identifier, view_query
 from polars_rankmetrics.metrics.ranks import BLOCK_START, RANK
 
 SAMPLE_COUNTS = "rankmetrics_sample_counts"
+SCORE_COUNTS = "rankmetrics_score_counts"
 ONE_GROUP_VIEWS = (
     SAMPLE_COUNTS, "rankmetrics_coverage_per_sample", "rankmetrics_positive_ranks_by_pairs",
-    "rankmetrics_positive_sums_by_pairs", "rankmetrics_pair_candidates",
+    "rankmetrics_positive_sums_by_pairs", "rankmetrics_pair_candidates", SCORE_COUNTS,
 )  # fmt: skip
 _BITSTRING_MAX_LABELS = 1024  # a bitstring of at most 128 bytes a sample
 _HUGEINT_BITS = 127  # 1 << 127 overflows the signed 128 bits
@@ -273,19 +275,34 @@ _COUNTED = {
         "unscored_positives": "count_if(i.truth > 0 AND i.score IS NULL)",
     }
 }
+# Without a weight column every weight is 1: the score counts' sums of the positives' and the
+# negatives' weights are their counts (a row whose truth is not above 0 is a negative).
+_UNWEIGHTED = {
+    SCORE_COUNTS: {
+        "pos": "CAST(count_if(truth > 0) AS DOUBLE)",
+        "neg": "CAST(count(*) - count_if(truth > 0) AS DOUBLE)",
+    }
+}
+
+
+def _counted(name: str, weighted: bool) -> dict[str, str]:
+    """The columns of the view ``name`` that its variant counts (:data:`_COUNTED`, and without
+    a weight column :data:`_UNWEIGHTED`)."""
+    return _COUNTED.get(name, {}) | ({} if weighted else _UNWEIGHTED.get(name, {}))
 
 
 def defined_variants(
-    con: duckdb.DuckDBPyConnection, views: Set[str], *, grouped: bool
+    con: duckdb.DuckDBPyConnection, views: Set[str], *, grouped: bool, weighted: bool
 ) -> dict[str, str]:
     """The statements defining those of ``views`` that have a variant, made together: without
-    ``by`` (not ``grouped``) the one-group views (:data:`ONE_GROUP_VIEWS`) grouped by the sample
-    alone, the coverage view's counts as :data:`_COUNTED` gives them, and the discounts over the
-    sample counts where those are read too (held before the discounts); but the sample counts,
-    which no query reads before the session defines them (:func:`sample_counts`: their variant
-    reads the label range)."""
-    names = {*_COUNTED, *(() if grouped else ONE_GROUP_VIEWS)} & set(views) - {SAMPLE_COUNTS}
-    made = {name: _variant(name, None, _COUNTED.get(name, {}), one_group=not grouped)
+    ``by`` (not ``grouped``) the one-group views (:data:`ONE_GROUP_VIEWS`) grouped without
+    ``grp``, the counts of :func:`_counted` (``weighted``: the table has a weight column), and
+    the discounts over the sample counts where those are read too (held before the discounts);
+    but the sample counts, which no query reads before the session defines them
+    (:func:`sample_counts`: their variant reads the label range)."""
+    counted = {*_COUNTED, *(() if weighted else _UNWEIGHTED)}
+    names = {*counted, *(() if grouped else ONE_GROUP_VIEWS)} & set(views) - {SAMPLE_COUNTS}
+    made = {name: _variant(name, None, _counted(name, weighted), one_group=not grouped)
             for name in sorted(names)}  # fmt: skip
     if DISCOUNTS in views and SAMPLE_COUNTS in views:
         made[DISCOUNTS] = _discounts()
@@ -294,13 +311,14 @@ def defined_variants(
 
 
 def view_variant(
-    con: duckdb.DuckDBPyConnection, name: str, *, grouped: bool, query: str | None = None
-) -> str:
+    con: duckdb.DuckDBPyConnection, name: str, *, grouped: bool, weighted: bool = True,
+    query: str | None = None,
+) -> str:  # fmt: skip
     """The statement defining the view ``name`` as DuckDB computes it: its counts as
-    :data:`_COUNTED` gives them and, without ``by`` (not ``grouped``), grouped by the sample
-    alone, its ``grp`` the constant 0; ``query``: the view's query (default: as ``sql/`` writes
-    it)."""
-    plan = _variant(name, query, _COUNTED.get(name, {}), one_group=not grouped)
+    :func:`_counted` gives them (``weighted``: the table has a weight column) and, without
+    ``by`` (not ``grouped``), grouped without ``grp``, the constant 0; ``query``: the view's
+    query (default: as ``sql/`` writes it)."""
+    plan = _variant(name, query, _counted(name, weighted), one_group=not grouped)
     return plan if isinstance(plan, str) else _made(con, [plan])[0]
 
 
@@ -338,7 +356,7 @@ def _variant(
             _replace_columns(name, aggregations, {c: replacements[c] for c in columns})
         if one_group:
             for node in aggregations:
-                _group_by_sample(node, replacements[_GROUP])
+                _grouped_without_grp(node, replacements[_GROUP])
             for node in list(_nodes(tree)):  # every join, a subquery's too: every grp is 0
                 if node.get("type") == "JOIN" and node.get("condition") is not None:
                     node["condition"] = _without_group_equality(node["condition"])
@@ -400,7 +418,7 @@ def _replace_columns(name: str, aggregations: list[Node], new: Mapping[str, Node
         raise ValueError(f"{name} of the SQL files aggregates no column {missing[0]!r}")
 
 
-def _group_by_sample(node: Node, zero: Node) -> None:
+def _grouped_without_grp(node: Node, zero: Node) -> None:
     """The aggregation ``node`` grouped without its ``grp`` key, which it selects as the
     constant 0."""
     keys = node["group_expressions"]
