@@ -24,7 +24,12 @@ from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.memory import row_bytes
 from polars_rankmetrics.engines.sql import checks as sql_checks
 from polars_rankmetrics.engines.sql import results as sql_results
-from polars_rankmetrics.engines.sql.export import input_statements, quote, view_statements
+from polars_rankmetrics.engines.sql.export import (
+    input_statements,
+    named_view_statements,
+    quote,
+    views_read,
+)
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
@@ -32,12 +37,17 @@ from polars_rankmetrics.metrics.retrieval import PROPENSITY
 
 def setup_statements(
     cols: Columns, dialect: str, settings: Settings, schema: pl.Schema
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """The temporary views over ``rankmetrics_source`` (of ``schema``) that an evaluation with
-    ``settings`` (its keys, their parameters, its tables) reads: the input and cut-off views
-    (:func:`input_views`), then the views of ``sql/`` its queries read (:func:`defined_views`)."""
-    views = view_statements(dialect, temporary=True, views=defined_views(settings))
-    return [*input_views(cols, dialect, settings, schema), *views]
+    ``settings`` (its keys, their parameters, its tables) reads, in two steps: the input and
+    cut-off views (:func:`input_views`) with the views of ``sql/`` the checks read, then the
+    other views of ``sql/`` its queries read (:func:`defined_views`)."""
+    checks = views_read(_CHECK_VIEWS)
+    named = named_view_statements(dialect, temporary=True, views=defined_views(settings))
+    first = [statement for view, statement in named if view in checks]
+    return [*input_views(cols, dialect, settings, schema), *first], [
+        statement for view, statement in named if view not in checks
+    ]
 
 
 def input_views(cols: Columns, dialect: str, settings: Settings, schema: pl.Schema) -> list[str]:
@@ -89,6 +99,7 @@ class SQLSession:
         views the session defines (:meth:`_define`)."""
         self.cols, self._schema = cols, schema
         self._undefined = settings  # None once the views are defined
+        self._later: list[str] = []  # the statements of the views only the metrics read
 
     def _fetch(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
         """The rows of ``sql``; ``parameters`` are bound to ``:name`` markers (see
@@ -99,29 +110,40 @@ class SQLSession:
         """Run ``statement`` (one that defines a view)."""
         raise NotImplementedError
 
-    def _frame(self, sql: str, parameters: Mapping[str, object] | None = None) -> pl.DataFrame:
-        """:meth:`_fetch`, the session's views defined first."""
-        self._views()
+    def _frame(
+        self, sql: str, parameters: Mapping[str, object] | None = None, *, checks: bool = False
+    ) -> pl.DataFrame:
+        """:meth:`_fetch`, the session's views defined first (with ``checks``, those the
+        checks read: :meth:`_views`)."""
+        self._views(checks=checks)
         return self._fetch(sql, parameters)
 
     def _fetch_row(self, sql: str) -> dict[str, Any]:
         """The one row of ``sql`` (a query of numbers, such as counts), by column name."""
         return self._fetch(sql).row(0, named=True)
 
-    def _row(self, sql: str) -> dict[str, Any]:
-        """:meth:`_fetch_row`, the session's views defined first."""
-        self._views()
+    def _row(self, sql: str, *, checks: bool = False) -> dict[str, Any]:
+        """:meth:`_fetch_row`, the session's views defined first (as :meth:`_frame`)."""
+        self._views(checks=checks)
         return self._fetch_row(sql)
 
-    def _views(self) -> None:
-        """Define the session's views, once: before the first query that reads them."""
+    def _views(self, *, checks: bool = False) -> None:
+        """Define the session's views, once, before the first query that reads them: with
+        ``checks``, the views the checks read (:meth:`_define`); the others before the first
+        query of the metrics, so that a table the checks refuse costs none of them."""
         if self._undefined is not None:
             settings, self._undefined = self._undefined, None
             self._define(settings)
+        if not checks:
+            later, self._later = self._later, []
+            for statement in later:
+                self._execute(statement)
 
     def _define(self, settings: Settings) -> None:
-        """The views of an evaluation with ``settings`` (:func:`setup_statements`)."""
-        for statement in setup_statements(self.cols, self.dialect, settings, self._schema):
+        """The views of an evaluation with ``settings`` (:func:`setup_statements`): those the
+        checks read, the others kept for :meth:`_views`."""
+        now, self._later = setup_statements(self.cols, self.dialect, settings, self._schema)
+        for statement in now:
             self._execute(statement)
 
     def _parameter(self, name: str) -> str:
@@ -156,7 +178,7 @@ class SQLSession:
         told = sql_checks.told(self.cols, keys)
         counted = self._flag_counts(sql_checks.flagged(problems), told)
         query = sql_checks.counts_query(problems, self.cols, self._quote, counted)
-        counts = self._row(query)
+        counts = self._row(query, checks=True)
         rows = int(counts.pop("n_rows"))
         problem_counts = {p: n for p, n in counts.items() if p not in told}
         found = sql_checks.row_examples(problem_counts, self._flagged)
@@ -193,7 +215,8 @@ class SQLSession:
         shown = f", {role}" if role else ""
         found = self._frame(
             f"SELECT grp, sample, label{shown} FROM rankmetrics_row_flags WHERE {problem} = 1 "
-            "LIMIT 1"
+            "LIMIT 1",
+            checks=True,
         )
         example = self._example(found.row(0, named=True) if found.height else None)
         if example is not None and role:
@@ -204,13 +227,16 @@ class SQLSession:
         """An example row of the source meeting ``condition`` (over its own columns)."""
         names = dict.fromkeys([*self.cols.by, self.cols.sample, self.cols.label])
         columns = ", ".join(self._quote(n) for n in names)
-        found = self._frame(f"SELECT {columns} FROM rankmetrics_source WHERE {condition} LIMIT 1")
+        found = self._frame(
+            f"SELECT {columns} FROM rankmetrics_source WHERE {condition} LIMIT 1", checks=True
+        )
         return found.row(0, named=True) if found.height else None
 
-    def _grouped(self, sql: str) -> pl.DataFrame:
+    def _grouped(self, sql: str, *, checks: bool = False) -> pl.DataFrame:
         """The rows of ``sql`` per group: ``grp`` as the ``by`` columns (or ``__group``); the
-        checks' columns under their internal names (see ``validation.SUMMARY_NAMES``)."""
-        frame = self._frame(sql)
+        checks' columns under their internal names (see ``validation.SUMMARY_NAMES``); with
+        ``checks``, a query of the checks (:meth:`_views`)."""
+        frame = self._frame(sql, checks=checks)
         frame = frame.rename(
             {k: v for k, v in validation.SUMMARY_NAMES.items() if k in frame.columns}
         )
@@ -218,7 +244,7 @@ class SQLSession:
         return frame if self.cols.by else frame.with_columns(pl.lit(0).alias(validation.GROUP))
 
     def group_labels(self) -> pl.DataFrame:
-        return self._grouped("SELECT grp, group_labels FROM rankmetrics_group_labels")
+        return self._grouped("SELECT grp, group_labels FROM rankmetrics_group_labels", checks=True)
 
     def label_range(self) -> tuple[int, int] | None:
         return self._label_range
@@ -229,18 +255,20 @@ class SQLSession:
         where no file's statistics answer it)."""
         if not self._schema[self.cols.label].is_integer():
             return None
-        found = self._row("SELECT min(label) AS low, max(label) AS high FROM rankmetrics_input")
+        query = "SELECT min(label) AS low, max(label) AS high FROM rankmetrics_input"
+        found = self._row(query, checks=True)
         lowest, highest = found["low"], found["high"]
         return None if lowest is None else (int(lowest), int(highest))
 
     def sample_summary(self) -> pl.DataFrame:
-        return self._grouped("SELECT * FROM rankmetrics_sample_checks")
+        return self._grouped("SELECT * FROM rankmetrics_sample_checks", checks=True)
 
     def repeated_label(self, where: Mapping[str, object]) -> object:
         found = self._frame(
             "SELECT grp, label FROM rankmetrics_input "
             f"WHERE sample = {self._parameter('sample')} GROUP BY grp, label HAVING count(*) > 1",
             {"sample": where[self.cols.sample]},
+            checks=True,
         )
         found = sql_results.ungroup(found, self.cols)
         in_group = [pl.col(b).eq_missing(where[b]) for b in self.cols.by] or [pl.lit(True)]
