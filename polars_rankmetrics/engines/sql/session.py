@@ -8,7 +8,8 @@ defines the other views itself (:func:`setup_statements`: the input and cut-off 
 views of ``sql/``, all in its dialect and temporary) before its first query that reads them: an
 engine binds a view as it defines it, and the driver checks the source's columns first
 (:func:`~polars_rankmetrics.checks.validation.check_schema`), so that a missing column is
-refused by name, as on every engine.
+refused by name, as on every engine. The views only the metrics read are defined after the
+checks' queries, before the first of the metrics': a table the checks refuse costs none of them.
 """
 
 from __future__ import annotations
