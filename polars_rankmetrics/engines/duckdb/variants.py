@@ -40,8 +40,9 @@ query is parsed to its syntax tree (``json_serialize_sql``), the nodes the varia
 found by what they are (a column of the aggregation by its alias, a ``grp`` key, a join on
 ``grp``) and replaced, and the tree is written back as SQL (``json_deserialize_sql``). The
 layout of ``sql/`` (whitespace, comments, the case of keywords) does not matter, and the parser
-is in the process already: a variant costs no import. A view that no longer has a node a variant
-replaces is refused by name, when the variant is made.
+is in the process already: a variant costs no import. The variants a session defines are parsed
+in one call and written in one more (:func:`_made`), and each is made once a process. A view
+that no longer has a node a variant replaces is refused by name, when the variant is made.
 """
 
 from __future__ import annotations
