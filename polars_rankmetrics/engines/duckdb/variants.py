@@ -301,8 +301,11 @@ def defined_variants(
     the discounts over the sample counts where those are read too (held before the discounts);
     but the sample counts, which no query reads before the session defines them
     (:func:`sample_counts`: their variant reads the label range)."""
-    counted = {*_COUNTED, *(() if weighted else _UNWEIGHTED)}
-    names = {*counted, *(() if grouped else ONE_GROUP_VIEWS)} & set(views) - {SAMPLE_COUNTS}
+    names = {
+        name for name in views
+        if name != SAMPLE_COUNTS and (_counted(name, weighted) or not grouped
+                                      and name in ONE_GROUP_VIEWS)
+    }  # fmt: skip
     made = {name: _variant(name, None, _counted(name, weighted), one_group=not grouped)
             for name in sorted(names)}  # fmt: skip
     if DISCOUNTS in views and SAMPLE_COUNTS in views:
