@@ -152,9 +152,50 @@ LEFT JOIN (
     GROUP BY t.grp, t.sample
 ) AS r ON r.grp = s.grp AND r.sample = s.sample;
 
--- rankmetrics_propensity_per_sample: the propensity-scored metrics (gain 1 / propensity):
--- psprecision (over k) and psndcg (over the dcg of min(R, k) true labels of gain 1, Jain et
--- al.), and their _norm variants over the best achievable value (the true labels by gain).
+-- The propensity-scored metrics (gain 1 / propensity): psprecision (over k) and psndcg (over
+-- the dcg of min(R, k) true labels of gain 1, Jain et al.), each in a view of its own, and their
+-- _norm variants over the best achievable value (the true labels by gain), which alone sort the
+-- true labels by propensity.
+
+-- rankmetrics_propensity_hits: per (grp, sample, cut), the expected gain of the true labels
+-- within the top k.
+CREATE OR REPLACE VIEW rankmetrics_propensity_hits AS
+SELECT grp, sample, cut, sum(share / propensity) AS ps_hits
+FROM rankmetrics_retrieval_hits
+GROUP BY grp, sample, cut;
+
+-- rankmetrics_propensity_dcg: per (grp, sample, cut), the expected dcg of those gains.
+CREATE OR REPLACE VIEW rankmetrics_propensity_dcg AS
+SELECT
+    h.grp, h.sample, h.cut,
+    sum((hi.cumulative - lo.cumulative) / (h.rank - h.block_start + 1) / h.propensity) AS ps_dcg
+FROM rankmetrics_retrieval_hits AS h
+JOIN rankmetrics_discounts AS hi ON hi.position = h.last_within
+JOIN rankmetrics_discounts AS lo ON lo.position = least(h.block_start - 1, h.last_within)
+GROUP BY h.grp, h.sample, h.cut;
+
+-- rankmetrics_psprecision_per_sample: psprecision.
+CREATE OR REPLACE VIEW rankmetrics_psprecision_per_sample AS
+SELECT
+    s.grp, s.sample, c.k, s.weight, s.n_positives,
+    coalesce(h.ps_hits, 0) / c.k AS psprecision
+FROM rankmetrics_retrieval_samples AS s
+CROSS JOIN rankmetrics_cutoffs AS c
+LEFT JOIN rankmetrics_propensity_hits AS h
+    ON h.grp = s.grp AND h.sample = s.sample AND h.cut = coalesce(c.k, 0);
+
+-- rankmetrics_psndcg_per_sample: psndcg.
+CREATE OR REPLACE VIEW rankmetrics_psndcg_per_sample AS
+SELECT
+    s.grp, s.sample, c.k, s.weight, s.n_positives,
+    coalesce(d.ps_dcg / nullif(ideal.cumulative, 0), 0) AS psndcg
+FROM rankmetrics_retrieval_samples AS s
+CROSS JOIN rankmetrics_cutoffs AS c
+LEFT JOIN rankmetrics_propensity_dcg AS d
+    ON d.grp = s.grp AND d.sample = s.sample AND d.cut = coalesce(c.k, 0)
+LEFT JOIN rankmetrics_discounts AS ideal ON ideal.position = least(s.n_positives, c.k);
+
+-- rankmetrics_propensity_per_sample: the four propensity-scored metrics.
 CREATE OR REPLACE VIEW rankmetrics_propensity_per_sample AS
 WITH best_gains AS (
     SELECT
@@ -173,29 +214,20 @@ best AS (
     JOIN rankmetrics_discounts AS d ON d.position = b.position
     JOIN rankmetrics_discounts AS e ON e.position = b.position - 1
     GROUP BY b.grp, b.sample, coalesce(c.k, 0)
-),
-hits AS (
-    SELECT
-        h.grp, h.sample, h.cut,
-        sum(h.share / h.propensity) AS ps_hits,
-        sum((hi.cumulative - lo.cumulative) / (h.rank - h.block_start + 1) / h.propensity)
-            AS ps_dcg
-    FROM rankmetrics_retrieval_hits AS h
-    JOIN rankmetrics_discounts AS hi ON hi.position = h.last_within
-    JOIN rankmetrics_discounts AS lo ON lo.position = least(h.block_start - 1, h.last_within)
-    GROUP BY h.grp, h.sample, h.cut
 )
 SELECT
-    s.grp, s.sample, c.k, s.weight, s.n_positives,
-    coalesce(h.ps_hits, 0) / c.k AS psprecision,
+    p.grp, p.sample, p.k, p.weight, p.n_positives, p.psprecision,
     coalesce(h.ps_hits / nullif(b.ps_hits, 0), 0) AS psprecision_norm,
-    coalesce(h.ps_dcg / nullif(ideal.cumulative, 0), 0) AS psndcg,
-    coalesce(h.ps_dcg / nullif(b.ps_dcg, 0), 0) AS psndcg_norm
-FROM rankmetrics_retrieval_samples AS s
-CROSS JOIN rankmetrics_cutoffs AS c
-LEFT JOIN hits AS h ON h.grp = s.grp AND h.sample = s.sample AND h.cut = coalesce(c.k, 0)
-LEFT JOIN best AS b ON b.grp = s.grp AND b.sample = s.sample AND b.cut = coalesce(c.k, 0)
-LEFT JOIN rankmetrics_discounts AS ideal ON ideal.position = least(s.n_positives, c.k);
+    n.psndcg,
+    coalesce(d.ps_dcg / nullif(b.ps_dcg, 0), 0) AS psndcg_norm
+FROM rankmetrics_psprecision_per_sample AS p
+JOIN rankmetrics_psndcg_per_sample AS n
+    ON n.grp = p.grp AND n.sample = p.sample AND coalesce(n.k, 0) = coalesce(p.k, 0)
+LEFT JOIN rankmetrics_propensity_hits AS h
+    ON h.grp = p.grp AND h.sample = p.sample AND h.cut = coalesce(p.k, 0)
+LEFT JOIN rankmetrics_propensity_dcg AS d
+    ON d.grp = p.grp AND d.sample = p.sample AND d.cut = coalesce(p.k, 0)
+LEFT JOIN best AS b ON b.grp = p.grp AND b.sample = p.sample AND b.cut = coalesce(p.k, 0);
 
 -- rankmetrics_retrieval_per_sample: every retrieval metric, one row per (grp, sample, k).
 CREATE OR REPLACE VIEW rankmetrics_retrieval_per_sample AS

@@ -192,6 +192,27 @@ def test_bad_input_names_the_table_column_and_sample(change, message):
         rm.evaluate(predictions, ["ndcg", "dcg@2"], truth_table=truth, n_labels=5)
 
 
+@pytest.mark.parametrize("engine", [e for e in TOP_K_ENGINES if e.bucket_rows], ids=str)
+def test_a_bad_row_in_any_bucket_of_a_top_k_table_is_refused(engine):
+    """Each bucket of a top-k table checks its rows as it is evaluated, the first or a later one
+    (a DuckDB bucket counts them in its sample counts' pass)."""
+    samples = 12
+    predictions = pl.DataFrame({
+        "sample": np.repeat(np.arange(samples), 3), "label": np.tile([0, 1, 2], samples),
+        "score": np.tile([0.9, 0.5, 0.1], samples),
+    })  # fmt: skip
+    truth = pl.DataFrame({"sample": np.arange(samples), "label": [1] * samples, "truth": 1})
+    keys = ["ndcg@2", "dcg"]  # graded: a negative value is the problem found
+    clean = engine.evaluate(predictions, keys, truth_table=truth, n_labels=5)
+    assert clean.row(0) == pytest.approx((1 / np.log2(3),) * 2)  # each true label second
+    for bad in range(samples):
+        negative = pl.when(pl.col("sample") == bad).then(-1).otherwise(pl.col("truth"))
+        found = truth.with_columns(negative.alias("truth"))
+        message = rf"truth table has a negative value \(at sample={bad},"
+        with pytest.raises(ValueError, match=message):
+            engine.evaluate(predictions, keys, truth_table=found, n_labels=5)
+
+
 def test_more_labels_than_n_labels_is_refused():
     predictions, truth = _tables()
     with pytest.raises(ValueError, match=r"sample=0 has 2 distinct labels .* than n_labels=1"):

@@ -66,10 +66,12 @@ class Session(Protocol):
         """The number of rows (cheap on Parquet: the files' metadata)."""
         ...
 
-    def hold(self) -> None:
+    def hold(self, *, unique_labels: bool = False) -> None:
         """Keep the columns the evaluation reads in memory for the queries that follow, where
         the engine gains from it (asked only of a source evaluated in one piece, so within the
-        memory budget); an engine whose reads are cheap or cached on their own does nothing."""
+        memory budget: a whole table, or a top-k piece joined in memory); an engine whose reads
+        are cheap or cached on their own does nothing. ``unique_labels``: the caller found that
+        no sample repeats a label (a top-k piece's join, ``Joined.unique_labels``)."""
         ...
 
     def check_rows(self, keys: Sequence[MetricKey], *, ordered: bool = False) -> RowFacts:

@@ -317,10 +317,11 @@ def _collector(rows: int | None) -> validation.Collector:
 
 class PolarsSession:
     """A :class:`~polars_rankmetrics.engines.base.Session` over a LazyFrame; ``rows``, its row
-    count where known without a query (a DataFrame's)."""
+    count where known without a query (a DataFrame's, whose rows are in memory)."""
 
     def __init__(self, lf: pl.LazyFrame, cols: Columns, rows: int | None = None) -> None:
         self.lf, self.cols = lf, cols
+        self.in_memory = rows is not None
         self.sorted_samples = False  # whether check_rows flagged the sample column sorted
         self.rows = rows
         self.engine = _collector(rows)  # the engine each query is collected by
@@ -340,9 +341,11 @@ class PolarsSession:
             return self.rows
         return self._counted(int(self.lf.select(pl.len()).collect(engine=self.engine).item()))
 
-    def hold(self) -> None:
+    def hold(self, *, unique_labels: bool = False) -> None:
         """Read the columns the evaluation reads once: the checks and the metrics query them
-        in turn."""
+        in turn. A frame in memory is held already."""
+        if self.in_memory:
+            return
         schema = self.lf.collect_schema()
         read = [c for c in (*self.cols.required, PROPENSITY) if c in schema]
         held = self.lf.select(read).collect(engine=self.engine)

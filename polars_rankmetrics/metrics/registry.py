@@ -169,14 +169,16 @@ HITS_VIEW = "rankmetrics_hits_per_sample"
 MAP_VIEW = "rankmetrics_map_per_sample"
 FIRST_HITS_VIEW = "rankmetrics_first_hits_per_sample"
 R_PRECISION_VIEW = "rankmetrics_r_precision_per_sample"
+PSPRECISION_VIEW = "rankmetrics_psprecision_per_sample"
+PSNDCG_VIEW = "rankmetrics_psndcg_per_sample"
 PROPENSITY_VIEW = "rankmetrics_propensity_per_sample"
 PROBABILITY_VIEW = "rankmetrics_probability_per_sample"
 TREC_VIEW = "rankmetrics_trec_per_sample"
 TREC_ERR_VIEW = "rankmetrics_trec_err_per_sample"
 TREC_GAIN_VIEW = "rankmetrics_trec_gain_per_sample"
 VIEWS_WITH_K = frozenset(
-    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW,
-     TREC_GAIN_VIEW}
+    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PSPRECISION_VIEW, PSNDCG_VIEW,
+     PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW, TREC_GAIN_VIEW}
 )  # fmt: skip
 
 
@@ -571,15 +573,23 @@ def _propensity_scored(
     return expression
 
 
+# psprecision and psndcg have views of their own: only their _norm variants sort the true labels
+# by propensity (rankmetrics_propensity_per_sample).
+_PROPENSITY_VIEWS = {
+    "psprecision": PSPRECISION_VIEW, "psndcg": PSNDCG_VIEW,
+    "psprecision_norm": PROPENSITY_VIEW, "psndcg_norm": PROPENSITY_VIEW,
+}  # fmt: skip
 for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "over the best")):
     _retrieval(
-        f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})", PROPENSITY_VIEW,
+        f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})",
+        _PROPENSITY_VIEWS[f"psprecision{_suffix}"],
         requires_k=True,
         takes_k=True, needs_propensities=True,
         polars=_propensity_scored(qx.ps_precision_at, _normalised),
     )  # fmt: skip
     _retrieval(
-        f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})", PROPENSITY_VIEW,
+        f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})",
+        _PROPENSITY_VIEWS[f"psndcg{_suffix}"],
         requires_k=True, takes_k=True,
         needs_propensities=True,
         polars=_propensity_scored(qx.ps_ndcg_at, _normalised),

@@ -132,6 +132,10 @@ def evaluate_pieces(
                 piece = joined.table
             opened = _reuse(whole) if pieces is None else open_piece(Source(piece))
             with opened as session, split.reporter.step(i + 1, session):
+                if joined is not None:
+                    # The piece is the session's whole table: its checks and its metrics read
+                    # it in turn.
+                    session.hold(unique_labels=joined.unique_labels)
                 bucket_checked = split.checked or check_table(session, cols, keys)
                 binary.append(bucket_checked.facts.binary_truth)
                 context = replace(

@@ -87,6 +87,7 @@ class DuckDBSession(SQLSession):
         self._counts_defined = False
         self._counts_held = False
         self._whole = False  # the session evaluates its table in one piece (hold)
+        self._unique_labels = False  # no sample repeats a label, as hold was told
         self._deferred: list[str] = []  # the statements of views defined where needed
 
     def _define(self, settings: Settings) -> None:
@@ -112,8 +113,9 @@ class DuckDBSession(SQLSession):
         shared = self._defined
         if shared is None or shared.schema != self._schema:
             # In one piece, the row problems are counted in the sample counts' pass: the views
-            # counting them one by one are defined only where a row is flagged.
-            deferred = _ROW_CHECK_VIEWS if self._whole else ()
+            # counting them one by one are defined only where a row is flagged (by this
+            # session: the sessions of the pieces of a run define them with the others).
+            deferred = _ROW_CHECK_VIEWS if self._whole and shared is None else ()
             self._deferred = [statement for view, statement in named if view in deferred]
             for statement in [*inputs, *(s for view, s in named if view not in deferred)]:
                 self._execute(statement)
@@ -156,11 +158,12 @@ class DuckDBSession(SQLSession):
         self._shared = {}
         return super().piece(tables, keys, context, check)
 
-    def hold(self) -> None:
+    def hold(self, *, unique_labels: bool = False) -> None:
         """Count the row checks in the pass that computes the sample counts: the session
         evaluates its table in one piece, whose sample counts the checks and the metrics
-        read (:meth:`_flag_counts`)."""
-        self._whole = True
+        read (:meth:`_flag_counts`); with ``unique_labels``, a sample's distinct labels are its
+        rows."""
+        self._whole, self._unique_labels = True, unique_labels
 
     def _flag_counts(self, problems: Sequence[str], told: Sequence[str]) -> str:
         """Where the session evaluates its table in one piece (:meth:`hold`), the sample counts'
@@ -175,7 +178,7 @@ class DuckDBSession(SQLSession):
         flags |= {p: [p] for p in problems if p in told}
         flags = {column: found for column, found in flags.items() if found}
         self._views()
-        self._hold_sample_counts(flags=flags)
+        self._hold_sample_counts(unique_labels=self._unique_labels, flags=flags)
         totals = ", ".join(f"coalesce(sum({column}), 0) AS {column}" for column in flags)
         found = self._row(f"SELECT {totals} FROM {SAMPLE_COUNTS}_once")
         if found.get(_FLAGGED, 0):

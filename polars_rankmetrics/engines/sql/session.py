@@ -164,7 +164,7 @@ class SQLSession:
     def count_rows(self) -> int:
         return int(self._fetch_row("SELECT count(*) AS n FROM rankmetrics_source")["n"])
 
-    def hold(self) -> None:
+    def hold(self, *, unique_labels: bool = False) -> None:
         """Nothing: the SQL engines plan their reads of the source themselves (a copy into a
         temporary table costs more than the Parquet reads it spares)."""
 
