@@ -33,6 +33,16 @@ def _literal_glob(path: str) -> str:
     return "".join(f"[{c}]" if c in "[*?" else c for c in path)
 
 
+def _arrow(frame: pl.DataFrame) -> object:
+    """``frame`` as an Arrow table of each column's own chunks, without a copy. (``to_arrow``
+    cuts the frame into record batches, which copies every column whose chunks do not line up
+    with the others': a top-k piece's columns of predictions, ranks and gains, joined apart.)
+    pyarrow is imported here, where a frame is registered: a run over files never loads it."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    return pa.table({column.name: pa.chunked_array(column) for column in frame.get_columns()})
+
+
 def _source_query(
     con: duckdb.DuckDBPyConnection, source: Source, tables: bool
 ) -> tuple[str, Files | None]:
@@ -45,7 +55,7 @@ def _source_query(
         con.register("rankmetrics_frame", source.data)  # scanned, not loaded
         return "SELECT * FROM rankmetrics_frame", None
     if source.kind != "paths":
-        con.register("rankmetrics_frame", source.in_memory().to_arrow())
+        con.register("rankmetrics_frame", _arrow(source.in_memory()))
         return "SELECT * FROM rankmetrics_frame", None
     if isinstance(source.data, str) and tables and _is_table(con, source.data):
         return f"SELECT * FROM {quote_identifier(source.data)}", None
