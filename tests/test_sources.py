@@ -89,6 +89,16 @@ def test_anything_else_is_a_type_error_saying_what_is_accepted(data):
 
 
 @pytest.mark.parametrize("engine_name", ["polars", "duckdb"])
+@pytest.mark.parametrize("column", ["sample", "label"])
+def test_a_column_of_python_objects_is_refused(engine_name, column):
+    table = pl.DataFrame({"sample": [0, 0, 1, 1], "label": ["a", "b", "a", "b"],
+                          "score": [0.9, 0.1, 0.4, 0.6], "truth": [1, 0, 0, 1]})  # fmt: skip
+    objects = pl.Series(column, [object() for _ in range(4)], dtype=pl.Object)
+    with pytest.raises(ValueError, match=rf"column '{column}' holds Python objects \(Object\)"):
+        rm.evaluate(table.with_columns(objects), ["lrap"], engine=engine_name)
+
+
+@pytest.mark.parametrize("engine_name", ["polars", "duckdb"])
 def test_directories_hive_partitions_csv_and_ndjson(tmp_path, engine_name):
     """A directory of hive partitions (model=...), whose key is a by column; the same table as
     CSV and as NDJSON files by extension; errors that say what was tried."""

@@ -57,6 +57,9 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
             f"column {missing[0]!r} not found; the table has columns {_listed(schema.names())}"
             + _other_shapes(schema, cols)
         )
+    for key in (*cols.by, cols.sample, cols.label):
+        if schema[key] == pl.Object:
+            raise_objects(key)
     numeric = {"score": cols.score, "weight": cols.weight}
     bool_or_numeric = {"truth": cols.truth, "pred": cols.pred}
     for role, name in (numeric | bool_or_numeric).items():
@@ -64,6 +67,15 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
         if dtype is None or dtype.is_numeric() or (role in bool_or_numeric and dtype == pl.Boolean):
             continue
         raise_column_type(name, role, dtype)  # type: ignore[arg-type]
+
+
+def raise_objects(name: str) -> None:
+    """Refuse the column ``name`` of Python objects (``pl.Object``): an engine would compare
+    the objects' addresses, not their values."""
+    raise ValueError(
+        f"column {name!r} holds Python objects (Object), which no engine reads by value: "
+        "convert it to a column of values first (strings, numbers), or drop it"
+    )
 
 
 def raise_column_type(name: str, role: str, dtype: object) -> None:

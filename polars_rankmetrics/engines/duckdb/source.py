@@ -8,6 +8,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
+from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.duckdb.csv_dialect import (
     check_fields,
     numbers_read_as_text,
@@ -37,8 +38,13 @@ def _arrow(frame: pl.DataFrame) -> object:
     """``frame`` as an Arrow table of each column's own chunks, without a copy. (``to_arrow``
     cuts the frame into record batches, which copies every column whose chunks do not line up
     with the others': a top-k piece's columns of predictions, ranks and gains, joined apart.)
-    pyarrow is imported here, where a frame is registered: a run over files never loads it."""
+    pyarrow is imported here, where a frame is registered: a run over files never loads it.
+    A column of Python objects is refused: it would export their addresses."""
     import pyarrow as pa  # type: ignore[import-untyped]
+
+    for name, dtype in frame.schema.items():
+        if dtype == pl.Object:
+            validation.raise_objects(name)
 
     return pa.table({column.name: pa.chunked_array(column) for column in frame.get_columns()})
 
