@@ -38,15 +38,23 @@ def _arrow(frame: pl.DataFrame) -> object:
     """``frame`` as an Arrow table of each column's own chunks, without a copy. (``to_arrow``
     cuts the frame into record batches, which copies every column whose chunks do not line up
     with the others': a top-k piece's columns of predictions, ranks and gains, joined apart.)
-    pyarrow is imported here, where a frame is registered: a run over files never loads it.
-    A column of Python objects is refused: it would export their addresses."""
+    A column whose chunks Arrow finds invalid (Polars exports an empty slice of strings with an
+    offset past its buffer) is exported whole. pyarrow is imported here, where a frame is
+    registered: a run over files never loads it. A column of Python objects is refused: it
+    would export their addresses."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    for name, dtype in frame.schema.items():
-        if dtype == pl.Object:
-            validation.raise_objects(name)
-
-    return pa.table({column.name: pa.chunked_array(column) for column in frame.get_columns()})
+    columns = {}
+    for column in frame.get_columns():
+        if column.dtype == pl.Object:
+            validation.raise_objects(column.name)
+        chunks = pa.chunked_array(column)
+        try:
+            chunks.validate()
+        except pa.ArrowInvalid:
+            chunks = pa.chunked_array([column.to_arrow()])
+        columns[column.name] = chunks
+    return pa.table(columns)
 
 
 def _source_query(
