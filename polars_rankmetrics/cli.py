@@ -24,6 +24,7 @@ from polars_rankmetrics.compare import compare
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import engine_names, get_engine
 from polars_rankmetrics.engines.sql.export import DIALECTS, input_statements, view_statements
+from polars_rankmetrics.engines.sql.state import finalize_statements, state_statements
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import BOOTSTRAPS, CI_METHODS
@@ -273,6 +274,37 @@ def _parser() -> argparse.ArgumentParser:
         "needs it)",
     )
     _threshold_options(sql)
+    state_sql = sql.add_argument_group(
+        "states in SQL", "print the statements of an evaluation state instead (docs/engines.md, "
+        "States in SQL)",
+    )  # fmt: skip
+    state_sql.add_argument(
+        "--state", action="store_true",
+        help="define rankmetrics_state over --input: the rows of rankmetrics state for its data",
+    )  # fmt: skip
+    state_sql.add_argument(
+        "--finalize", action="store_true",
+        help="define rankmetrics_finalize over rankmetrics_states, a table or view of states you "
+        "define: the metrics of the data behind them, one row per --by group and key",
+    )  # fmt: skip
+    state_sql.add_argument(
+        "--metrics",
+        help=f"comma-separated metric keys (default: {','.join(DEFAULT_METRICS)})",
+    )
+    state_sql.add_argument(
+        "--intervals", action="store_true",
+        help="with --state: keep the resampling units, for the intervals of --finalize --ci",
+    )  # fmt: skip
+    state_sql.add_argument(
+        "--ci", type=float, metavar="LEVEL",
+        help="with --finalize: Poisson bootstrap intervals (lo, hi) at LEVEL, e.g. 0.95",
+    )  # fmt: skip
+    state_sql.add_argument(
+        "--n-boot", type=int, metavar="N", help="with --finalize --ci: replicates (default 1000)"
+    )
+    state_sql.add_argument(
+        "--seed", type=int, help="with --finalize --ci: seed of the resampling (default 0)"
+    )
     return parser
 
 
@@ -818,14 +850,18 @@ def _compared(result: pl.DataFrame, by: Sequence[str]) -> str:
 
 
 def _print_sql(args: argparse.Namespace) -> int:
+    if args.state or args.finalize:
+        return _print_state_sql(args)
+    given = {"--metrics": args.metrics, "--intervals": args.intervals or None, "--ci": args.ci,
+             "--n-boot": args.n_boot, "--seed": args.seed}  # fmt: skip
+    misplaced = [option for option, value in given.items() if value is not None]
+    if misplaced:
+        print(f"rankmetrics: error: {misplaced[0]} applies to --state or --finalize",
+              file=sys.stderr)  # fmt: skip
+        return 1
     statements = list(view_statements(args.dialect))
     if args.input is not None:
-        cols = Columns.of(
-            sample=args.sample, label=args.label, score=args.score, truth=args.truth,
-            weight=args.weight, by=_split(args.by), pred=args.pred,
-        )  # fmt: skip
-        if args.truth_table is not None:
-            cols = replace(cols, top_k=True)
+        cols = _sql_columns(args)
         try:
             if any(k < 1 for k in args.k):
                 raise ValueError("--k must be a positive integer")
@@ -852,6 +888,64 @@ def _print_sql(args: argparse.Namespace) -> int:
         print(
             f"-- The views read {', '.join(_INPUT_RELATIONS[:2])} and {_INPUT_RELATIONS[2]}: "
             f"define all three first ({SQL_ALONE}).\n"
+        )
+    print("\n\n".join(f"{statement};" for statement in statements))
+    return 0
+
+
+def _sql_columns(args: argparse.Namespace) -> Columns:
+    """The columns ``rankmetrics sql --input`` reads."""
+    cols = Columns.of(
+        sample=args.sample, label=args.label, score=args.score, truth=args.truth,
+        weight=args.weight, by=_split(args.by), pred=args.pred,
+    )  # fmt: skip
+    return cols if args.truth_table is None else replace(cols, top_k=True)
+
+
+def _print_state_sql(args: argparse.Namespace) -> int:
+    """``rankmetrics sql --state``: the statements of ``rankmetrics_state`` over ``--input``;
+    ``--finalize``: those of ``rankmetrics_finalize`` over ``rankmetrics_states``
+    (:mod:`polars_rankmetrics.engines.sql.state`). An option of the other one is refused."""
+    state_only = {"--input": args.input, "--intervals": args.intervals or None,
+                  "--truth-table": args.truth_table, "--n-labels": args.n_labels}  # fmt: skip
+    finalize_only = {"--ci": args.ci, "--n-boot": args.n_boot, "--seed": args.seed}
+    try:
+        if args.state and args.finalize:
+            raise ValueError("give --state or --finalize, not both")
+        if args.k:
+            raise ValueError("--k does not apply to states: give cut-offs in --metrics (ndcg@10)")
+        if args.truth_by is not None:
+            raise ValueError("--truth-by does not apply to states: give each group its truth")
+        asked, wrong = ("--state", finalize_only) if args.state else ("--finalize", state_only)
+        given = [option for option, value in wrong.items() if value is not None]
+        if given:
+            raise ValueError(f"{given[0]} does not apply to {asked}")
+        keys = parse_keys(_split([args.metrics or ",".join(DEFAULT_METRICS)]))
+        if args.finalize:
+            statements = finalize_statements(
+                args.dialect, keys, _split(args.by), ci=args.ci,
+                n_boot=1000 if args.n_boot is None else args.n_boot,
+                seed=0 if args.seed is None else args.seed,
+            )  # fmt: skip
+        elif args.input is None:
+            raise ValueError("--state defines rankmetrics_state over --input TABLE: give one")
+        else:
+            context = parameters(
+                threshold=args.threshold, beta=args.beta, zero_division=args.zero_division
+            )
+            statements = state_statements(
+                args.input, _sql_columns(args), args.dialect, keys, context=context,
+                intervals=args.intervals, bool_truth=args.bool_truth, bool_pred=args.bool_truth,
+                truth_table=args.truth_table, n_labels=args.n_labels, gain=args.gain,
+            )  # fmt: skip
+    except ValueError as error:
+        print(f"rankmetrics: error: {error}", file=sys.stderr)
+        return 1
+    if args.finalize:
+        # What the statements read, where a reader starts.
+        print(
+            "-- The views read rankmetrics_states, a table or view of states (the columns of "
+            "rankmetrics_state): define it first.\n"
         )
     print("\n\n".join(f"{statement};" for statement in statements))
     return 0

@@ -472,3 +472,50 @@ def test_the_documented_daily_roll_up_runs():
         at = expected.filter(model=row["model"])
         for column, name in (("value", ""), ("lo", "_lo"), ("hi", "_hi")):
             assert row[column] == pytest.approx(at[f"{row['metric']}{name}"].item(), abs=1e-12)
+
+
+def test_the_command_prints_the_state_and_the_finalize(capsys):
+    """``rankmetrics sql --state`` and ``--finalize``: the documented daily roll-up run from
+    the printed statements alone, equal to evaluate() over the window's rows; an option of the
+    other kind of statements is one line on stderr and exit 1."""
+    import duckdb
+
+    from polars_rankmetrics import cli
+
+    def printed(*args: str) -> str:
+        assert cli.main(["sql", *args]) == 0
+        return capsys.readouterr().out
+
+    keys = "lrap,ndcg@10,f1_micro"
+    state = printed("--state", "--input", "todays", "--by", "model,day", "--weight", "weight",
+                    "--bool-truth", "--metrics", keys, "--intervals")  # fmt: skip
+    finalize = printed("--finalize", "--by", "model", "--metrics", keys, "--ci", "0.9",
+                       "--seed", "3")  # fmt: skip
+    example = pl.read_parquet(Path(__file__).parent.parent / "data" / "example.parquet")
+    days = example.with_columns(day=pl.col("sample").hash(1) % 3)
+    con = duckdb.connect()
+    for day, todays in sorted(days.partition_by("day", as_dict=True).items()):
+        con.register("todays", todays)
+        con.execute(state)
+        kept = "CREATE TABLE daily AS" if day == (0,) else "INSERT INTO daily"
+        con.execute(f"{kept} SELECT * FROM rankmetrics_state")
+    con.execute("CREATE VIEW rankmetrics_states AS SELECT * FROM daily WHERE day >= 1")
+    con.execute(finalize)
+    window = pl.DataFrame(con.sql("SELECT * FROM rankmetrics_finalize ORDER BY model, metric"))
+    expected = rm.evaluate(days.filter(pl.col("day") >= 1), keys.split(","), by="model",
+                           weight="weight", ci=0.9, seed=3, bootstrap="poisson")  # fmt: skip
+    assert window.height == 6
+    for row in window.iter_rows(named=True):
+        at = expected.filter(model=row["model"])
+        for column, name in (("value", ""), ("lo", "_lo"), ("hi", "_hi")):
+            assert row[column] == pytest.approx(at[f"{row['metric']}{name}"].item(), abs=1e-12)
+    for args, message in [
+        (["--state", "--metrics", "lrap"], "--state defines rankmetrics_state over --input"),
+        (["--finalize", "--input", "todays"], "--input does not apply to --finalize"),
+        (["--state", "--input", "todays", "--ci", "0.9"], "--ci does not apply to --state"),
+        (["--metrics", "lrap"], "--metrics applies to --state or --finalize"),
+        (["--state", "--finalize"], "give --state or --finalize, not both"),
+    ]:
+        assert cli.main(["sql", *args]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"rankmetrics: error: {message}") and err.count("\n") == 1
