@@ -759,3 +759,24 @@ def test_every_view_reading_the_positive_ranks_binds_over_the_columns_found():
             if columns != "*":  # a column left out does not bind
                 with pytest.raises(duckdb.BinderException, match="label"):
                     session._frame("SELECT label FROM rankmetrics_positive_ranks")
+
+
+def test_a_frame_is_registered_as_its_columns_own_chunks():
+    """A frame's columns reach DuckDB as their own chunks where these are large, whether or not
+    they line up with the other columns' (no copy into aligned batches); a column of small
+    chunks in one chunk. DuckDB reads the same rows either way."""
+    from polars_rankmetrics.engines.duckdb.source import _CHUNK_ROWS, _arrow
+
+    half = _CHUNK_ROWS
+    large = pl.concat([pl.Series("a", np.arange(half)), pl.Series("a", np.arange(half))],
+                      rechunk=False)  # fmt: skip
+    small = pl.concat([pl.Series("c", [i]) for i in range(2 * half // 1000)] * 1000,
+                      rechunk=False)  # fmt: skip
+    frame = pl.DataFrame([large, pl.Series("b", np.arange(2 * half)), small])
+    assert [column.n_chunks() for column in frame.get_columns()] == [2, 1, 2 * half]
+    table = _arrow(frame)
+    assert [table.column(name).num_chunks for name in "abc"] == [2, 1, 1]
+    con = duckdb.connect()
+    con.register("frame", table)
+    found = pl.DataFrame(con.sql("SELECT * FROM frame"))
+    assert_frame_equal(found, frame)
