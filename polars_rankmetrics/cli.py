@@ -915,7 +915,10 @@ def _print_state_sql(args: argparse.Namespace) -> int:
         if args.k:
             raise ValueError("--k does not apply to states: give cut-offs in --metrics (ndcg@10)")
         if args.truth_by is not None:
-            raise ValueError("--truth-by does not apply to states: give each group its truth")
+            raise ValueError(
+                "--truth-by does not apply to states: the truth table of --state has every --by "
+                "column"
+            )
         asked, wrong = ("--state", finalize_only) if args.state else ("--finalize", state_only)
         given = [option for option, value in wrong.items() if value is not None]
         if given:
