@@ -91,7 +91,7 @@ def test_an_unexpected_error_is_one_line_without_traceback(monkeypatch, capsys):
     def broken(*args, **options):
         raise TypeError("'NoneType' object is not iterable")
 
-    monkeypatch.setattr(cli, "compare", broken)
+    monkeypatch.setattr(cli.commands, "compare", broken)
     monkeypatch.delenv("RANKMETRICS_TRACEBACK", raising=False)
     status = cli.main(["compare", str(EXAMPLE), "--baseline", "baseline"])
     err = capsys.readouterr().err

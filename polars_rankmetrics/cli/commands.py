@@ -1,0 +1,192 @@
+"""What each command of ``rankmetrics`` computes, from its parsed arguments: a table to print, or
+a file written."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import polars as pl
+
+from polars_rankmetrics.cli.parser import (
+    COMPARE_BY,
+    TREC_BY,
+    build_parser,
+    metric_list,
+    split_values,
+)
+from polars_rankmetrics.compare import compare
+from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
+from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, parse_keys
+from polars_rankmetrics.report.labels import label_report
+from polars_rankmetrics.report.page import html_report
+from polars_rankmetrics.states import finalize, is_state, state
+from polars_rankmetrics.trec import trec_eval
+
+
+def by_columns(args: argparse.Namespace) -> list[str]:
+    """The --by columns; compare's default when it is not given (compare needs one)."""
+    by = split_values(args.by)
+    if args.command == "compare" and not args.by:
+        return [COMPARE_BY]
+    if args.command == "report" and args.trec and not args.by:
+        return [TREC_BY]
+    if args.command == "compare" and not by:
+        raise ValueError("--by must name the column(s) naming the model")
+    return by
+
+
+def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame | None:
+    """The result of the command ``args`` names (None: the HTML report, written to its
+    file)."""
+    if args.command == "state":
+        if args.output is None:
+            raise ValueError("state writes a file: give -o STATE.parquet")
+        state(
+            args.paths, split_values([args.metrics]), beta=args.beta, truth_table=args.truth_table,
+            n_labels=args.n_labels, propensities=args.propensities, intervals=args.intervals,
+            per_label=args.per_label, score_decimals=args.score_decimals, path=args.output,
+            **options,
+        )  # fmt: skip
+        return None
+    if args.command in ("evaluate", "compare", "report") and is_state(args.paths):
+        return _of_states(args, options)
+    if args.command == "report" and args.html is not None:
+        data, truth_table = args.paths, args.truth_table
+        if args.trec:
+            if truth_table is None:
+                raise ValueError("--trec reads TREC run files against qrels: give --truth-table")
+            data = read_trec_run(data, memory_limit=args.memory_limit)
+            truth_table = read_trec_qrels(truth_table, memory_limit=args.memory_limit)
+        html_report(
+            data, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+            bootstrap=args.bootstrap, truth_table=truth_table, n_labels=args.n_labels,
+            k=args.k, ties=tie_rule(args), path=args.html, **_trec_arguments(args), **options,
+        )  # fmt: skip
+        return None
+    if args.command == "report":
+        given = {"--baseline": args.baseline, "--ci": args.ci, "--truth-table": args.truth_table,
+                 "--trec": args.trec or None, "--max-docs": args.max_docs,
+                 "--judged-only": args.judged_only or None, "--complete": args.complete or None,
+                 "--relevance-level": args.relevance_level}  # fmt: skip
+        with_html = [name for name, value in given.items() if value is not None]
+        if with_html:
+            raise ValueError(f"{with_html[0]} goes with --html")
+        if args.ties == "trec_eval":
+            raise ValueError(
+                "--ties trec_eval goes with --html and a run's --truth-table: the per-label "
+                "table follows scikit-learn's tie rules (--ties average)"
+            )
+        return label_report(args.paths, **options)
+    if args.command == "compare":
+        return compare(
+            args.paths, split_values([args.metrics or ",".join(DEFAULT_METRICS)]),
+            baseline=args.baseline, test=args.test,
+            correction=None if args.correction == "none" else args.correction,
+            n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
+            bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
+            n_labels=args.n_labels, beta=args.beta, ties=args.ties, **_trec_arguments(args),
+            **options,
+        )  # fmt: skip
+    metrics = metric_list(args.metrics or ",".join(DEFAULT_METRICS), args.k)
+    return evaluate(
+        args.paths, metrics, beta=args.beta,
+        per_sample=args.per_sample, truth_table=args.truth_table, n_labels=args.n_labels,
+        propensities=args.propensities, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+        ci_method=args.ci_method, bootstrap=args.bootstrap, ties=args.ties,
+        **_trec_arguments(args), **options,
+    )  # fmt: skip
+
+
+def _trec_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "relevance_level": 1 if args.relevance_level is None else args.relevance_level,
+        "max_docs": args.max_docs,
+        "judged_only": args.judged_only, "complete": args.complete,
+    }  # fmt: skip
+
+
+def tie_rule(args: argparse.Namespace) -> str | None:
+    """The tie rule to state on stderr after evaluate, compare or report: ``--ties``, else
+    trec_eval's where evaluate or compare of data asks for TREC keys (their only rule) or
+    report reads TREC files (``--trec``), else None (the library's keys under their default,
+    stated in their docs)."""
+    if getattr(args, "ties", None) is not None:
+        return str(args.ties)
+    if args.command == "report" and args.trec:
+        return "trec_eval"
+    if args.command not in ("evaluate", "compare") or is_state(args.paths):
+        return None
+    keys = parse_keys(split_values([args.metrics or ",".join(DEFAULT_METRICS)]))
+    return "trec_eval" if any(key.metric.family == "trec" for key in keys) else None
+
+
+def run_trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
+    """``rankmetrics trec``: rm.trec_eval's table of the files: read into memory once, as
+    trec_eval reads them, or, under ``--memory-limit``, scanned by the engine within it."""
+    budget = args.memory_limit
+    files = [
+        read_trec_run(args.runs, memory_limit=budget),
+        read_trec_qrels(args.qrels, memory_limit=budget),
+    ]
+    # The evaluation reads its input more than once: without a budget, the text is parsed once.
+    run, qrels = pl.collect_all(files) if args.memory_limit is None else files
+    return trec_eval(
+        run, qrels, args.measure or ["official"],
+        per_topic=args.per_topic, complete=args.complete, max_docs=args.max_docs,
+        relevance_level=args.relevance_level, judged_only=args.judged_only, **options,
+    )  # fmt: skip
+
+
+# What evaluate and report of state files take from the command line; any other option given is
+# refused, the states having recorded theirs.
+_OF_STATES = {"command", "paths", "metrics", "k", "by", "ci", "ci_method", "n_boot", "seed",
+              "bootstrap", "overlap", "format", "output", "quiet"}  # fmt: skip
+
+
+# The metrics' parameters report and compare take too, which must be the states' own.
+_OF_STATES_TOO = {
+    "report": {"threshold", "zero_division"},
+    "compare": {"threshold", "zero_division", "beta", "baseline", "test", "correction",
+                "n_resamples", "alpha"},
+}  # fmt: skip
+
+
+def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
+    """``evaluate`` (finalize) or ``report`` of state files."""
+    required = ["--baseline", args.baseline] if args.command == "compare" else []
+    defaults = vars(build_parser().parse_args([args.command, *args.paths, *required]))
+    taken = _OF_STATES | _OF_STATES_TOO.get(args.command, set())
+    given = [
+        name for name, value in vars(args).items()
+        if name not in taken and value != defaults[name]
+    ]  # fmt: skip
+    if given:
+        raise ValueError(
+            f"--{given[0].replace('_', '-')} does not apply to state files: they are "
+            "evaluated already, with the options they record"
+        )
+    if args.command == "compare":
+        return compare(
+            args.paths, None if args.metrics is None else split_values([args.metrics]),
+            by=options["by"], baseline=args.baseline, test=args.test,
+            correction=None if args.correction == "none" else args.correction,
+            n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
+            bootstrap=args.bootstrap, threshold=args.threshold, beta=args.beta,
+            zero_division=args.zero_division,
+        )  # fmt: skip
+    if args.command == "report":
+        if args.html is not None:
+            raise ValueError("--html reads the data, not state files")
+        return label_report(
+            args.paths, by=options["by"], threshold=args.threshold,
+            zero_division=args.zero_division,
+        )  # fmt: skip
+    if args.bootstrap != "poisson" and args.ci is not None:
+        raise ValueError("intervals of state files are Poisson intervals: give --bootstrap poisson")
+    metrics = None if args.metrics is None else metric_list(args.metrics, args.k)
+    return finalize(
+        args.paths, metrics, by=options["by"], ci=args.ci, n_boot=args.n_boot, seed=args.seed,
+        ci_method=args.ci_method, overlap=args.overlap,
+    )  # fmt: skip
