@@ -57,9 +57,7 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
             f"column {missing[0]!r} not found; the table has columns {_listed(schema.names())}"
             + _other_shapes(schema, cols)
         )
-    for key in (*cols.by, cols.sample, cols.label):
-        if schema[key] == pl.Object:
-            raise_objects(key)
+    check_objects(schema, cols)
     numeric = {"score": cols.score, "weight": cols.weight}
     bool_or_numeric = {"truth": cols.truth, "pred": cols.pred}
     for role, name in (numeric | bool_or_numeric).items():
@@ -69,13 +67,16 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
         raise_column_type(name, role, dtype)  # type: ignore[arg-type]
 
 
-def raise_objects(name: str) -> None:
-    """Refuse the column ``name`` of Python objects (``pl.Object``): an engine would compare
-    the objects' addresses, not their values."""
-    raise ValueError(
-        f"column {name!r} holds Python objects (Object), which no engine reads by value: "
-        "convert it to a column of values first (strings, numbers), or drop it"
-    )
+def check_objects(schema: Mapping[str, pl.DataType], cols: Columns) -> None:
+    """Refuse a column the evaluation reads that holds Python objects (``pl.Object``): an engine
+    would read the objects' addresses, not their values (DuckDB reads a frame's through Arrow,
+    as bytes, so it is asked of the frame's own schema before the frame is registered)."""
+    for name in cols.required:
+        if schema.get(name) == pl.Object:
+            raise ValueError(
+                f"column {name!r} holds Python objects (Object), which no engine reads by "
+                "value: convert it to a column of values first (strings, numbers)"
+            )
 
 
 def raise_column_type(name: str, role: str, dtype: object) -> None:

@@ -48,16 +48,10 @@ def _arrow(frame: pl.DataFrame) -> object:
     with the others': a top-k piece's columns of predictions, ranks and gains, joined apart.)
     A column of small chunks (:data:`_CHUNK_ROWS`), or of chunks Arrow finds invalid (Polars
     exports an empty slice of strings with an offset past its buffer), is exported whole.
-    pyarrow is imported here, where a frame is registered: a run over files never loads it. A
-    column of Python objects is refused: it would export their addresses."""
+    pyarrow is imported here, where a frame is registered: a run over files never loads it."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    columns = {}
-    for column in frame.get_columns():
-        if column.dtype == pl.Object:
-            validation.raise_objects(column.name)
-        columns[column.name] = _chunks(pa, column)
-    return pa.table(columns)
+    return pa.table({column.name: _chunks(pa, column) for column in frame.get_columns()})
 
 
 def _chunks(pa: Any, column: pl.Series) -> Any:
@@ -74,18 +68,21 @@ def _chunks(pa: Any, column: pl.Series) -> Any:
 
 
 def _source_query(
-    con: duckdb.DuckDBPyConnection, source: Source, tables: bool
+    con: duckdb.DuckDBPyConnection, source: Source, cols: Columns, tables: bool
 ) -> tuple[str, Files | None]:
     """A SELECT over ``source``, and the files it reads if it reads files. A string is the name
     of a table or view of ``con`` if it has one (``tables``: a new connection has none), else a
-    path."""
+    path. A frame is registered once its columns that ``cols`` reads are checked for Python
+    objects (:func:`~polars_rankmetrics.checks.validation.check_objects`)."""
     if source.kind == "duckdb":
         return source.data.sql_query(), None  # type: ignore[attr-defined]
     if source.kind == "dataset":
         con.register("rankmetrics_frame", source.data)  # scanned, not loaded
         return "SELECT * FROM rankmetrics_frame", None
     if source.kind != "paths":
-        con.register("rankmetrics_frame", _arrow(source.in_memory()))
+        frame = source.in_memory()
+        validation.check_objects(frame.schema, cols.in_source())
+        con.register("rankmetrics_frame", _arrow(frame))
         return "SELECT * FROM rankmetrics_frame", None
     if isinstance(source.data, str) and tables and _is_table(con, source.data):
         return f"SELECT * FROM {quote_identifier(source.data)}", None
@@ -113,12 +110,12 @@ def register_source(
     objects of another connection (its tables, registered frames) is read into memory through
     Arrow."""
     try:
-        query, files = _source_query(con, source, tables)
+        query, files = _source_query(con, source, cols, tables)
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.CatalogException:
         if source.kind != "duckdb":
             raise
-        query, files = _source_query(con, Source(source.polars()), tables)
+        query, files = _source_query(con, Source(source.polars()), cols, tables)
         con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     except duckdb.Error as error:
         if "httpfs" not in str(error):  # DuckDB names the extension only for a URL
