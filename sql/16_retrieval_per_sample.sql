@@ -174,20 +174,20 @@ JOIN rankmetrics_discounts AS hi ON hi.position = h.last_within
 JOIN rankmetrics_discounts AS lo ON lo.position = least(h.block_start - 1, h.last_within)
 GROUP BY h.grp, h.sample, h.cut;
 
--- rankmetrics_psprecision_per_sample: psprecision.
+-- rankmetrics_psprecision_per_sample: psprecision, and the expected gain it is made of.
 CREATE OR REPLACE VIEW rankmetrics_psprecision_per_sample AS
 SELECT
-    s.grp, s.sample, c.k, s.weight, s.n_positives,
+    s.grp, s.sample, c.k, s.weight, s.n_positives, h.ps_hits,
     coalesce(h.ps_hits, 0) / c.k AS psprecision
 FROM rankmetrics_retrieval_samples AS s
 CROSS JOIN rankmetrics_cutoffs AS c
 LEFT JOIN rankmetrics_propensity_hits AS h
     ON h.grp = s.grp AND h.sample = s.sample AND h.cut = coalesce(c.k, 0);
 
--- rankmetrics_psndcg_per_sample: psndcg.
+-- rankmetrics_psndcg_per_sample: psndcg, and the expected dcg it is made of.
 CREATE OR REPLACE VIEW rankmetrics_psndcg_per_sample AS
 SELECT
-    s.grp, s.sample, c.k, s.weight, s.n_positives,
+    s.grp, s.sample, c.k, s.weight, s.n_positives, d.ps_dcg,
     coalesce(d.ps_dcg / nullif(ideal.cumulative, 0), 0) AS psndcg
 FROM rankmetrics_retrieval_samples AS s
 CROSS JOIN rankmetrics_cutoffs AS c
@@ -195,7 +195,8 @@ LEFT JOIN rankmetrics_propensity_dcg AS d
     ON d.grp = s.grp AND d.sample = s.sample AND d.cut = coalesce(c.k, 0)
 LEFT JOIN rankmetrics_discounts AS ideal ON ideal.position = least(s.n_positives, c.k);
 
--- rankmetrics_propensity_per_sample: the four propensity-scored metrics.
+-- rankmetrics_propensity_per_sample: the four propensity-scored metrics, the _norm ones from the
+-- gain and dcg of the two views above.
 CREATE OR REPLACE VIEW rankmetrics_propensity_per_sample AS
 WITH best_gains AS (
     SELECT
@@ -217,16 +218,12 @@ best AS (
 )
 SELECT
     p.grp, p.sample, p.k, p.weight, p.n_positives, p.psprecision,
-    coalesce(h.ps_hits / nullif(b.ps_hits, 0), 0) AS psprecision_norm,
+    coalesce(p.ps_hits / nullif(b.ps_hits, 0), 0) AS psprecision_norm,
     n.psndcg,
-    coalesce(d.ps_dcg / nullif(b.ps_dcg, 0), 0) AS psndcg_norm
+    coalesce(n.ps_dcg / nullif(b.ps_dcg, 0), 0) AS psndcg_norm
 FROM rankmetrics_psprecision_per_sample AS p
 JOIN rankmetrics_psndcg_per_sample AS n
     ON n.grp = p.grp AND n.sample = p.sample AND coalesce(n.k, 0) = coalesce(p.k, 0)
-LEFT JOIN rankmetrics_propensity_hits AS h
-    ON h.grp = p.grp AND h.sample = p.sample AND h.cut = coalesce(p.k, 0)
-LEFT JOIN rankmetrics_propensity_dcg AS d
-    ON d.grp = p.grp AND d.sample = p.sample AND d.cut = coalesce(p.k, 0)
 LEFT JOIN best AS b ON b.grp = p.grp AND b.sample = p.sample AND b.cut = coalesce(p.k, 0);
 
 -- rankmetrics_retrieval_per_sample: every retrieval metric, one row per (grp, sample, k).
