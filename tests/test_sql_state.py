@@ -516,6 +516,6 @@ def test_the_command_prints_the_state_and_the_finalize(capsys):
         (["--metrics", "lrap"], "--metrics applies to --state or --finalize"),
         (["--state", "--finalize"], "give --state or --finalize, not both"),
     ]:
-        assert cli.main(["sql", *args]) == 1
+        assert cli.main(["sql", *args]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"rankmetrics: error: {message}") and err.count("\n") == 1

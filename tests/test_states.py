@@ -304,17 +304,21 @@ def test_the_command_writes_states_and_finalizes_them(daily, tmp_path):
     expected = rm.evaluate(daily, ["lrap"], by="model", ci=0.9, bootstrap="poisson")
     assert_frame_equal(pl.DataFrame(json.loads(interval.stdout)), expected, check_exact=False,
                        rel_tol=1e-12)  # fmt: skip
-    for args, message in (
-        (["s-0.parquet", "s-0.parquet", "--by", "model"], "share samples"),
-        (["s-0.parquet", "--engine", "duckdb"], "--engine does not apply to state files"),
-        (["s-*.parquet", "--by", "model", "--ci", "0.9"], "give --bootstrap poisson"),
+    for args, status, message in (
+        (["s-0.parquet", "s-0.parquet", "--by", "model"], 1, "share samples"),
+        (["s-0.parquet", "--engine", "duckdb"], 2, "--engine does not apply to state files"),
+        (["s-*.parquet", "--by", "model", "--ci", "0.9"], 2, "give --bootstrap poisson"),
     ):
         done = _command("evaluate", *args, cwd=tmp_path)
-        assert done.returncode == 1
+        assert done.returncode == status
         assert done.stderr.startswith("rankmetrics: error: ") and message in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     done = _command("state", "data-0.parquet", "--by", "model", cwd=tmp_path)
-    assert done.returncode == 1 and "give -o STATE.parquet" in done.stderr
+    assert done.returncode == 2 and "give -o STATE.parquet" in done.stderr
+    # A state is a Parquet file, whatever -o names: another extension is refused.
+    done = _command("state", "data-0.parquet", "--by", "model", "-o", "s.csv", cwd=tmp_path)
+    assert done.returncode == 2 and "give -o STATE.parquet, not 's.csv'" in done.stderr
+    assert not (tmp_path / "s.csv").exists()
 
 
 def test_compare_of_states_is_the_poisson_compare_of_their_union(daily):

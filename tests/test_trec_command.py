@@ -340,7 +340,7 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
     assert json.loads(out)[0]["baseline_value"] == pytest.approx(7 / 12)
     # report's per-label table follows scikit-learn's tie rules: trec_eval's goes with --html.
     status, _, err = _cli(["report", run, "--ties", "trec_eval"], capsys)
-    assert status == 1 and len(err) == 1 and "--ties trec_eval goes with --html" in err[0]
+    assert status == 2 and len(err) == 1 and "--ties trec_eval goes with --html" in err[0]
     # A state file records its evaluation: --ties is refused with it.
     dense = str(tmp_path / "dense.parquet")
     pl.DataFrame({"sample": "s", "label": ["a", "b"], "score": [1.0, 0.5], "truth": [1, 0]}
@@ -349,7 +349,7 @@ def test_ties_option_of_evaluate_compare_and_report(tmp_path, capsys):
     with pytest.raises(ValueError, match="ties= does not apply to states"):
         rm.compare(state, ties="trec_eval", bootstrap="poisson")
     status, _, err = _cli(["evaluate", state, "--ties", "trec_eval"], capsys)
-    assert status == 1 and err == [
+    assert status == 2 and err == [
         "rankmetrics: error: --ties does not apply to state files: they are evaluated already, "
         "with the options they record"
     ]
@@ -493,11 +493,11 @@ def test_command_passes_trec_evals_options_on(tmp_path, capsys):
     status, _, _ = _cli(["report", run_file, "--truth-table", qrels_file, "--trec", "--html",
                          str(page), "--k", "5", *flags], capsys)  # fmt: skip
     assert status == 0 and "first 3 documents of each topic are read (-M)" in page.read_text()
-    # Where they do not apply: one line, exit 1.
+    # Where they do not apply: one line, exit 2 (a usage error).
     status, _, err = _cli(["report", run_path, "--complete"], capsys)
-    assert status == 1 and err == ["rankmetrics: error: --complete goes with --html"]
+    assert status == 2 and err == ["rankmetrics: error: --complete goes with --html"]
     status, _, err = _cli(["report", run_path, "--relevance-level", "1"], capsys)
-    assert status == 1 and err == ["rankmetrics: error: --relevance-level goes with --html"]
+    assert status == 2 and err == ["rankmetrics: error: --relevance-level goes with --html"]
     status, _, err = _cli(["report", run_path, "--by", "run", "--html", str(page),
                            "--max-docs", "3"], capsys)  # fmt: skip
     assert status == 1 and len(err) == 1 and "they go with ties='trec_eval'" in err[0]
@@ -559,7 +559,7 @@ def test_cli_report_of_trec_files_has_pytrec_evals_numbers(tmp_path, capsys):
     [
         (["--ties", "trec"], 2, "argument --ties: invalid choice: 'trec'"),
         (["--k", "0"], 2, "argument --k: not a positive integer: '0'"),
-        (["--trec"], 1, "--trec reads TREC run files against qrels: give --truth-table"),
+        (["--trec"], 2, "--trec reads TREC run files against qrels: give --truth-table"),
         (["--n-labels", "9", "--trec", "--truth-table", str(SHIPPED / "trec_qrels.txt")], 1,
          "without n_labels="),
     ],

@@ -19,7 +19,7 @@ import polars as pl
 
 from polars_rankmetrics.cli.commands import by_columns, compute, run_trec, tie_rule
 from polars_rankmetrics.cli.output import ProgressLine, compared, output_format, render
-from polars_rankmetrics.cli.parser import TIE_RULES, TREC_TIES, build_parser
+from polars_rankmetrics.cli.parser import TIE_RULES, TREC_TIES, build_parser, refusal_status
 from polars_rankmetrics.cli.sql import print_sql
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import get_engine
@@ -31,7 +31,8 @@ __all__ = ["TIE_RULES", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status: 0 on success, 1 on bad input, 128 + the signal on
+    """Entry point; returns the exit status: 0 on success, 1 on bad input, 2 on a usage error
+    (:class:`~polars_rankmetrics.cli.parser.UsageError`), 128 + the signal on
     Ctrl-C (130) or SIGTERM (143), after the run has removed its temporary files."""
     received: list[int] = []
 
@@ -108,7 +109,7 @@ def _run(args: argparse.Namespace) -> int:
             require_matplotlib()
     except (ValueError, ImportError) as error:  # before any work: usage, missing packages
         print(f"rankmetrics: error: {error}", file=sys.stderr)
-        return 1
+        return refusal_status(error)
     reported: tuple[type[Exception], ...] = (
         ValueError, OSError, ImportError, pl.exceptions.PolarsError, *engine_errors,
     )  # fmt: skip
@@ -130,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         if isinstance(error.__context__, Interrupted):
             raise
         print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
-        return 1
+        return refusal_status(error)
     rule = tie_rule(args)
     if rule is not None and not args.quiet:
         print(f"rankmetrics: {TIE_RULES[rule]}", file=sys.stderr)

@@ -11,6 +11,7 @@ import polars as pl
 from polars_rankmetrics.cli.parser import (
     COMPARE_BY,
     TREC_BY,
+    UsageError,
     build_parser,
     metric_list,
     split_values,
@@ -33,7 +34,7 @@ def by_columns(args: argparse.Namespace) -> list[str]:
     if args.command == "report" and args.trec and not args.by:
         return [TREC_BY]
     if args.command == "compare" and not by:
-        raise ValueError("--by must name the column(s) naming the model")
+        raise UsageError("--by must name the column(s) naming the model")
     return by
 
 
@@ -41,8 +42,11 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
     """The result of the command ``args`` names (None: the HTML report, written to its
     file)."""
     if args.command == "state":
-        if args.output is None:
-            raise ValueError("state writes a file: give -o STATE.parquet")
+        if args.output is None or not args.output.lower().endswith(".parquet"):
+            raise UsageError(
+                "state writes a Parquet file: give -o STATE.parquet"
+                + ("" if args.output is None else f", not {args.output!r}")
+            )
         state(
             args.paths, split_values([args.metrics]), beta=args.beta, truth_table=args.truth_table,
             n_labels=args.n_labels, propensities=args.propensities, intervals=args.intervals,
@@ -56,7 +60,7 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
         data, truth_table = args.paths, args.truth_table
         if args.trec:
             if truth_table is None:
-                raise ValueError("--trec reads TREC run files against qrels: give --truth-table")
+                raise UsageError("--trec reads TREC run files against qrels: give --truth-table")
             data = read_trec_run(data, memory_limit=args.memory_limit)
             truth_table = read_trec_qrels(truth_table, memory_limit=args.memory_limit)
         html_report(
@@ -72,9 +76,9 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
                  "--relevance-level": args.relevance_level}  # fmt: skip
         with_html = [name for name, value in given.items() if value is not None]
         if with_html:
-            raise ValueError(f"{with_html[0]} goes with --html")
+            raise UsageError(f"{with_html[0]} goes with --html")
         if args.ties == "trec_eval":
-            raise ValueError(
+            raise UsageError(
                 "--ties trec_eval goes with --html and a run's --truth-table: the per-label "
                 "table follows scikit-learn's tie rules (--ties average)"
             )
@@ -163,7 +167,7 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
         if name not in taken and value != defaults[name]
     ]  # fmt: skip
     if given:
-        raise ValueError(
+        raise UsageError(
             f"--{given[0].replace('_', '-')} does not apply to state files: they are "
             "evaluated already, with the options they record"
         )
@@ -178,13 +182,13 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
         )  # fmt: skip
     if args.command == "report":
         if args.html is not None:
-            raise ValueError("--html reads the data, not state files")
+            raise UsageError("--html reads the data, not state files")
         return label_report(
             args.paths, by=options["by"], threshold=args.threshold,
             zero_division=args.zero_division,
         )  # fmt: skip
     if args.bootstrap != "poisson" and args.ci is not None:
-        raise ValueError("intervals of state files are Poisson intervals: give --bootstrap poisson")
+        raise UsageError("intervals of state files are Poisson intervals: give --bootstrap poisson")
     metrics = None if args.metrics is None else metric_list(args.metrics, args.k)
     return finalize(
         args.paths, metrics, by=options["by"], ci=args.ci, n_boot=args.n_boot, seed=args.seed,

@@ -39,6 +39,17 @@ TIE_RULES = {
 COMPARE_FORMATS = FORMATS
 
 
+class UsageError(ValueError):
+    """Options the command line refuses by itself (they do not go together, or one is missing
+    that another needs): one line and exit status 2, as argparse's own usage errors."""
+
+
+def refusal_status(error: BaseException) -> int:
+    """The exit status of a refusal: 2 for a :class:`UsageError`, 1 for anything else (bad
+    input, a key or parameter the library refuses)."""
+    return 2 if isinstance(error, UsageError) else 1
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line usage error (exit status 2, argparse's convention)."""
 
@@ -402,7 +413,8 @@ def _input_options(
     )  # fmt: skip
     parser.add_argument(
         "--format", choices=formats,
-        help="output format (default: from the --output file's extension, else table)",
+        help="output format (default: from the --output file's extension, else table)"
+        if len(formats) > 1 else f"the output's format: {formats[0]}, the only one",
     )  # fmt: skip
     parser.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE")
     for name in ("sample", "label", "score", "truth"):
@@ -472,8 +484,8 @@ def metric_list(text: str, k: int | None) -> list[str]:
     if k is None:
         return keys
     if k < 1:
-        raise ValueError(f"--k must be a positive integer, not {k}")
+        raise UsageError(f"--k must be a positive integer, not {k}")
     cut = [m for m in keys if "@" in m]
     if cut:
-        raise ValueError(f"--k {k} and the explicit cut-off of {cut[0]!r}: give one or the other")
+        raise UsageError(f"--k {k} and the explicit cut-off of {cut[0]!r}: give one or the other")
     return [f"{m}@{k}" if m in REGISTRY and REGISTRY[m].takes_k else m for m in keys]

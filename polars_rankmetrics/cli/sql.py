@@ -7,7 +7,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from polars_rankmetrics.cli.parser import SQL_ALONE, split_values
+from polars_rankmetrics.cli.parser import SQL_ALONE, UsageError, refusal_status, split_values
 from polars_rankmetrics.engines.sql.export import input_statements, view_statements
 from polars_rankmetrics.engines.sql.state import finalize_statements, state_statements
 from polars_rankmetrics.inputs.columns import Columns
@@ -30,17 +30,17 @@ def print_sql(args: argparse.Namespace) -> int:
     if misplaced:
         print(f"rankmetrics: error: {misplaced[0]} applies to --state or --finalize",
               file=sys.stderr)  # fmt: skip
-        return 1
+        return 2
     statements = list(view_statements(args.dialect))
     if args.input is not None:
         cols = _sql_columns(args)
         try:
             if any(k < 1 for k in args.k):
-                raise ValueError("--k must be a positive integer")
+                raise UsageError("--k must be a positive integer")
             if args.n_labels is not None and args.n_labels < 1:
-                raise ValueError("--n-labels must be a positive integer")
+                raise UsageError("--n-labels must be a positive integer")
             if args.truth_by is not None and args.truth_table is None:
-                raise ValueError("--truth-by names the by columns of a --truth-table: give one")
+                raise UsageError("--truth-by names the by columns of a --truth-table: give one")
             context = parameters(
                 threshold=args.threshold, beta=args.beta, zero_division=args.zero_division
             )
@@ -53,7 +53,7 @@ def print_sql(args: argparse.Namespace) -> int:
             )  # fmt: skip
         except ValueError as error:
             print(f"rankmetrics: error: {error}", file=sys.stderr)
-            return 1
+            return refusal_status(error)
         statements = [*defined, *statements]
     else:
         # The file cannot check what it reads: it says so where a reader starts.
@@ -83,18 +83,18 @@ def _print_state_sql(args: argparse.Namespace) -> int:
     finalize_only = {"--ci": args.ci, "--n-boot": args.n_boot, "--seed": args.seed}
     try:
         if args.state and args.finalize:
-            raise ValueError("give --state or --finalize, not both")
+            raise UsageError("give --state or --finalize, not both")
         if args.k:
-            raise ValueError("--k does not apply to states: give cut-offs in --metrics (ndcg@10)")
+            raise UsageError("--k does not apply to states: give cut-offs in --metrics (ndcg@10)")
         if args.truth_by is not None:
-            raise ValueError(
+            raise UsageError(
                 "--truth-by does not apply to states: the truth table of --state has every --by "
                 "column"
             )
         asked, wrong = ("--state", finalize_only) if args.state else ("--finalize", state_only)
         given = [option for option, value in wrong.items() if value is not None]
         if given:
-            raise ValueError(f"{given[0]} does not apply to {asked}")
+            raise UsageError(f"{given[0]} does not apply to {asked}")
         keys = parse_keys(split_values([args.metrics or ",".join(DEFAULT_METRICS)]))
         if args.finalize:
             statements = finalize_statements(
@@ -103,7 +103,7 @@ def _print_state_sql(args: argparse.Namespace) -> int:
                 seed=0 if args.seed is None else args.seed,
             )  # fmt: skip
         elif args.input is None:
-            raise ValueError("--state defines rankmetrics_state over --input TABLE: give one")
+            raise UsageError("--state defines rankmetrics_state over --input TABLE: give one")
         else:
             context = parameters(
                 threshold=args.threshold, beta=args.beta, zero_division=args.zero_division
@@ -115,7 +115,7 @@ def _print_state_sql(args: argparse.Namespace) -> int:
             )  # fmt: skip
     except ValueError as error:
         print(f"rankmetrics: error: {error}", file=sys.stderr)
-        return 1
+        return refusal_status(error)
     if args.finalize:
         # What the statements read, where a reader starts.
         print(
