@@ -20,6 +20,7 @@ import argparse
 import json
 import statistics
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import polars as pl
@@ -122,7 +123,9 @@ def main() -> None:
             raise SystemExit(f"failed: {failed}")
         return
     record = {
-        **environment(), "samples": args.samples, "metrics": OURS,
+        **environment(), "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
+        "peers": {name: version(name) for name in ("ranx", "pytrec-eval-terrier")},
+        "peer_memory": args.peer_memory, "samples": args.samples, "metrics": OURS,
         "results": results,
     }  # fmt: skip
     RESULTS.mkdir(exist_ok=True)
