@@ -94,7 +94,7 @@ def _csv(path: Path) -> str | None:
         try:
             header = next(reader, None)
             if header is None:
-                return None
+                return f"the CSV file {str(path)!r} is empty: it has no header"
             line = reader.line_num
             for record in reader:
                 if record and len(record) != len(header):

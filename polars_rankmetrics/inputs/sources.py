@@ -223,12 +223,32 @@ def _scan(files: Files) -> pl.LazyFrame:
     # URLs are expanded by Polars.
     remote = is_url(files.paths[0])
     if files.format == "csv":
-        return pl.scan_csv(files.paths, glob=remote)
+        return _scan_csv(files.paths, remote)
     if files.format == "ndjson":
         if not remote and all(Path(p).stat().st_size == 0 for p in files.paths):
             return pl.LazyFrame()  # no rows and so no columns, which Polars cannot scan
         return pl.scan_ndjson(files.paths)
     return pl.scan_parquet(files.paths, glob=remote, hive_partitioning=files.hive)
+
+
+# A number written with a leading zero (01, 007, 01.5): an id padded with zeros, not a number.
+_PADDED = r"^0[0-9]"
+
+
+def _scan_csv(paths: list[str], remote: bool) -> pl.LazyFrame:
+    """CSV files with each column's type inferred from all its values (a float or a text on the
+    last row is seen), and a column holding any number written with a leading zero read as text,
+    as DuckDB's reader reads it: ``01`` and ``1`` are two ids, and a number would merge them."""
+    frame = pl.scan_csv(paths, glob=remote, infer_schema_length=None)
+    numeric = [name for name, dtype in frame.collect_schema().items() if dtype.is_numeric()]
+    if not numeric:
+        return frame
+    text = pl.scan_csv(paths, glob=remote, infer_schema=False).select(numeric)
+    padded = text.select(pl.col(numeric).str.contains(_PADDED).any()).collect().row(0)
+    ids = {name: pl.String for name, found in zip(numeric, padded, strict=True) if found}
+    if not ids:
+        return frame
+    return pl.scan_csv(paths, glob=remote, infer_schema_length=None, schema_overrides=ids)
 
 
 def to_lazy(data: object) -> pl.LazyFrame:

@@ -1,6 +1,8 @@
-"""CSV files read by DuckDB as Polars reads them: Polars' dialect, records longer than the header
-refused, and the score, truth, weight and pred columns that DuckDB's sniffer typed as text read
-as numbers where every value is one."""
+"""CSV files read by DuckDB as Polars reads them: Polars' dialect, each column's type sniffed from
+all its values (a sample of rows would type a column BIGINT from its first values and round a
+later 0.5), records longer than the header refused, and the score, truth, weight and pred
+columns that DuckDB's sniffer typed as text read as numbers where every value is one written
+without a leading zero."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.media import csv_header, malformed
 from polars_rankmetrics.inputs.sources import Files, is_url
 
-# Polars' dialect, which the sniffer may miss on a ragged line.
-_OPTIONS = "delim = ',', quote = '\"', escape = '\"', header = true, null_padding = true"
+# Polars' dialect, which the sniffer may miss on a ragged line; every row sniffed.
+_OPTIONS = (
+    "delim = ',', quote = '\"', escape = '\"', header = true, null_padding = true, sample_size = -1"
+)
 
 
 def read_csv(paths: str) -> str:
@@ -39,13 +43,15 @@ def numbers_read_as_text(
     score, truth, weight and pred columns that DuckDB's sniffer typed as text but whose every
     value is a number cast to DOUBLE. The sniffer takes ``inf``, ``-inf`` and ``NaN`` (as Polars
     and pandas write them) for text; Polars reads them as numbers, and so must every engine. A
-    column with any other text stays text, and is refused as not numeric."""
+    column with any other text, or a number written with a leading zero (which both readers
+    take for an id), stays text, and is refused as not numeric."""
     roles = [c for c in (cols.score, cols.truth, cols.weight, cols.pred) if c is not None]
     text = [c for c in dict.fromkeys(roles) if c in schema and schema[c] == pl.String]
     if not text:
         return query
     counts = ", ".join(
-        f"count(*) FILTER (WHERE {q} IS NOT NULL AND TRY_CAST({q} AS DOUBLE) IS NULL)"
+        f"count(*) FILTER (WHERE {q} IS NOT NULL AND (TRY_CAST({q} AS DOUBLE) IS NULL "
+        f"OR regexp_matches({q}, '^0[0-9]')))"
         for q in map(quote_identifier, text)
     )
     found = con.execute(f"SELECT {counts} FROM rankmetrics_source").fetchall()[0]
