@@ -16,7 +16,13 @@ from polars_rankmetrics.inference.units import unit_intervals, unit_tables
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
+from polars_rankmetrics.metrics.registry import (
+    LABEL_VIEW,
+    SET_VIEW,
+    Context,
+    MetricKey,
+    parse_keys,
+)
 from polars_rankmetrics.options import Options, Run, documented
 
 
@@ -259,6 +265,21 @@ class TrecOptions:
     complete: bool = False
 
 
+def _score_values_read(key: MetricKey, cols: Columns) -> str | None:
+    """What of the scores ``key`` reads besides their order within each sample (None: only
+    that order), which a tie rule cannot change and the tie-broken scores do not keep: their
+    values as probabilities, each label's scores across the samples, or the threshold's
+    decisions (where no ``pred`` column gives them)."""
+    metric = key.metric
+    if metric.probabilities:
+        return "the scores as probabilities"
+    if metric.reduction == "curves":
+        return "each label's scores across the samples"
+    if metric.sql_view in (SET_VIEW, LABEL_VIEW) and cols.pred is None:
+        return "the scores against the threshold (a pred column would give the decisions)"
+    return None
+
+
 def tie_ordered(
     data: Any, truth_table: Any, keys: Sequence[MetricKey], cols: Columns, run: Run,
     context: Context, *, ties: str | None, trec: TrecOptions,
@@ -282,6 +303,13 @@ def tie_ordered(
             )
         if ties != "trec_eval":
             return data, truth_table, context
+        for key in keys:
+            reads = _score_values_read(key, cols)
+            if reads is not None:
+                raise ValueError(
+                    f"ties='trec_eval' orders the tied scores within each sample, which {key} "
+                    f"does not read: it reads {reads}; evaluate it in a call without ties="
+                )
         opened = cols.in_source()
         return topk.trec_order(Source.of(data).lazy(), opened), truth_table, context
     if len(trec_keys) < len(keys):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 import pytest
 import pytrec_eval
@@ -14,6 +15,13 @@ from conftest import Engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from sklearn.metrics import (
+    average_precision_score,
+    coverage_error,
+    f1_score,
+    hamming_loss,
+    label_ranking_average_precision_score,
+)
 from sql_engines import SQLTestEngine
 
 import polars_rankmetrics as rm
@@ -247,6 +255,42 @@ def test_tie_rules_on_a_worked_example():
     )  # fmt: skip
     assert rm.evaluate(dense, "precision@1", ties="trec_eval").item() == 0.0
     assert rm.evaluate(dense, "precision@1").item() == 0.5
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_the_tie_rule_leaves_what_reads_the_scores_themselves(engine):
+    """ties='trec_eval' orders tied scores within a sample. A key reading the scores' values
+    (a threshold, one label's scores across samples, probabilities) is refused with it, where
+    the tie-broken scores would give other numbers on a table without a tie; the keys reading
+    the order within each sample give scikit-learn's numbers there, as without the rule."""
+    untied = pl.DataFrame({"sample": [1, 1, 2, 2], "label": ["a", "b", "a", "b"],
+                           "score": [0.9, 0.8, 0.2, 0.1], "truth": [1, 1, 0, 1]})  # fmt: skip
+    y_true = np.array([[1, 1], [0, 1]])
+    y_score = np.array([[0.9, 0.8], [0.2, 0.1]])
+    for key, reads in (
+        ("hamming_loss", "the scores against the threshold"),
+        ("f1_micro", "the scores against the threshold"),
+        ("roc_auc_macro", "each label's scores across the samples"),
+        ("average_precision_micro", "each label's scores across the samples"),
+        ("brier_micro", "the scores as probabilities"),
+        ("ece_micro@5", "the scores as probabilities"),
+    ):
+        with pytest.raises(ValueError, match=f"which {key} does not read: it reads {reads}"):
+            rm.evaluate(untied, [key], ties="trec_eval", engine=engine)
+    # With the decisions in a pred column, the threshold keys read no score.
+    decided = untied.with_columns(pred=pl.col("score") >= 0.5)
+    tied = rm.evaluate(decided, ["hamming_loss", "f1_micro"], pred="pred", ties="trec_eval",
+                       engine=engine)  # fmt: skip
+    predicted = (y_score >= 0.5).astype(int)
+    assert tied.row(0) == pytest.approx((
+        hamming_loss(y_true, predicted), f1_score(y_true, predicted, average="micro"),
+    ))  # fmt: skip
+    keys = ["lrap", "coverage_error", "average_precision_samples"]
+    assert rm.evaluate(untied, keys, ties="trec_eval", engine=engine).row(0) == pytest.approx((
+        label_ranking_average_precision_score(y_true, y_score),
+        coverage_error(y_true, y_score),
+        average_precision_score(y_true, y_score, average="samples"),
+    ))  # fmt: skip
 
 
 def test_ndcg_gains_and_relevance_level():
