@@ -17,7 +17,7 @@ from polars_rankmetrics.engines import driver
 from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
-from polars_rankmetrics.inference.paired import TESTS, paired
+from polars_rankmetrics.inference.paired import TESTS, baseline_values, paired, typed_baseline
 from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
 from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
@@ -74,9 +74,20 @@ def compare(
         averages, ``hamming_loss``, ``subset_accuracy``, ``zero_one_loss``). Default: the six
         ranking metrics.
     by
-        The column(s) naming the model; one result row per other model and metric.
+        The column(s) naming the model; one result row per other model and metric. Several
+        columns name a model together: with ``by=["model", "slice"]`` each (model, slice) pair
+        is a model, and every pair other than the baseline's, of any slice, is compared with
+        the baseline on the samples they share (to compare the models within each slice,
+        compare each slice's rows).
     baseline
-        The baseline's value of ``by`` (a tuple for several columns).
+        The baseline's value of ``by``: for one column, the value (or a tuple or dict of one);
+        for several, a tuple of one value per column, in their order, or a dict naming each of
+        them (``{"model": "baseline", "slice": "s"}``). A baseline of another shape is refused.
+        A ``str`` given for a column of integers, floats or booleans is read as the column's
+        type, as the command line gives it: ``"0"`` is 0 in an integer column, ``"0.5"`` the
+        float 0.5 in a float column (parsed exactly, at the column's precision), ``"true"`` and
+        ``"false"`` are the booleans; a text that does not read as the type is refused. No
+        other value is converted.
     test
         ``"permutation"``: Fisher's paired randomization test, two-sided: each sample's two
         values swapped with probability 1/2, ``n_resamples`` times, p = (hits + 1) /
@@ -136,8 +147,10 @@ def compare(
     ------
     ValueError
         For bad input (as :func:`~polars_rankmetrics.evaluate`), a key not averaged over
-        samples, an unknown test or correction, a baseline that is not a value of ``by``, or
-        samples missing from one model (``on_missing="error"``).
+        samples, an unknown test or correction, a baseline whose shape does not match ``by``
+        (naming the columns and the baseline given), a text baseline that does not read as its
+        column's type, a baseline that is not a value of ``by``, or samples missing from one
+        model (``on_missing="error"``).
 
     Examples
     --------
@@ -173,6 +186,7 @@ def compare(
     by_columns = [by] if isinstance(by, str) else list(by or ())
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
+    base = baseline_values(baseline, by_columns)
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
@@ -199,7 +213,8 @@ def compare(
         supported_keys(keys)
         groups, by_types = merged.unit_groups("compare")
         result = unit_paired(
-            dict(groups), by_types, merged.cols, keys, baseline=baseline, test=test,
+            dict(groups), by_types, merged.cols, keys,
+            baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
             correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
         )  # fmt: skip
         return merged.cols.restored(result)
@@ -225,7 +240,8 @@ def compare(
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
         compared = paired_by_units if bootstrap == "poisson" else paired
         result = compared(
-            dict(groups), by_types, inner, keys, baseline=baseline, test=test,
+            dict(groups), by_types, inner, keys,
+            baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
             correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
             on_missing=on_missing,
         )  # fmt: skip

@@ -4,6 +4,7 @@ a file written."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -64,9 +65,10 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
             data = read_trec_run(data, memory_limit=args.memory_limit)
             truth_table = read_trec_qrels(truth_table, memory_limit=args.memory_limit)
         html_report(
-            data, baseline=args.baseline, ci=args.ci, n_boot=args.n_boot, seed=args.seed,
-            bootstrap=args.bootstrap, truth_table=truth_table, n_labels=args.n_labels,
-            k=args.k, ties=tie_rule(args), path=args.html, **_trec_arguments(args), **options,
+            data, baseline=_baseline(args, options["by"]), ci=args.ci, n_boot=args.n_boot,
+            seed=args.seed, bootstrap=args.bootstrap, truth_table=truth_table,
+            n_labels=args.n_labels, k=args.k, ties=tie_rule(args), path=args.html,
+            **_trec_arguments(args), **options,
         )  # fmt: skip
         return None
     if args.command == "report":
@@ -86,7 +88,8 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
     if args.command == "compare":
         return compare(
             args.paths, split_values([args.metrics or ",".join(DEFAULT_METRICS)]),
-            baseline=args.baseline, test=args.test,
+            baseline=_baseline(args, options["by"]),
+            test=args.test,
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
             bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
@@ -101,6 +104,15 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
         ci_method=args.ci_method, bootstrap=args.bootstrap, ties=args.ties,
         **_trec_arguments(args), **options,
     )  # fmt: skip
+
+
+def _baseline(args: argparse.Namespace, by: Sequence[str] | None) -> Any:
+    """``--baseline``: with several ``--by`` columns, comma-separated values, one per column in
+    their order (a value with a comma cannot be given then); with one, the text whole."""
+    text = args.baseline
+    if text is not None and by is not None and len(by) > 1 and "," in text:
+        return tuple(text.split(","))
+    return text
 
 
 def _trec_arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -174,7 +186,9 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
     if args.command == "compare":
         return compare(
             args.paths, None if args.metrics is None else split_values([args.metrics]),
-            by=options["by"], baseline=args.baseline, test=args.test,
+            by=options["by"],
+            baseline=_baseline(args, options["by"]),
+            test=args.test,
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
             bootstrap=args.bootstrap, threshold=args.threshold, beta=args.beta,

@@ -154,7 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated metric keys averaged over samples (default: "
         f"{','.join(DEFAULT_METRICS)}; of state files: every key they hold)",
     )  # fmt: skip
-    cmp.add_argument("--baseline", required=True, help="the baseline's value of the --by column")
+    cmp.add_argument(
+        "--baseline", required=True,
+        help="the baseline's value of the --by column (several: VALUE,VALUE in their order)",
+    )  # fmt: skip
     cmp.add_argument("--test", choices=TESTS, default="permutation")
     cmp.add_argument(
         "--correction", choices=[*CORRECTIONS, "none"], default="holm",
@@ -184,7 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the evaluation report there instead: one self-contained HTML page (summary, "
         "curves, the per-label table, score distributions; needs matplotlib)",
     )  # fmt: skip
-    report.add_argument("--baseline", help="with --html: compare every other --by value with it")
+    report.add_argument(
+        "--baseline",
+        help="with --html: compare every other --by value with it (several columns: VALUE,VALUE)",
+    )  # fmt: skip
     report.add_argument(
         "--ci", type=float, metavar="LEVEL", help="with --html: bootstrap intervals (e.g. 0.95)"
     )

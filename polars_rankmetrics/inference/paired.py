@@ -40,6 +40,58 @@ def baseline_key(baseline: Any) -> tuple[Any, ...]:
     return tuple(baseline) if isinstance(baseline, tuple | list) else (baseline,)
 
 
+def baseline_values(baseline: Any, by: Sequence[str]) -> tuple[Any, ...]:
+    """The baseline's value of each ``by`` column, in their order: ``baseline`` as a value (one
+    column), a tuple or list of one value per column, or a dict naming each column; refused,
+    naming the columns and the baseline given, when its shape does not match them."""
+    if isinstance(baseline, dict):
+        if len(baseline) == len(by) and set(baseline) == set(by):
+            return tuple(baseline[b] for b in by)
+    elif isinstance(baseline, tuple | list):
+        if len(baseline) == len(by):
+            return tuple(baseline)
+    elif len(by) == 1:
+        return (baseline,)
+    if len(by) == 1:
+        shape = "one value (or a tuple or a dict of one)"
+    else:
+        shape = (
+            f"{len(by)} values, one per column (a tuple or a dict; on the command line, "
+            f"--baseline {','.join(['VALUE'] * len(by))})"
+        )
+    raise ValueError(f"by={list(by)!r} needs a baseline of {shape}, not {baseline!r}")
+
+
+def typed_baseline(
+    values: tuple[Any, ...], by: Sequence[str], types: Sequence[Any]
+) -> tuple[Any, ...]:
+    """The baseline's ``values`` of the ``by`` columns, each text given for a column of
+    integers, floats or booleans (of ``types``) read as the column's type: exactly, as polars
+    casts a string (``"0"``, ``"-3"``; ``"0.5"``, ``"1e-3"``), or ``"true"`` and ``"false"``;
+    a text that does not read so is refused, naming the column, its type and the text."""
+    return tuple(_read(v, b, t) for v, b, t in zip(values, by, types, strict=True))
+
+
+def _read(value: Any, column: str, dtype: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    if dtype == pl.Boolean:
+        if value in ("true", "false"):
+            return value == "true"
+        expected = "true or false"
+    elif dtype.is_integer() or dtype.is_float():
+        try:
+            return pl.Series([value], dtype=pl.String).cast(dtype, strict=True)[0]
+        except pl.exceptions.InvalidOperationError:
+            expected = "an integer such as '0'" if dtype.is_integer() else "a number such as '0.5'"
+    else:
+        return value
+    raise ValueError(
+        f"the baseline's {column} is the text {value!r}, which does not read as the type of "
+        f"by column {column!r}, {dtype}: give {expected}"
+    )
+
+
 def describe(value: tuple[Any, ...], by: Sequence[str]) -> str:
     """A model's values of the ``by`` columns as an error message names them."""
     return ", ".join(f"{b}={v!r}" for b, v in zip(by, value, strict=True))

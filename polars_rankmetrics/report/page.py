@@ -36,7 +36,12 @@ from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.topk import TIES
 from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.intervals import check_bootstrap, intervals
-from polars_rankmetrics.inference.paired import baseline_key, paired
+from polars_rankmetrics.inference.paired import (
+    baseline_key,
+    baseline_values,
+    paired,
+    typed_baseline,
+)
 from polars_rankmetrics.inference.samples import Groups, frame_means, sample_groups
 from polars_rankmetrics.inference.units import paired_by_units, unit_intervals, unit_tables
 from polars_rankmetrics.inputs.columns import Columns
@@ -343,6 +348,7 @@ def _report(
     the per-label tables), then the summary, the comparison and the page's sections."""
     if baseline is not None and not cols.by:
         raise ValueError("baseline= is a value of by=: give by= too")
+    base = None if baseline is None else baseline_values(baseline, cols.by)
     keys = [*shape.sample_keys, *shape.label_keys]
     validation.check_result_names(cols, [str(key) for key in keys])
     with driver.inside_names(cols) as inner:
@@ -374,11 +380,12 @@ def _report(
             labels = label_table(collected, inner, context, probabilities)
             counts = combined["curves"]
         comparison = None
-        if baseline is not None:
+        if base is not None:
+            base = typed_baseline(base, cols.by, list(by_types.values()))
             compared = paired_by_units if bootstrap == "poisson" else paired
             comparison = compared(
                 dict(groups), by_types, inner, shape.shown,
-                baseline=baseline, test="permutation", correction="holm", n_resamples=10_000,
+                baseline=base, test="permutation", correction="holm", n_resamples=10_000,
                 n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
             )  # fmt: skip
     names = _model_names(summary, inner)
@@ -387,7 +394,7 @@ def _report(
     if comparison is not None:
         page.comparison(inner.restored(comparison))
     if labels is not None and counts is not None:
-        page.curves(counts, group, labels, baseline)
+        page.curves(counts, group, labels, base)
         page.label_table(inner.restored(labels))
         page.distributions(counts, group)
         if probabilities:
