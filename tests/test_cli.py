@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 import polars_rankmetrics as rm
+from polars_rankmetrics import cli
 
 EXAMPLE = Path(__file__).parent.parent / "data" / "example.parquet"
 
@@ -100,6 +101,19 @@ def test_errors_are_one_line_without_traceback(args, message, engine):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("option", ["--by", "--metrics"])
+@pytest.mark.parametrize("value", ["", " , "])
+def test_a_list_option_that_names_nothing_is_a_usage_error(option, value, capsys):
+    """--by "" would evaluate without groups, --metrics "" the default metrics: refused."""
+    status = cli.main(["evaluate", str(EXAMPLE), option, value])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert (
+        err == f"rankmetrics: error: {option} {value!r} names nothing: give a comma-separated "
+        "list, or leave the option out\n"
+    )
 
 
 def test_missing_file_is_one_line():

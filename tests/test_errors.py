@@ -117,6 +117,26 @@ def test_bad_input_raises_value_error(engine, name, df, options, message):
         engine.evaluate(df, **options)
 
 
+@pytest.mark.parametrize("kind", ["list", "array", "struct"])
+@pytest.mark.parametrize("name", ["sample", "label"])
+def test_a_nested_id_column_is_refused(engine, kind, name, tmp_path):
+    """A sample or label column of lists, arrays or structs holds no ids: refused naming it on
+    every engine, from a frame and from a Parquet file (which stores arrays as lists). A by
+    column may hold structs: a group is any value."""
+    nested = {
+        "list": pl.concat_list(name),
+        "array": pl.concat_list(name).list.to_array(1),
+        "struct": pl.struct(name),
+    }[kind]
+    df = table().with_columns(nested.alias(name))
+    path = tmp_path / "nested.parquet"
+    df.write_parquet(path)
+    refused = rf"column '{name}' holds .* values, which are not ids"
+    for data in (df, str(path)):
+        with pytest.raises(ValueError, match=refused):
+            engine.evaluate(data, ["lrap"])
+
+
 def test_weights_sum_to_zero_within_one_group_names_it(engine):
     df = pl.concat(
         [

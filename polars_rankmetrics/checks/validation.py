@@ -58,6 +58,13 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
             + _other_shapes(schema, cols)
         )
     check_objects(schema, cols)
+    for key in (cols.sample, cols.label):
+        if isinstance(schema[key], pl.List | pl.Array | pl.Struct):
+            raise ValueError(
+                f"column {key!r} holds {schema[key]} values, which are not ids: a sample or "
+                "label column holds one value per row (a string or a number), as explode() or "
+                "unnest() give them"
+            )
     numeric = {"score": cols.score, "weight": cols.weight}
     bool_or_numeric = {"truth": cols.truth, "pred": cols.pred}
     for role, name in (numeric | bool_or_numeric).items():

@@ -19,7 +19,14 @@ import polars as pl
 
 from polars_rankmetrics.cli.commands import by_columns, compute, run_trec, tie_rule
 from polars_rankmetrics.cli.output import ProgressLine, compared, output_format, render
-from polars_rankmetrics.cli.parser import TIE_RULES, TREC_TIES, build_parser, refusal_status
+from polars_rankmetrics.cli.parser import (
+    TIE_RULES,
+    TREC_TIES,
+    UsageError,
+    build_parser,
+    check_lists,
+    refusal_status,
+)
 from polars_rankmetrics.cli.sql import print_sql
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import get_engine
@@ -100,6 +107,11 @@ class Interrupted(BaseException):
 
 
 def _run(args: argparse.Namespace) -> int:
+    try:
+        check_lists(args)
+    except UsageError as error:
+        print(f"rankmetrics: error: {error}", file=sys.stderr)
+        return refusal_status(error)
     if args.command == "sql":
         return print_sql(args)
     try:

@@ -480,6 +480,20 @@ def _positive(text: str) -> int:
     return value
 
 
+def check_lists(args: argparse.Namespace) -> None:
+    """Refuse a ``--by`` or ``--metrics`` given that names nothing (``--by ""``): left out, the
+    option has a meaning of its own (no groups, the default metrics), which an empty value must
+    not take silently."""
+    for option in ("by", "metrics"):
+        value = getattr(args, option, None)
+        given = value if isinstance(value, list) else [] if value is None else [value]
+        if given and not split_values(given):
+            raise UsageError(
+                f"--{option} {given[0]!r} names nothing: give a comma-separated list, or leave "
+                "the option out"
+            )
+
+
 def split_values(values: list[str]) -> list[str]:
     """Repeated and comma-separated values, in order."""
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
