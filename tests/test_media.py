@@ -96,6 +96,26 @@ def test_a_corrupt_parquet_file_is_named(engine, damage, tmp_path, capsys):
     assert status == 1 and re.match(message, one_line(err))
 
 
+def test_a_corrupt_parquet_file_is_named_by_every_verb(tmp_path, capsys):
+    """compare, the reports and finalize read a Parquet file's schema first (is it a state?):
+    a corrupt one is named there too, as evaluate names it."""
+    bad = tmp_path / "b.parquet"
+    dense(20).write_parquet(bad)
+    bad.write_bytes(bad.read_bytes()[:200])
+    message = rf"^the Parquet file '{bad}' is corrupt or truncated: File out of specification"
+    for verb in (
+        lambda: rm.compare(str(bad), baseline="m"),
+        lambda: rm.label_report(str(bad)),
+        lambda: rm.finalize(str(bad)),
+        lambda: rm.html_report(str(bad)),
+    ):
+        with pytest.raises(ValueError, match=message):
+            verb()
+    for argv in (["compare", str(bad), "--baseline", "m"], ["report", str(bad)]):
+        status, err = run_cli(argv, capsys)
+        assert status == 1 and re.match(message, one_line(err))
+
+
 MALFORMED_CSV = {
     "short record": ("sample,label,score,truth\n1,a,0.9,1\n1,b,0.2\n", "has 3 fields on line 3 "
                      "where its header has 4"),

@@ -22,6 +22,7 @@ import polars as pl
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.inference.units import UnitGroups, unit_groups
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.media import malformed
 from polars_rankmetrics.metrics.label_averages import LABEL
 from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
 from polars_rankmetrics.states import format as fmt
@@ -93,9 +94,12 @@ def is_state(data: Any) -> bool:
     if isinstance(data, str | os.PathLike):
         paths = _paths(data)
         first = paths[0] if paths else ""
-        return first.endswith(".parquet") and os.path.isfile(first) and (
-            fmt.PART in pl.read_parquet_schema(first)
-        )  # fmt: skip
+        if not (first.endswith(".parquet") and os.path.isfile(first)):
+            return False
+        try:
+            return fmt.PART in pl.read_parquet_schema(first)
+        except (pl.exceptions.PolarsError, OSError) as error:
+            raise ValueError(malformed(first) or str(error)) from error
     return False
 
 
@@ -114,6 +118,9 @@ def scan(states: Any) -> pl.LazyFrame:
         paths = _paths(states)
         if not paths or not all(os.path.exists(p) for p in paths):
             raise ValueError(f"no state file at {os.fspath(states)!r}")
+        problem = malformed(paths, ("parquet",))  # each footer, which a scan reads later
+        if problem is not None:
+            raise ValueError(problem)
         return pl.scan_parquet(paths)
     if isinstance(states, list | tuple):
         if not states:
