@@ -2,6 +2,7 @@
 of the same table as a Polars DataFrame, on every engine path; results are Polars."""
 
 import io
+import re
 import subprocess
 
 import duckdb
@@ -160,3 +161,21 @@ def test_urls_are_read_where_they_are(tmp_path):
         )
         assert missing.returncode == 1
         assert missing.stderr.count("\n") == 1 and "missing.parquet" in missing.stderr
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_a_frame_is_checked_by_its_own_types_on_every_engine(engine):
+    """A frame's columns are checked as Polars types them before DuckDB reads them through
+    Arrow (a Duration score would reach DuckDB as an interval, which ended in a panic); half
+    floats, which DuckDB's Arrow reader refuses, are widened exactly."""
+    base = pl.DataFrame({"sample": [1, 1, 2, 2], "label": ["a", "b", "a", "b"],
+                         "score": [0.1, 0.2, 0.3, 0.4], "truth": [1, 0, 0, 1]})  # fmt: skip
+    for bad in (
+        base.with_columns(pl.col("score").cast(pl.Duration("ms"))),
+        base.with_columns(score=pl.col("label").cast(pl.Categorical)),
+    ):
+        dtype = re.escape(str(bad.schema["score"]))
+        with pytest.raises(ValueError, match=f"column 'score' must be numeric, not {dtype}:"):
+            rm.evaluate(bad, ["lrap"], engine=engine)
+    half = base.with_columns(pl.col("score").cast(pl.Float16))
+    assert rm.evaluate(half, ["lrap"], engine=engine).item() == rm.evaluate(base, ["lrap"]).item()

@@ -72,8 +72,8 @@ def _source_query(
 ) -> tuple[str, Files | None]:
     """A SELECT over ``source``, and the files it reads if it reads files. A string is the name
     of a table or view of ``con`` if it has one (``tables``: a new connection has none), else a
-    path. A frame is registered once its columns that ``cols`` reads are checked for Python
-    objects (:func:`~polars_rankmetrics.checks.validation.check_objects`)."""
+    path. A frame is registered once the columns ``cols`` reads are checked as the Polars
+    engine checks them (:func:`~polars_rankmetrics.checks.validation.check_schema`)."""
     if source.kind == "duckdb":
         return source.data.sql_query(), None  # type: ignore[attr-defined]
     if source.kind == "dataset":
@@ -81,7 +81,12 @@ def _source_query(
         return "SELECT * FROM rankmetrics_frame", None
     if source.kind != "paths":
         frame = source.in_memory()
-        validation.check_objects(frame.schema, cols.in_source())
+        # The frame's own types checked as the Polars engine checks them: DuckDB reads some
+        # through Arrow as others (Object as bytes, Duration as an interval).
+        validation.check_schema(frame.schema, cols.in_source(), lambda: frame.height)
+        halves = [name for name, dtype in frame.schema.items() if dtype == pl.Float16]
+        if halves:  # Arrow's half floats, which DuckDB does not read, widened exactly
+            frame = frame.with_columns(pl.col(halves).cast(pl.Float32))
         con.register("rankmetrics_frame", _arrow(frame))
         return "SELECT * FROM rankmetrics_frame", None
     if isinstance(source.data, str) and tables and _is_table(con, source.data):
