@@ -179,3 +179,16 @@ def test_a_frame_is_checked_by_its_own_types_on_every_engine(engine):
             rm.evaluate(bad, ["lrap"], engine=engine)
     half = base.with_columns(pl.col("score").cast(pl.Float16))
     assert rm.evaluate(half, ["lrap"], engine=engine).item() == rm.evaluate(base, ["lrap"]).item()
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_a_pandas_column_of_mixed_types_is_named(engine):
+    """Arrow cannot give a pandas object column mixing strings and numbers one type, and its
+    error names no column: the refusal names it."""
+    pd = pytest.importorskip("pandas")
+    base = {"sample": [1, 1, 2, 2], "label": ["a", "b", "a", "b"], "score": [0.9, 0.1, 0.2, 0.8],
+            "truth": [1, 0, 0, 1]}  # fmt: skip
+    for column, values in (("label", ["a", "b", 3, "b"]), ("score", [0.9, "0.4", 0.2, 0.8])):
+        mixed = pd.DataFrame(base | {column: values})
+        with pytest.raises(ValueError, match=f"^column '{column}' cannot be read as one type"):
+            rm.evaluate(mixed, ["lrap"], engine=engine)

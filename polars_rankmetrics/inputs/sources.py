@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 import polars as pl
@@ -165,7 +165,7 @@ class Source:
         elif type(data).__module__.startswith("pyspark"):
             self.kind = "spark"
         elif hasattr(data, "__arrow_c_stream__"):
-            self.kind, self._polars = "frame", pl.DataFrame(data)
+            self.kind, self._polars = "frame", _from_stream(data)
         else:
             raise TypeError(
                 f"data must be {ACCEPTED}, not {type(data).__name__}" + matrix_hint(data)
@@ -216,6 +216,25 @@ class Source:
         """The rows as a DataFrame, for an engine that reads frames from Arrow."""
         frame = self.polars()
         return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+
+
+def _from_stream(data: Any) -> pl.DataFrame:
+    """A frame read through the Arrow stream; a column that Arrow cannot give one type (a
+    pandas object column mixing strings and numbers) refused naming it, which Arrow's own
+    error does not."""
+    try:
+        return pl.DataFrame(data)
+    except (TypeError, ValueError) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        for column in getattr(data, "columns", ()):
+            try:
+                pl.DataFrame(data[[column]])
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"column {column!r} cannot be read as one type ({reason}): give its values "
+                    "one type first (strings for ids, numbers for scores)"
+                ) from error
+        raise
 
 
 def _scan(files: Files) -> pl.LazyFrame:
