@@ -111,5 +111,5 @@ def test_the_cli_takes_the_truth_tables_by_columns(capsys):
         "rankmetrics: error: the truth table's by columns (truth_by, --truth-by) name 'fold', "
         "which is not a by column; the by columns: run, split\n"
     )
-    assert cli.main(["sql", "--input", "analytics.run", "--truth-by", "run"]) == 1
+    assert cli.main(["sql", "--input", "analytics.run", "--truth-by", "run"]) == 2
     assert capsys.readouterr().err.count("\n") == 1

@@ -33,7 +33,7 @@ from polars_rankmetrics.engines.memory import write_buckets
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics.ranks import in_rank_order, scanned_ranks, starts_run
-from polars_rankmetrics.metrics.registry import REGISTRY, MetricKey
+from polars_rankmetrics.metrics.registry import MAX_INT64, REGISTRY, MetricKey
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
 from polars_rankmetrics.metrics.trec import JUDGED, NONPOOL, code
 
@@ -42,12 +42,18 @@ _TRUE = "__true"
 
 
 def check_request(keys: Sequence[MetricKey], n_labels: int | None) -> None:
-    """``n_labels`` is a positive integer where given, and given where a metric needs it; the
-    metrics are defined on top-k tables."""
+    """``n_labels`` is a positive integer up to :data:`~polars_rankmetrics.metrics.registry.
+    MAX_INT64` where given, and given where a metric needs it; the metrics are defined on top-k
+    tables."""
     if n_labels is not None and (
         isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 1
     ):
         raise ValueError(f"n_labels must be a positive integer, not {n_labels!r}")
+    if n_labels is not None and n_labels > MAX_INT64:
+        raise ValueError(
+            f"n_labels must be at most 2**63 - 1 ({MAX_INT64}), the largest integer every "
+            f"engine stores, not {n_labels}"
+        )
     for key in keys:
         metric = key.metric
         if metric.family == "classification" and not metric.needs_label_space:

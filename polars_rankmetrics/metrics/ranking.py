@@ -401,7 +401,9 @@ def _capped(discount: pl.Expr, k: int | None) -> pl.Expr:
     """D(min(m, k)) from a cumulative discount D(m); unchanged without a cut.
 
     D grows with m, so D(min(m, k)) = min(D(m), D(k)); a k past the sample's last position cuts
-    nothing.
+    nothing, and costs nothing: D(k) is a sum of at most
+    :data:`~polars_rankmetrics.metrics.ranks.ORDERED_TERMS` terms, computed once, or its
+    closed form past them (:func:`~polars_rankmetrics.metrics.ranks.cumulative_discount`).
     """
     if k is None:
         return discount

@@ -195,14 +195,20 @@ def unregister(name: str) -> None:
     del REGISTRY[name]
 
 
+MAX_INT64 = 2**63 - 1
+"""The largest cut-off K of a key and label space ``n_labels`` of a top-k table: the largest
+64-bit integer, the type every engine stores them in."""
+
+
 @dataclass(frozen=True)
 class MetricKey:
     """One requested metric: its name, and the cut-off ``k`` of a metric that takes one.
 
-    ``k=None`` means the whole ranking. ``str(key)`` is the result column name: ``alias``, the
-    name the key was asked by (``P_5``, ``nDCG@10``), where given. ``params``: the parameters
-    of a TREC key, as (name, value) pairs (``("rel", 2)``, ``("recall", 0.5)``, ``("gains",
-    ((1, 3.0), (2, 9.0)))``).
+    ``k=None`` means the whole ranking; a ``k`` is from 1 to :data:`MAX_INT64` (a larger one is
+    refused, naming the key). ``str(key)`` is the result column name: ``alias``, the name the
+    key was asked by (``P_5``, ``nDCG@10``), where given. ``params``: the parameters of a TREC
+    key, as (name, value) pairs (``("rel", 2)``, ``("recall", 0.5)``, ``("gains", ((1, 3.0),
+    (2, 9.0)))``).
     """
 
     name: str
@@ -218,6 +224,11 @@ class MetricKey:
                 raise ValueError(f"metric {self.name!r} takes no cut-off @K")
             if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
                 raise ValueError(f"k must be a positive integer, not {self.k!r}")
+            if self.k > MAX_INT64:
+                raise ValueError(
+                    f"{self}: K must be at most 2**63 - 1 ({MAX_INT64}), the largest integer "
+                    "every engine stores (a cut-off past a sample's labels cuts nothing)"
+                )
         elif self.metric.requires_k:
             raise ValueError(f"metric {self.name!r} needs a cut-off: ask for {self.name}@K")
 
@@ -339,15 +350,23 @@ register(Metric(
     lambda key, c: rx.lwlrap(c.truth), RANKING_VIEW, "lwlrap", weighting="positives",
     needs_label_space=True,
 ))  # fmt: skip
+
+
+def _cut_off(key: MetricKey, c: Context) -> int | None:
+    """The key's cut-off, None where it cuts nothing: a K at or past a top-k table's label space
+    (``n_labels``), which holds every position a sample has."""
+    return None if key.k is None or c.n_labels is not None and key.k >= c.n_labels else key.k
+
+
 register(Metric(
     "dcg", "discounted cumulative gain, graded truth, tie-averaged", "higher",
-    lambda key, c: rx.dcg(c.truth, k=key.k, log_base=c.log_base), GAIN_VIEW, "dcg",
+    lambda key, c: rx.dcg(c.truth, k=_cut_off(key, c), log_base=c.log_base), GAIN_VIEW, "dcg",
     takes_k=True, binary_truth=False, scales_with_log_base=True, needs_label_space=True,
 ))  # fmt: skip
 register(Metric(
     "ndcg", "dcg over the ideal dcg", "higher",
-    lambda key, c: rx.ndcg(c.truth, k=key.k, binary_truth=c.binary_truth), GAIN_VIEW, "ndcg",
-    takes_k=True, binary_truth=False, min_labels=2, needs_label_space=True,
+    lambda key, c: rx.ndcg(c.truth, k=_cut_off(key, c), binary_truth=c.binary_truth), GAIN_VIEW,
+    "ndcg", takes_k=True, binary_truth=False, min_labels=2, needs_label_space=True,
 ))  # fmt: skip
 
 RANKING_METRICS = tuple(REGISTRY)

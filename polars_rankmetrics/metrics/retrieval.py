@@ -49,6 +49,8 @@ PROPENSITY = "__propensity"
 """The column holding each row's label propensity (joined in for the propensity-scored keys)."""
 
 _start, _end = pl.col(BLOCK_START), pl.col(RANK)
+# The most rows a sample can have: the largest value of Polars' row index type.
+_LARGEST_INDEX = 2**32 - 1 if pl.get_index_type() == pl.UInt32 else 2**64 - 1
 _size = (_end - _start + 1).cast(pl.Float64)
 
 
@@ -180,7 +182,8 @@ def ps_precision_at(
     hits = _ps_hits(truth, score, k)
     if not normalised:
         return (hits / k).alias(f"psprecision@{k}")
-    best = _gain(truth).filter(_true(truth)).top_k(k).sum()
+    # top_k takes a row count (Polars' index type): a K past every sample's rows keeps them all.
+    best = _gain(truth).filter(_true(truth)).top_k(min(k, _LARGEST_INDEX)).sum()
     return pl.when(best > 0).then(hits / best).otherwise(0.0).alias(f"psprecision_norm@{k}")
 
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from polars_rankmetrics.inference.hashing import POISSON_THRESHOLDS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.ranks import cumulative_discount
-from polars_rankmetrics.metrics.registry import MetricKey, TrecRow, trec_row
+from polars_rankmetrics.metrics.registry import MAX_INT64, MetricKey, TrecRow, trec_row
 
 DIALECTS = ("duckdb", "spark", "postgres", "datafusion", "sqlite", "trino", "bigquery", "snowflake")
 VERIFIED = ("duckdb", "spark", "postgres", "datafusion", "sqlite")
@@ -333,7 +333,13 @@ def quote(name: str, dialect: str) -> str:
 
 def _unscored_discount(n_labels: int | None, k: int | None) -> str:
     """The base-2 cumulative discount at ``min(n_labels, k)``: where a top-k table's unscored
-    block ends within the cut (NULL for a dense table)."""
+    block ends within the cut (NULL for a dense table), in constant time for any size
+    (:func:`~polars_rankmetrics.metrics.ranks.cumulative_discount`). Each of ``n_labels`` and
+    ``k`` is at most :data:`~polars_rankmetrics.metrics.registry.MAX_INT64`, the largest
+    BIGINT: a larger one is refused."""
+    for name, value in (("n_labels", n_labels), ("k", k)):
+        if value is not None and value > MAX_INT64:
+            raise ValueError(f"{name} must be at most 2**63 - 1 ({MAX_INT64}), not {value}")
     if n_labels is None:
         return "NULL"
     last = n_labels if k is None else min(n_labels, k)
