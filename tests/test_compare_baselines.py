@@ -236,6 +236,12 @@ def test_the_command_line_gives_one_baseline_value_per_by_column(tmp_path, capsy
     assert status == 0, err
     expected = rm.compare(df, KEYS, by=BY, baseline=("baseline", "s"), **EXACT)
     assert_frame_equal(_compared(out), expected, rel_tol=1e-12)
+    # The paper's table names the baseline's row as it names the others: "model, slice".
+    status, out, err = _cli(["compare", path, *by, "--baseline", "baseline,s", *options,
+                             "--format", "latex"], capsys)  # fmt: skip
+    assert status == 0, err
+    names = [line.split(" & ")[0] for line in out.splitlines() if " & " in line][1:]
+    assert names[0] == "baseline, s" and "candidate, s" in names and "baseline,s" not in out
     for baseline in ("baseline", "baseline,s,x"):
         status, out, err = _cli(["compare", path, *by, "--baseline", baseline, *options], capsys)
         given = baseline if "," not in baseline else tuple(baseline.split(","))

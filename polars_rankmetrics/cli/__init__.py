@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.cli.commands import by_columns, compute, run_trec, tie_rule
+from polars_rankmetrics.cli.commands import baseline_of, by_columns, compute, run_trec, tie_rule
 from polars_rankmetrics.cli.output import ProgressLine, compared, output_format, render
 from polars_rankmetrics.cli.parser import (
     TIE_RULES,
@@ -95,6 +95,11 @@ def _warnings_as_lines() -> Iterator[None]:
         yield
 
 
+def _shown(baseline: object) -> str:
+    """The baseline as the comparison's table names a model: its values joined by ", "."""
+    return ", ".join(map(str, baseline)) if isinstance(baseline, tuple) else str(baseline)
+
+
 def _first_line(error: BaseException | str) -> str:
     """The first line of an error's message (its type's name when it has none)."""
     text = str(error).strip()
@@ -160,7 +165,8 @@ def _run(args: argparse.Namespace) -> int:
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
     if args.command == "compare":
         fmt = output_format(args)
-        text = Comparison(result, by, args.alpha, baseline=args.baseline).render(fmt)
+        shown = _shown(baseline_of(args, by))
+        text = Comparison(result, by, args.alpha, baseline=shown).render(fmt)
         if fmt in ("table", "markdown") and result.height and result["wins"].is_not_null().any():
             text += ("\n\n" if fmt == "markdown" else "\n") + compared(result, by)
     else:

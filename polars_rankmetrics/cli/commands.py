@@ -65,7 +65,7 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
             data = read_trec_run(data, memory_limit=args.memory_limit)
             truth_table = read_trec_qrels(truth_table, memory_limit=args.memory_limit)
         html_report(
-            data, baseline=_baseline(args, options["by"]), ci=args.ci, n_boot=args.n_boot,
+            data, baseline=baseline_of(args, options["by"]), ci=args.ci, n_boot=args.n_boot,
             seed=args.seed, bootstrap=args.bootstrap, truth_table=truth_table,
             n_labels=args.n_labels, k=args.k, ties=tie_rule(args), path=args.html,
             **_trec_arguments(args), **options,
@@ -88,7 +88,7 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
     if args.command == "compare":
         return compare(
             args.paths, split_values([args.metrics or ",".join(DEFAULT_METRICS)]),
-            baseline=_baseline(args, options["by"]),
+            baseline=baseline_of(args, options["by"]),
             test=args.test,
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
@@ -106,7 +106,7 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
     )  # fmt: skip
 
 
-def _baseline(args: argparse.Namespace, by: Sequence[str] | None) -> Any:
+def baseline_of(args: argparse.Namespace, by: Sequence[str] | None) -> Any:
     """``--baseline``: with several ``--by`` columns, comma-separated values, one per column in
     their order (a value with a comma cannot be given then); with one, the text whole."""
     text = args.baseline
@@ -187,7 +187,7 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
         return compare(
             args.paths, None if args.metrics is None else split_values([args.metrics]),
             by=options["by"],
-            baseline=_baseline(args, options["by"]),
+            baseline=baseline_of(args, options["by"]),
             test=args.test,
             correction=None if args.correction == "none" else args.correction,
             n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
