@@ -57,15 +57,17 @@ def _cli(arguments, capsys):
     return status, out, err.splitlines()
 
 
+# What a baseline of the wrong shape is told, by the number of by columns.
+SHAPES = {
+    1: "one value (or a tuple or a dict of one)",
+    2: "2 values, one per column (a tuple or a dict; on the command line, --baseline VALUE,VALUE)",
+    3: "3 values, one per column (a tuple or a dict; on the command line, --baseline "
+    "VALUE,VALUE,VALUE)",
+}
+
+
 def _shape_error(by, baseline) -> str:
-    if len(by) == 1:
-        shape = "one value (or a tuple or a dict of one)"
-    else:
-        shape = (
-            f"{len(by)} values, one per column (a tuple or a dict; on the command line, "
-            f"--baseline {','.join(['VALUE'] * len(by))})"
-        )
-    return re.escape(f"by={by!r} needs a baseline of {shape}, not {baseline!r}")
+    return re.escape(f"by={by!r} needs a baseline of {SHAPES[len(by)]}, not {baseline!r}")
 
 
 @pytest.mark.parametrize("name", ["polars", "duckdb"])

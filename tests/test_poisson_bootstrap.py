@@ -282,7 +282,7 @@ COMPARE = {"correction": None, "n_boot": 300, "level": 0.9, "seed": 3}
 def test_the_permutation_test_flips_whole_units_as_the_reference_does():
     models = two_models(120, gap=0.2, seed=1)
     keys = parse_keys(["lrap"])
-    got = paired_by_units(models, MODEL_TYPES, MODELS, keys, baseline="baseline",
+    got = paired_by_units(models, MODEL_TYPES, MODELS, keys, baseline=("baseline",),
                           test="permutation", n_resamples=400, on_missing="error",
                           **COMPARE)  # fmt: skip
     flips = hashing.sign_flips(3, 400)
@@ -303,7 +303,7 @@ def test_the_permutation_test_flips_whole_units_as_the_reference_does():
         int((d < 0).sum()),
     )
     # The bootstrap test: the replicates of the delta centred on the observed one.
-    boot = paired_by_units(models, MODEL_TYPES, MODELS, keys, baseline="baseline",
+    boot = paired_by_units(models, MODEL_TYPES, MODELS, keys, baseline=("baseline",),
                            test="bootstrap", n_resamples=300, on_missing="error",
                            **COMPARE)  # fmt: skip
     observed = a.mean() - b.mean()
@@ -314,7 +314,7 @@ def test_the_permutation_test_flips_whole_units_as_the_reference_does():
 def test_a_comparison_from_unit_tables_alone_gives_the_same_numbers():
     models = two_models(500, gap=0.1, seed=2)
     keys = parse_keys(["lrap"])
-    options = {"baseline": "baseline", "test": "permutation", "n_resamples": 999, **COMPARE}
+    options = {"baseline": ("baseline",), "test": "permutation", "n_resamples": 999, **COMPARE}
     from_rows = paired_by_units(models, MODEL_TYPES, MODELS, keys, on_missing="error", **options)
     # Each model's table summed from three partitions of its samples.
     tables = {}
@@ -337,7 +337,7 @@ def test_a_comparison_by_units_refuses_models_of_different_samples():
     tables[("candidate",)] = unit_table(models[("candidate",)].head(49), "sample", keys)
     with pytest.raises(ValueError, match=r"model='candidate' and the baseline model='baseline' do "
                        r"not hold the same samples: unit \d+ holds 0 and 1"):  # fmt: skip
-        unit_paired(tables, MODEL_TYPES, MODELS, keys, baseline="baseline", test="permutation",
+        unit_paired(tables, MODEL_TYPES, MODELS, keys, baseline=("baseline",), test="permutation",
                     n_resamples=99, **COMPARE)  # fmt: skip
 
 
@@ -347,7 +347,7 @@ def test_per_sample_tests_are_refused_with_draws_by_unit(test):
     with pytest.raises(ValueError, match=message):
         rm.compare("no-such-file.parquet", ["lrap"], test=test, bootstrap="poisson")
     with pytest.raises(ValueError, match=message):
-        unit_paired({}, MODEL_TYPES, MODELS, parse_keys(["lrap"]), baseline="baseline",
+        unit_paired({}, MODEL_TYPES, MODELS, parse_keys(["lrap"]), baseline=("baseline",),
                     test=test, n_resamples=99, **COMPARE)  # fmt: skip
 
 
@@ -404,7 +404,7 @@ def test_with_more_samples_than_units_the_interval_has_the_width_of_the_mean():
 def test_permutation_p_values_are_uniform_under_the_null_and_small_under_a_shift(bootstrap):
     keys = parse_keys(["lrap"])
     compared = paired_by_units if bootstrap == "poisson" else paired
-    options = {"baseline": "baseline", "test": "permutation", "n_resamples": 499,
+    options = {"baseline": ("baseline",), "test": "permutation", "n_resamples": 499,
                "correction": None, "n_boot": 1, "level": 0.9, "on_missing": "error"}  # fmt: skip
 
     def p_value(n: int, gap: float, d: int) -> float:

@@ -34,12 +34,6 @@ COMPARE_COLUMNS = (
 _DECIMALS = 12
 
 
-def baseline_key(baseline: Any) -> tuple[Any, ...]:
-    """The baseline's values of the ``by`` columns: ``baseline`` as given for several columns
-    (a tuple or list), a one-value tuple for one."""
-    return tuple(baseline) if isinstance(baseline, tuple | list) else (baseline,)
-
-
 def baseline_values(baseline: Any, by: Sequence[str]) -> tuple[Any, ...]:
     """The baseline's value of each ``by`` column, in their order: ``baseline`` as a value (one
     column), a tuple or list of one value per column, or a dict naming each column; refused,
@@ -162,19 +156,18 @@ def _scipy_p_value(test: str, mine: np.ndarray, base: np.ndarray, d: np.ndarray)
 
 
 def check_baseline(
-    found: Iterable[tuple[Any, ...]], baseline: Any, by: Sequence[str]
+    found: Iterable[tuple[Any, ...]], baseline: tuple[Any, ...], by: Sequence[str]
 ) -> tuple[Any, ...]:
-    """The baseline's values of the ``by`` columns, refused unless one of ``found`` (the
-    models' values)."""
-    base_key = baseline_key(baseline)
+    """The baseline's values of the ``by`` columns (:func:`baseline_values`), refused unless
+    one of ``found`` (the models' values)."""
     models = list(found)
-    if base_key not in models:
+    if baseline not in models:
         names = ", ".join(describe(k, by) for k in models) or "none"
         raise ValueError(
-            f"the baseline {describe(base_key, by)} is not a value of the by column(s) "
+            f"the baseline {describe(baseline, by)} is not a value of the by column(s) "
             f"(found: {names})"
         )
-    return base_key
+    return baseline
 
 
 def differences(
@@ -219,7 +212,7 @@ def paired(
     cols: Columns,
     keys: Sequence[MetricKey],
     *,
-    baseline: Any,
+    baseline: tuple[Any, ...],
     test: str,
     correction: str | None,
     n_resamples: int,

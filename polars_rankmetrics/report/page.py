@@ -37,7 +37,6 @@ from polars_rankmetrics.engines.topk import TIES
 from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.intervals import check_bootstrap, intervals
 from polars_rankmetrics.inference.paired import (
-    baseline_key,
     baseline_values,
     paired,
     typed_baseline,
@@ -571,7 +570,11 @@ class _Page:
         )
 
     def curves(
-        self, counts: pl.DataFrame, group: list[str], labels: pl.DataFrame, baseline: Any
+        self,
+        counts: pl.DataFrame,
+        group: list[str],
+        labels: pl.DataFrame,
+        baseline: tuple[Any, ...] | None,
     ) -> None:
         """Micro-averaged and per-label precision-recall and ROC curves, and the per-label
         differences of average precision from the baseline."""
@@ -627,7 +630,7 @@ class _Page:
         )
         if baseline is None or len(models) < 2:
             return
-        key = baseline_key(baseline)
+        key = baseline
         base = _where(labels, by, key).select(label, pl.col("average_precision").alias("base"))
         bars = []
         for name, values in models:
