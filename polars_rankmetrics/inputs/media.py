@@ -154,23 +154,8 @@ def explained(
             raise ValueError(full_directory(temp_parent)) from error
         problem = next((p for p in map(malformed, inputs) if p is not None), None)
         if problem is None:
-            problem = _unparsed_value(error, inputs)
-        if problem is None:
             raise
         raise ValueError(problem) from error
-
-
-def _unparsed_value(error: BaseException, inputs: tuple[Any, ...]) -> str | None:
-    """A value of a CSV file that Polars' reader could not parse as the type it inferred from
-    the first rows ("could not parse `x` as dtype `f64` at column 'score'"), with the files."""
-    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    if not first.startswith("could not parse"):
-        return None
-    texts = [files for files in map(_files, inputs) if files is not None and files.format == "csv"]
-    if not texts:
-        return None
-    names = ", ".join(repr(p) for files in texts for p in files.paths)
-    return f"cannot read the CSV file(s) {names}: {first}"
 
 
 def _files(data: Any) -> Files | None:
