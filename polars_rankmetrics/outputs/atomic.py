@@ -52,8 +52,12 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
     killed process (SIGKILL) leaves its temporary file behind.
     """
     target = Path(os.path.realpath(path))
-    temporary = _reserve(target, shown=os.fspath(path))
+    temporary = _named(target)
+    # Created inside the try: an exception (a signal raised as one) right after the creation
+    # still removes the file.
     try:
+        while not _created(temporary, shown=os.fspath(path)):
+            temporary = _named(target)
         yield temporary
         _fsync(temporary)
         with contextlib.suppress(FileNotFoundError):
@@ -71,18 +75,21 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
         out.write(text)
 
 
-def _reserve(target: Path, shown: str) -> Path:
-    """Create the temporary file beside ``target`` under a name no other writer holds."""
-    while True:
-        temporary = target.with_name(f".{target.name}{TEMPORARY_MARK}{secrets.token_hex(4)}")
-        try:
-            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-        except FileExistsError:
-            continue
-        except OSError as error:
-            error.filename = shown  # the user's file, not the temporary name
-            raise
-        return temporary
+def _named(target: Path) -> Path:
+    """A temporary name beside ``target``: ``.NAME.tmp-`` and eight random hex digits."""
+    return target.with_name(f".{target.name}{TEMPORARY_MARK}{secrets.token_hex(4)}")
+
+
+def _created(temporary: Path, shown: str) -> bool:
+    """Create ``temporary``, empty; False where another writer holds the name."""
+    try:
+        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except FileExistsError:
+        return False
+    except OSError as error:
+        error.filename = shown  # the user's file, not the temporary name
+        raise
+    return True
 
 
 def _fsync(path: Path) -> None:
