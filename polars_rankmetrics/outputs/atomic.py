@@ -62,7 +62,7 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
         _fsync(temporary)
         with contextlib.suppress(FileNotFoundError):
             os.chmod(temporary, os.stat(target).st_mode & 0o7777)
-        os.replace(temporary, target)
+        _replace(temporary, target, shown=os.fspath(path))
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -90,6 +90,15 @@ def _created(temporary: Path, shown: str) -> bool:
         error.filename = shown  # the user's file, not the temporary name
         raise
     return True
+
+
+def _replace(temporary: Path, target: Path, shown: str) -> None:
+    """Rename ``temporary`` over ``target`` (``target`` a directory: IsADirectoryError, naming
+    the user's path alone)."""
+    try:
+        os.replace(temporary, target)
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, shown) from error
 
 
 def _fsync(path: Path) -> None:
