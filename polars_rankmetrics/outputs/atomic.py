@@ -1,11 +1,16 @@
-"""Crash-safe writes: every file the library writes is written beside its target under a
-temporary name, made durable (fsync), renamed over the target (:func:`os.replace`, atomic within
-a directory), and the directory made durable too. A reader, a crash or a second writer then sees
+"""Crash-safe writes: every file the library writes for its user (a state, an HTML page, the
+command's ``--output``) is written beside its target under a temporary name, made durable
+(fsync), renamed over the target (:func:`os.replace`, atomic within a directory), and the
+directory made durable too. A reader, a crash or a second writer then sees
 no file, the old one, or a whole new one, never a part.
 
 A writer killed before its rename (SIGKILL, a power cut) leaves its temporary file,
 ``.NAME.tmp-XXXXXXXX`` beside ``NAME`` (hidden, and matched by no ``*.parquet`` glob): it holds
 an unfinished write and can be deleted. Any other failure removes it.
+
+The engines' spill files (buckets, per-sample parts, a TREC file's keys) are not written this
+way: they live in the run's own temporary directory, are read back by that run alone and are
+removed with it, so a flush to the disk would slow the out-of-core path and protect nothing.
 """
 
 from __future__ import annotations
