@@ -75,7 +75,20 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8) at ``path`` through :func:`replacing`: whole or not at all."""
+    """Write ``text`` (UTF-8) at ``path`` through :func:`replacing`: whole or not at all.
+
+    Parameters
+    ----------
+    path
+        The file to write, in a directory that exists.
+    text
+        What it holds, written as given (no newline added).
+
+    Raises
+    ------
+    OSError
+        As :func:`replacing` raises it; ``path`` is then left as it was.
+    """
     with replacing(path) as temporary, open(temporary, "w", encoding="utf-8") as out:
         out.write(text)
 

@@ -218,8 +218,8 @@ def _rows(
 
 
 def write(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write ``frame`` as Parquet at ``path`` crash-safely (:func:`~polars_rankmetrics.outputs.
-    replacing`): a reader, a crash or a second writer sees the whole file or the one before it,
-    never a part."""
+    """Write ``frame`` as Parquet at ``path`` crash-safely
+    (:func:`~polars_rankmetrics.outputs.replacing`): a reader, a crash or a second writer sees
+    the whole file or the one before it, never a part."""
     with replacing(path) as temporary:
         frame.write_parquet(temporary)
