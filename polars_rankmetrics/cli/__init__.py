@@ -30,6 +30,7 @@ from polars_rankmetrics.cli.parser import (
 from polars_rankmetrics.cli.sql import print_sql
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import get_engine
+from polars_rankmetrics.outputs import write_text
 from polars_rankmetrics.report.comparison import Comparison
 from polars_rankmetrics.report.page import require_matplotlib
 from polars_rankmetrics.trec.output import trec_eval_lines
@@ -175,8 +176,7 @@ def _run(args: argparse.Namespace) -> int:
         print(text)
         return 0
     try:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(text + "\n")
+        write_text(args.output, text + "\n")
     except OSError as error:
         print(
             f"rankmetrics: error: cannot write {args.output!r}: {error.strerror}", file=sys.stderr

@@ -26,7 +26,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from os import PathLike
-from pathlib import Path
 from typing import Any, Unpack
 
 import polars as pl
@@ -56,6 +55,7 @@ from polars_rankmetrics.metrics.probabilities import N_BINS
 from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
 from polars_rankmetrics.metrics.undefined import gathered
 from polars_rankmetrics.options import Options, Run, documented
+from polars_rankmetrics.outputs import write_text
 from polars_rankmetrics.report import chart_data, charts
 from polars_rankmetrics.report.labels import LABEL_TABLES, label_table, reads_probabilities
 
@@ -130,8 +130,9 @@ class Report:
         return self.html
 
     def save(self, path: str | PathLike[str]) -> None:
-        """Write the page to ``path`` (UTF-8)."""
-        Path(path).write_text(self.html, encoding="utf-8")
+        """Write the page to ``path`` (UTF-8), crash-safely
+        (:func:`~polars_rankmetrics.outputs.write_text`): whole or not at all."""
+        write_text(path, self.html)
 
 
 @documented(Options)

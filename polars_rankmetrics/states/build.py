@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Unpack
 
 import polars as pl
@@ -22,6 +20,7 @@ from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
 from polars_rankmetrics.options import Options, Run, documented
+from polars_rankmetrics.outputs import replacing
 from polars_rankmetrics.states import format as fmt
 from polars_rankmetrics.states.params import params_of
 
@@ -219,14 +218,8 @@ def _rows(
 
 
 def write(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write ``frame`` as Parquet at ``path`` atomically: a reader sees the whole file or the
-    one before it, never a part."""
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    os.close(handle)
-    try:
+    """Write ``frame`` as Parquet at ``path`` crash-safely
+    (:func:`~polars_rankmetrics.outputs.replacing`): a reader, a crash or a second writer sees
+    the whole file or the one before it, never a part."""
+    with replacing(path) as temporary:
         frame.write_parquet(temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
