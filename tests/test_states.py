@@ -177,8 +177,8 @@ def test_a_small_overlap_is_seen_with_its_estimated_share():
 
 def test_a_state_of_a_newer_format_or_not_a_state_is_refused(example):
     state = rm.state(example, ["lrap"], by="model")
-    with pytest.raises(ValueError, match="format 2, newer than this version"):
-        rm.finalize(state.with_columns(rm_format=pl.lit(2, pl.Int32)), by="model")
+    with pytest.raises(ValueError, match=f"format {fmt.FORMAT + 1}, newer than this version"):
+        rm.finalize(state.with_columns(rm_format=pl.lit(fmt.FORMAT + 1, pl.Int32)), by="model")
     with pytest.raises(ValueError, match="not an evaluation state: no column 'rm_part'"):
         rm.finalize(example, by="model")
     with pytest.raises(ValueError, match="by column 'day' is not a by column of the states"):
@@ -205,7 +205,7 @@ def test_the_state_records_its_parameters_and_roles(example):
     state = rm.state(example, ["lrap", "f1_micro"], by="model", threshold=0.3, beta=2.0)
     params = json.loads(state["rm_params"][0])
     assert state["rm_params"].n_unique() == 1
-    assert state["rm_format"].unique().to_list() == [1]
+    assert state["rm_format"].unique().to_list() == [2]
     assert params["metrics"] == ["lrap", "f1_micro"]
     assert params["threshold"] == 0.3 and params["beta"] == 2.0
     assert params["zero_division"] == "warn"
