@@ -238,6 +238,12 @@ def test_states_whose_label_sets_differ_are_refused_with_evaluates_message(daily
     by_day = rm.state(data, keys, by=["model", "day"])
     expected = _evaluates_message(refused, first, "day=2", "tag_07", "model='candidate', day=0")
     assert _refusal(rm.finalize, by_day, by="model") == expected
+    # Without the column that tells the days apart, the label sets still are.
+    assert _refusal(rm.finalize, by_day.drop("day"), by="model") == (
+        "samples have different label sets: model='candidate' has 39 labels in column 'label' "
+        "but the table has 40 distinct labels; every sample must carry the same labels; label "
+        "'tag_07' is not in it but in another of the merged states"
+    )
     # Each day apart is what evaluate gives each day.
     assert_frame_equal(
         rm.finalize(by_day, by=["model", "day"]), rm.evaluate(data, keys, by=["model", "day"]),

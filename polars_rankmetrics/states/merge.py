@@ -187,7 +187,8 @@ def merge(
     cols = Columns(by=tuple(by_columns), **roles).inside()
     aliases = dict(cols.aliases)
     renamed = rows.select(*by_columns, *fmt.IDENTITY, fmt.VALUE).rename(aliases)
-    merged_over = [name for name in params["by"] if name not in by_columns]
+    # The by columns merged over that the rows still have name the states in a refusal.
+    merged_over = [name for name in params["by"] if name not in by_columns and name in names]
     label_sets = rows.filter(pl.col(fmt.PART) == "labelset").select(
         *by_columns, *merged_over, SOURCE, fmt.LABEL, fmt.UNIT
     ).rename(aliases)  # fmt: skip
