@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -77,6 +78,43 @@ def test_finalize_of_the_states_of_partitions_is_evaluate_of_their_union(
     found, found_warnings = _quiet(rm.finalize, states, by=by)
     assert_frame_equal(found, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
     assert found_warnings == expected_warnings
+
+
+def _label_set_message(message: str) -> str:
+    """A refusal for different label sets without the sample or state it names and the label:
+    the counts it gives."""
+    found = re.search(r" has (\d+) labels in column .* but the table has (\d+) distinct", message)
+    assert message.startswith("samples have different label sets: ") and found, message
+    return found.group(0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(long_tables(min_labels=3), st.integers(2, 3), st.integers(0, 1000), st.data())
+def test_finalize_refuses_label_sets_exactly_where_evaluate_refuses_the_union(
+    table, parts, seed, data
+):
+    """Partitions some of which lack some labels: finalize of their states refuses exactly
+    where evaluate of their union does, with the same counts (a partition's own labels are
+    whole: each state accepts its partition)."""
+    df, _, _, weights = table
+    labels = df["label"].unique().sort().to_list()
+    pieces = []
+    for piece in _split(df, parts, seed):
+        dropped = data.draw(st.lists(st.sampled_from(labels), max_size=len(labels) - 2))
+        piece = piece.filter(~pl.col("label").is_in(dropped))
+        if piece.height and (weights is None or piece["weight"].sum() > 0):
+            pieces.append(piece)
+    options = {"weight": "weight" if weights is not None else None}
+    states = [rm.state(p, ["lrap"], zero_division=0, **options) for p in pieces]
+    try:
+        expected = rm.evaluate(pl.concat(pieces), ["lrap"], zero_division=0, **options)
+    except ValueError as error:
+        refused = str(error)
+        found = _refusal(rm.finalize, states)
+        assert _label_set_message(found) == _label_set_message(refused)
+        assert re.search(r"; label .* is not in it but in ", found)
+    else:
+        assert_frame_equal(rm.finalize(states), expected, check_exact=False, rel_tol=1e-12)
 
 
 @pytest.mark.parametrize("engine", ENGINES, ids=str)

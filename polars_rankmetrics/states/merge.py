@@ -256,12 +256,14 @@ def _check_overlap(merged: pl.DataFrame, cols: Columns, overlap: str) -> None:
 
 def _check_label_sets(rows: pl.DataFrame, cols: Columns, merged_over: Sequence[str]) -> None:
     """Refuse states of a group whose label sets differ, with the message ``evaluate`` gives
-    for their union (:func:`~polars_rankmetrics.checks.validation.raise_label_sets`), naming a
-    state that lacks a label of the group and one that holds it. ``rows``: the states'
-    ``labelset`` rows, with their ``by`` columns (``merged_over``: those merged over) and their
-    source (:data:`SOURCE`). A label held by some of a group's label sets (fingerprints) and not
-    by all is a difference; sets equal label for label pass, whatever their fingerprints (a
-    label of a type whose text a SQL engine writes otherwise)."""
+    for their union (:func:`~polars_rankmetrics.checks.validation.raise_label_sets`): the
+    first such group, the fewest labels a state of it has and a state that has them (where
+    ``evaluate`` names a sample), the group's labels; then a label that state lacks and a state
+    that holds it. ``rows``: the states' ``labelset`` rows, with their ``by`` columns
+    (``merged_over``: those merged over) and their source (:data:`SOURCE`). A label held by
+    some of a group's label sets (fingerprints) and not by all is a difference; sets equal label
+    for label pass, whatever their fingerprints (a label of a type whose text a SQL engine
+    writes otherwise)."""
     by = list(cols.by)
     keys = by or ["__one"]
     rows = rows if by else rows.with_columns(pl.lit(0).alias("__one"))
@@ -272,18 +274,17 @@ def _check_label_sets(rows: pl.DataFrame, cols: Columns, merged_over: Sequence[s
     differing = (
         held.join(sets, on=keys, nulls_equal=True)
         .filter(pl.col("held") < pl.col("sets"))
-        .sort([*keys, fmt.LABEL], nulls_last=True)
+        .sort(keys, nulls_last=True)
     )
     if not differing.height:
         return
     first = differing.row(0, named=True)
-    label = first[fmt.LABEL]
     in_group = rows.filter(*(pl.col(k) == first[k] for k in keys))
-    holding = in_group.filter(pl.col(fmt.LABEL) == label)[fmt.UNIT].unique()
-    lacking = in_group.filter(~pl.col(fmt.UNIT).is_in(holding.implode()))
-    # The smallest label set lacking the label, and its first state.
-    sizes = lacking.group_by(fmt.UNIT).agg(pl.col(fmt.LABEL).n_unique().alias("n"))
+    # The label set with the fewest labels, and the first label it lacks.
+    sizes = in_group.group_by(fmt.UNIT).agg(pl.col(fmt.LABEL).n_unique().alias("n"))
     smallest = sizes.sort("n", fmt.UNIT).row(0, named=True)
+    own = in_group.filter(pl.col(fmt.UNIT) == smallest[fmt.UNIT])
+    label = in_group.filter(~pl.col(fmt.LABEL).is_in(own[fmt.LABEL].implode()))[fmt.LABEL].min()
     several = rows[SOURCE].n_unique() > 1
 
     def state(found: pl.DataFrame) -> dict[str, object]:
@@ -293,7 +294,7 @@ def _check_label_sets(rows: pl.DataFrame, cols: Columns, merged_over: Sequence[s
         named = [*by, *merged_over, *([SOURCE] if several else [])]
         return {("state" if name == SOURCE else name): row[name] for name in named}
 
-    lacks = state(lacking.filter(pl.col(fmt.UNIT) == smallest[fmt.UNIT]))
+    lacks = state(own)
     holds = state(in_group.filter(pl.col(fmt.LABEL) == label))
     other = validation.describe(holds) if holds != lacks else "another of the merged states"
     try:
