@@ -254,7 +254,8 @@ def check_every_key(warehouse: Warehouse) -> None:
     state refuses, the keys averaged over labels with other parameters (read from rm_params:
     beta 2, zero_division NaN, threshold 0.25) and rounded curve scores (rm.finalize's numbers).
     rankmetrics_state_checks: the states of disjoint partitions do not overlap, states counted
-    twice do, and states of different parameters are counted. The state keeps units, which add
+    twice do, states of different parameters are counted, and so are the labels of a label set
+    that another lacks. The state keeps units, which add
     up to its sums (weights of 0 here), and defining the finalize leaves the state's views
     alone."""
     # Scores in [0, 1], which the probability keys need, with ties and a weight of 0.
@@ -315,27 +316,40 @@ def check_every_key(warehouse: Warehouse) -> None:
                        check_exact=False, rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
     # The curves of the rounded scores, not of the scores.
     assert not ours["roc_auc_weighted"].equals(expected["roc_auc_weighted"])
-    # The checks are per group: three merges in one table, each model renamed after its merge,
-    # so that one definition and one query answer for all three (each a JVM round trip on Spark).
+    # The checks are per group: four merges in one table, each model renamed after its merge,
+    # so that one definition and one query answer for all four (each a JVM round trip on Spark).
     days = by_day.drop("day")
+    # A state whose label set lacks label 0: its labelset rows without it, another fingerprint.
+    labelset = pl.col("rm_part") == "labelset"
+    lacking = days.filter(~(labelset & (pl.col("rm_label") == 0))).with_columns(
+        rm_unit=pl.when(labelset).then(pl.col("rm_unit") + 1).otherwise(pl.col("rm_unit"))
+    )
     merges = {
-        "disjoint": (days, (1, 0.0)),
-        "twice": (pl.concat([days, days]), (1, 1.0)),
-        "mixed": (pl.concat([days, days.with_columns(rm_params=pl.lit('{"beta":2.0}'))]), (2, 1.0)),
+        "disjoint": (days, (1, 0.0, 0, None)),
+        "twice": (pl.concat([days, days]), (1, 1.0, 0, None)),
+        "mixed": (pl.concat([days, days.with_columns(rm_params=pl.lit('{"beta":2.0}'))]),
+                  (2, 1.0, 0, None)),
+        "labels": (pl.concat([days, lacking]), (1, 1.0, 1, 0)),
     }  # fmt: skip
     renamed = [
         states.with_columns(model=pl.lit(f"{merge}/") + pl.col("model"))
         for merge, (states, _) in merges.items()
     ]
     define_finalize(warehouse, pl.concat(renamed), ["lrap"], ["model"])
-    found = warehouse.fetch("SELECT grp, parameters, overlap FROM rankmetrics_state_checks")
+    found = warehouse.fetch(
+        "SELECT grp, parameters, overlap, differing_labels, differing_label "
+        "FROM rankmetrics_state_checks"
+    )
     expected_checks = {
         f"{merge}/{model}": checks
         for merge, (_, checks) in merges.items()
         for model in days["model"].unique()
     }
-    assert len(expected_checks) == 12
-    assert {grp: (int(p), o) for grp, p, o in found.rows()} == expected_checks
+    assert len(expected_checks) == 16
+    assert {
+        grp: (int(p), o, int(n), None if label is None else int(label))
+        for grp, p, o, n, label in found.rows()
+    } == expected_checks
 
 
 def _interval_table(n_samples: int = 150, seed: int = 3) -> pl.DataFrame:
@@ -393,7 +407,7 @@ def check_intervals_and_rows(warehouse: Warehouse) -> None:
         expected = rm.state(parts, keys, by="model", weight="weight", intervals=True)
     expected = _sorted_rows(expected, ["model"])
     assert expected["model"].n_unique() == 6
-    assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch"}
+    assert set(expected["rm_part"]) == {"sums", "units", "labels", "curves", "sketch", "labelset"}
     assert ours.columns == expected.columns
     assert_frame_equal(ours.drop("rm_value"), expected.drop("rm_value"))
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
@@ -425,6 +439,45 @@ def test_every_check_on_the_servers(server):
     """Spark SQL and PostgreSQL: each check of the DuckDB tests above, in one cell."""
     for check in (check_hashes, check_every_key, check_intervals_and_rows):
         check(server)
+
+
+def test_sql_states_of_different_label_sets_are_refused_by_finalize():
+    """The SQL state records rm.state's label set, fingerprints included (string labels of
+    every UTF-8 width, quotes, a backslash), and rm.finalize refuses SQL states whose label
+    sets differ with evaluate's message; rankmetrics_state_checks counts the labels that
+    differ."""
+    warehouse = DuckDBWarehouse()
+    labels = _text_ids(6)
+    rng = np.random.default_rng(2)
+    table = pl.DataFrame({
+        "sample": np.repeat(np.arange(8), len(labels)), "label": labels * 8,
+        "score": rng.random(8 * len(labels)), "truth": rng.integers(0, 2, 8 * len(labels)),
+    }).with_columns(pl.col("truth").cast(pl.Float64))  # fmt: skip
+    ours = sql_state(warehouse, table, ["lrap", "f1_micro"])
+    expected = rm.state(table, ["lrap", "f1_micro"])
+    labelset = pl.col("rm_part") == "labelset"
+    assert ours.filter(labelset).height == len(labels)
+    assert_frame_equal(ours.filter(labelset).sort("rm_label"),
+                       expected.filter(labelset).sort("rm_label"))  # fmt: skip
+    first, second = (table.filter(pl.col("sample") < 4),
+                     table.filter(pl.col("sample") >= 4, pl.col("label") != labels[2]))  # fmt: skip
+    refused = _refusal_of(rm.evaluate, pl.concat([first, second]), ["lrap"])
+    states = [sql_state(warehouse, part, ["lrap"]) for part in (first, second)]
+    found = _refusal_of(rm.finalize, states)
+    assert found == refused.replace("sample=4", "state='states[1]'") + (
+        f"; label {labels[2]!r} is not in it but in state='states[0]'"
+    )
+    define_finalize(warehouse, pl.concat(states), ["lrap"], [])
+    checks = warehouse.fetch(
+        "SELECT differing_labels, differing_label FROM rankmetrics_state_checks"
+    )
+    assert checks.rows() == [(1, labels[2])]
+
+
+def _refusal_of(function, *args, **kwargs) -> str:
+    with pytest.raises(ValueError) as error:
+        function(*args, **kwargs)
+    return str(error.value)
 
 
 def test_the_exporter_refuses_what_it_cannot_write():

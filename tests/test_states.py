@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import subprocess
 import sys
 import warnings
@@ -76,6 +78,43 @@ def test_finalize_of_the_states_of_partitions_is_evaluate_of_their_union(
     found, found_warnings = _quiet(rm.finalize, states, by=by)
     assert_frame_equal(found, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
     assert found_warnings == expected_warnings
+
+
+def _label_set_message(message: str) -> str:
+    """A refusal for different label sets without the sample or state it names and the label:
+    the counts it gives."""
+    found = re.search(r" has (\d+) labels in column .* but the table has (\d+) distinct", message)
+    assert message.startswith("samples have different label sets: ") and found, message
+    return found.group(0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(long_tables(min_labels=3), st.integers(2, 3), st.integers(0, 1000), st.data())
+def test_finalize_refuses_label_sets_exactly_where_evaluate_refuses_the_union(
+    table, parts, seed, data
+):
+    """Partitions some of which lack some labels: finalize of their states refuses exactly
+    where evaluate of their union does, with the same counts (a partition's own labels are
+    whole: each state accepts its partition)."""
+    df, _, _, weights = table
+    labels = df["label"].unique().sort().to_list()
+    pieces = []
+    for piece in _split(df, parts, seed):
+        dropped = data.draw(st.lists(st.sampled_from(labels), max_size=len(labels) - 2))
+        piece = piece.filter(~pl.col("label").is_in(dropped))
+        if piece.height and (weights is None or piece["weight"].sum() > 0):
+            pieces.append(piece)
+    options = {"weight": "weight" if weights is not None else None}
+    states = [rm.state(p, ["lrap"], zero_division=0, **options) for p in pieces]
+    try:
+        expected = rm.evaluate(pl.concat(pieces), ["lrap"], zero_division=0, **options)
+    except ValueError as error:
+        refused = str(error)
+        found = _refusal(rm.finalize, states)
+        assert _label_set_message(found) == _label_set_message(refused)
+        assert re.search(r"; label .* is not in it but in ", found)
+    else:
+        assert_frame_equal(rm.finalize(states), expected, check_exact=False, rel_tol=1e-12)
 
 
 @pytest.mark.parametrize("engine", ENGINES, ids=str)
@@ -177,8 +216,8 @@ def test_a_small_overlap_is_seen_with_its_estimated_share():
 
 def test_a_state_of_a_newer_format_or_not_a_state_is_refused(example):
     state = rm.state(example, ["lrap"], by="model")
-    with pytest.raises(ValueError, match="format 2, newer than this version"):
-        rm.finalize(state.with_columns(rm_format=pl.lit(2, pl.Int32)), by="model")
+    with pytest.raises(ValueError, match=f"format {fmt.FORMAT + 1}, newer than this version"):
+        rm.finalize(state.with_columns(rm_format=pl.lit(fmt.FORMAT + 1, pl.Int32)), by="model")
     with pytest.raises(ValueError, match="not an evaluation state: no column 'rm_part'"):
         rm.finalize(example, by="model")
     with pytest.raises(ValueError, match="by column 'day' is not a by column of the states"):
@@ -187,6 +226,122 @@ def test_a_state_of_a_newer_format_or_not_a_state_is_refused(example):
         rm.finalize(state, ["ndcg"], by="model")
     with pytest.raises(ValueError, match="no state file at"):
         rm.finalize("/nonexistent/*.parquet")
+    with pytest.raises(ValueError, match="a state has format 1, which records no label sets"):
+        rm.finalize([state, state.with_columns(rm_format=pl.lit(1, pl.Int32))], by="model")
+
+
+def _refusal(function, *args, **kwargs) -> str:
+    with pytest.raises(ValueError) as error:
+        function(*args, **kwargs)
+    return str(error.value)
+
+
+def _evaluates_message(refused: str, sample: str, state: str, label: str, holder: str) -> str:
+    """evaluate's message on the union, the sample it names replaced by the state, with the
+    label and a state holding it."""
+    assert f"sample={sample!r}" in refused
+    named = refused.replace(f"sample={sample!r}", state)
+    return f"{named}; label {label!r} is not in it but in {holder}"
+
+
+def test_states_whose_label_sets_differ_are_refused_with_evaluates_message(daily, tmp_path):
+    """A day without label tag_07 for the candidate model: evaluate of the union refuses the
+    candidate's samples of that day; finalize of the days' states refuses with the same
+    message, a state of that day in place of its sample, naming the label and a state that
+    holds it: states as files, a by column merged over, the command."""
+    keys = ["lrap", "f1_micro"]
+    lacking = pl.col("label") == "tag_07", pl.col("day") == 2, pl.col("model") == "candidate"
+    data = daily.filter(~pl.all_horizontal(lacking))
+    refused = _refusal(rm.evaluate, data, keys, by="model")
+    first = data.filter(pl.col("day") == 2, pl.col("model") == "candidate")["sample"].min()
+    assert refused == (
+        f"samples have different label sets: model='candidate', sample={first!r} has 39 labels "
+        "in column 'label' but the table has 40 distinct labels; every sample must carry the "
+        "same labels"
+    )
+    for (day,), part in data.partition_by("day", as_dict=True).items():
+        rm.state(part, keys, by="model", path=tmp_path / f"day-{day}.parquet")
+    path = str(tmp_path / "day-{}.parquet")
+    expected = _evaluates_message(
+        refused, first, f"state={path.format(2)!r}", "tag_07",
+        f"model='candidate', state={path.format(0)!r}",
+    )  # fmt: skip
+    assert _refusal(rm.finalize, str(tmp_path / "day-*.parquet"), by="model") == expected
+    # The baseline's days carry every label: its states merge, to evaluate's numbers.
+    baseline = pl.col("model") == "baseline"
+    assert_frame_equal(
+        rm.finalize(pl.scan_parquet(tmp_path / "*.parquet").filter(baseline), by="model"),
+        rm.evaluate(data.filter(baseline), keys, by="model"), check_exact=False, rel_tol=1e-12,
+    )  # fmt: skip
+    by_day = rm.state(data, keys, by=["model", "day"])
+    expected = _evaluates_message(refused, first, "day=2", "tag_07", "model='candidate', day=0")
+    assert _refusal(rm.finalize, by_day, by="model") == expected
+    # Without the column that tells the days apart, the label sets still are.
+    assert _refusal(rm.finalize, by_day.drop("day"), by="model") == (
+        "samples have different label sets: model='candidate' has 39 labels in column 'label' "
+        "but the table has 40 distinct labels; every sample must carry the same labels; label "
+        "'tag_07' is not in it but in another of the merged states"
+    )
+    # Each day apart is what evaluate gives each day.
+    assert_frame_equal(
+        rm.finalize(by_day, by=["model", "day"]), rm.evaluate(data, keys, by=["model", "day"]),
+        check_exact=False, rel_tol=1e-12,
+    )  # fmt: skip
+    done = _command("evaluate", "day-*.parquet", "--by", "model", cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "rankmetrics: error: " + _evaluates_message(
+            refused, first, "state='day-2.parquet'", "tag_07",
+            "model='candidate', state='day-0.parquet'",
+        )
+    ]  # fmt: skip
+
+
+def test_label_sets_of_one_size_that_differ_are_refused():
+    """Two partitions of three labels each, {a, b, c} and {a, b, d}: each state is sound, the
+    union is not; the first label held by one set and not the other is named."""
+    first = pl.DataFrame({"sample": [1, 1, 1], "label": ["a", "b", "c"],
+                          "score": [0.9, 0.5, 0.1], "truth": [1, 0, 0]})  # fmt: skip
+    second = pl.DataFrame({"sample": [2, 2, 2], "label": ["a", "b", "d"],
+                           "score": [0.2, 0.5, 0.7], "truth": [0, 1, 1]})  # fmt: skip
+    refused = _refusal(rm.evaluate, pl.concat([first, second]), ["lrap"])
+    assert refused.startswith("samples have different label sets: sample=1 has 3 labels in ")
+    states = [rm.state(part, ["lrap"]) for part in (first, second)]
+    assert _refusal(rm.finalize, states) == _evaluates_message(
+        refused, 1, "state='states[1]'", "c", "state='states[0]'"
+    )
+
+
+def _fingerprint(texts: list[str]) -> int:
+    """The documented fingerprint of a label set, written out: per label the md5 of its text,
+    its first two groups of 8 hex digits a and b, summed as a div 2 and b div 2 modulo
+    2^31 - 1."""
+    p = 2**31 - 1
+    digests = [hashlib.md5(t.encode()).hexdigest() for t in texts]
+    high = sum(int(d[:8], 16) // 2 for d in digests) % p
+    low = sum(int(d[8:16], 16) // 2 for d in digests) % p
+    return high * 2**31 + low
+
+
+@pytest.mark.parametrize("labels", [["a", "é", "日本語", "o'brien", 'q"x', "🙂"], [0, -3, 2**40]])
+def test_the_label_set_is_recorded_with_its_documented_fingerprint(labels):
+    rng = np.random.default_rng(4)
+    n = len(labels)
+    table = pl.DataFrame({
+        "model": ["m"] * 3 * n + ["k"] * 3 * (n - 1),
+        "sample": [s for s in range(3) for _ in labels] + [s for s in range(3) for _ in labels[1:]],
+        "label": [*(labels * 3), *(labels[1:] * 3)],
+        "score": rng.random(3 * (2 * n - 1)), "truth": rng.integers(0, 2, 3 * (2 * n - 1)),
+    })  # fmt: skip
+    state = rm.state(table.sample(fraction=1.0, shuffle=True, seed=1), ["lrap"], by="model")
+    rows = state.filter(pl.col("rm_part") == "labelset")
+    texts = [str(label) for label in labels]
+    expected = {("m", label, _fingerprint(texts)) for label in labels} | {
+        ("k", label, _fingerprint(texts[1:])) for label in labels[1:]
+    }
+    assert set(rows.select("model", "rm_label", "rm_unit").rows()) == expected
+    assert rows["rm_name"].unique().to_list() == [fmt.STATES] and (rows["rm_value"] == 1).all()
+    assert _fingerprint(texts) != _fingerprint(texts[1:]) < 2**62
 
 
 def test_bad_input_is_refused_as_evaluate_refuses_it(example):
@@ -205,7 +360,7 @@ def test_the_state_records_its_parameters_and_roles(example):
     state = rm.state(example, ["lrap", "f1_micro"], by="model", threshold=0.3, beta=2.0)
     params = json.loads(state["rm_params"][0])
     assert state["rm_params"].n_unique() == 1
-    assert state["rm_format"].unique().to_list() == [1]
+    assert state["rm_format"].unique().to_list() == [2]
     assert params["metrics"] == ["lrap", "f1_micro"]
     assert params["threshold"] == 0.3 and params["beta"] == 2.0
     assert params["zero_division"] == "warn"
@@ -220,8 +375,12 @@ def test_a_top_k_state_with_propensities(example):
     propensities = rm.label_propensities(truth, label="label")
     keys = ["precision@3", "recall@5", "mrr", "psprecision@3", "ndcg@3"]
     options = {"truth_table": truth, "n_labels": 40, "propensities": propensities, "by": "model"}
-    expected = rm.evaluate(predictions, keys, **options)
-    halves = [predictions.filter(_half(r)) for r in (0, 1)]
+    # The halves' label sets differ (no prediction of tag_07 in the first): a top-k table's
+    # label space is n_labels, and its states record no label set.
+    halves = [predictions.filter(_half(0), pl.col("label") != "tag_07"),
+              predictions.filter(_half(1))]  # fmt: skip
+    assert "tag_07" in set(halves[1]["label"])
+    expected = rm.evaluate(pl.concat(halves), keys, **options)
     truths = [truth.filter(_half(r)) for r in (0, 1)]
     states = [
         rm.state(p, keys, **(options | {"truth_table": t}))
@@ -229,6 +388,7 @@ def test_a_top_k_state_with_propensities(example):
     ]
     assert_frame_equal(rm.finalize(states, by="model"), expected, check_exact=False,
                        rel_tol=1e-12)  # fmt: skip
+    assert not any((s["rm_part"] == "labelset").any() for s in states)
     other = rm.state(halves[0], keys, **(options | {"truth_table": truths[0], "n_labels": 41}))
     with pytest.raises(ValueError, match="different n_labels do not merge: 40 and 41"):
         rm.finalize([states[1], other], by="model")

@@ -1,7 +1,7 @@
 """Resampling as a function of the samples' ids: the same draws on every engine, for any row
 order and any split of the data into partitions (:mod:`polars_rankmetrics.states`).
 
-Three documented functions, in integer arithmetic that numpy and portable SQL compute alike
+Four documented functions, in integer arithmetic that numpy and portable SQL compute alike
 (every product below 2^62, so a 64-bit integer holds it; no bit operations, no overflow):
 
 **The sample hash.** ``h(id)``: the md5 of the id's text (UTF-8; an integer in decimal), whose
@@ -13,6 +13,11 @@ more, a unit's sum is a sum of a random subset of samples, as independent of the
 samples are, so the bootstrap of the unit sums estimates the variance of the mean as the
 bootstrap of the samples does (to a factor ``1 - 1/UNITS``), and flipping whole units is a
 subgroup of the sign flips of a paired permutation test, which keeps that test exact.
+
+**The fingerprint of a set** (a state's label set, :func:`set_fingerprint`): from the hashes
+``h = hi * 2^31 + lo`` of its distinct members, ``(sum(hi) mod P) * 2^31 + (sum(lo) mod P)``
+with the prime ``P = 2^31 - 1``: the same whatever the members' order, a sum that Polars and
+SQL compute alike.
 
 **The mixer.** Modulo the prime ``P = 2^31 - 1``, a step of ``z`` with an input ``x`` and a
 multiplier ``m`` is ``y = (z + x + 1) * m mod P``, then ``(y * y + 12345) mod P * 48271 mod P``;
@@ -101,6 +106,23 @@ def _hash(text: str | None) -> int:
     digest = hashlib.md5(text.encode(), usedforsecurity=False).digest()
     a, b = int.from_bytes(digest[:4]), int.from_bytes(digest[4:8])
     return (a >> 1) * 2**31 + (b >> 1)
+
+
+def label_hashes(labels: pl.Series) -> pl.Series:
+    """Each label's hash: the sample hash of its text (:func:`sample_hashes`), an integer label
+    in decimal and a string as it is, as the SQL state computes it; a label of another type
+    (a float, a date) by the text Polars writes, which a SQL engine may write otherwise."""
+    return sample_hashes(labels.cast(pl.String), labels.name)
+
+
+def set_fingerprint(hashes: pl.Expr) -> pl.Expr:
+    """The fingerprint of a set, as an aggregation over the 62-bit hashes of its distinct
+    members: with ``h = hi * 2^31 + lo`` (``hi = a div 2`` and ``lo = b div 2`` of the sample
+    hash), ``(sum(hi) mod P) * 2^31 + (sum(lo) mod P)``, a 62-bit integer. A sum, so that the
+    order of the members does not matter; each sum stays below 2^63 for fewer than 2^32
+    members, in numpy, Polars and SQL alike."""
+    half = 2**31
+    return (hashes // half).sum() % P * half + (hashes % half).sum() % P
 
 
 def units(hashes: pl.Expr) -> pl.Expr:

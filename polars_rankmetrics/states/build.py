@@ -11,7 +11,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.inference import hashing
+from polars_rankmetrics.inference import hashing, recorded
 from polars_rankmetrics.inference.samples import per_sample_keys
 from polars_rankmetrics.inference.units import unit_table
 from polars_rankmetrics.inputs.columns import Columns
@@ -144,6 +144,11 @@ def state(
     tables = [*(["sums"] if sample_keys else []), "samples"]
     tables += ["per_sample"] if intervals and columns else []
     tables += [t for t in PER_LABEL_TABLES if per_label or _reads(keys, t)]
+    # A dense table's label set, recorded per group, comes from the label counts, a row per
+    # (group, label) that the engines give in the same pass.
+    label_set = truth_table is None
+    counted = label_set and "labels" not in tables
+    tables += ["labels"] if counted else []
     validation.check_result_names(cols, [str(k) for k in keys])
     with warnings.catch_warnings():
         # The state records the ill-defined counts; finalize warns of them.
@@ -152,8 +157,16 @@ def state(
             collected, context = run.collect(
                 data, inner, checked, tables, parameters=context, inputs=inputs
             )
+            if label_set:
+                group = list(inner.by) or [validation.GROUP]
+                labels = pl.concat(collected["labels"]).select(*group, LABEL)
+            if counted:
+                del collected["labels"]
             rows, label_type = _rows(collected, inner, sample_keys, columns,
                                      score_decimals=score_decimals)  # fmt: skip
+            if label_set:
+                rows.append(_label_set(labels, inner.by))
+                label_type = labels.schema[LABEL]
             params = params_of(keys, cols, context, inputs, intervals=intervals,
                                per_label=per_label, score_decimals=score_decimals)  # fmt: skip
             result = inner.restored(fmt.finished(rows, inner.by, params, label_type))
@@ -164,6 +177,15 @@ def state(
 
 def _reads(keys: Sequence[MetricKey], table: str) -> bool:
     return any(k.metric.reduction == table for k in keys)
+
+
+def _label_set(labels: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """The ``labelset`` rows (:mod:`.format`) of the label counts' (group, label) rows: each
+    label with its group's fingerprint, held by one state."""
+    group = list(by) or [validation.GROUP]
+    rows = recorded.label_set_rows(labels, group, LABEL).with_columns(pl.lit(1.0).alias(fmt.STATES))
+    return fmt.long_rows(rows, by, "labelset", [fmt.STATES], label=LABEL,
+                         unit=recorded.FINGERPRINT)  # fmt: skip
 
 
 def _rows(

@@ -1,12 +1,14 @@
-"""The state's table, format 1: one long table whose rows add up.
+"""The state's table, format 2: one long table whose rows add up.
 
 Columns, in order: the ``by`` columns, then
 
 - ``rm_part``: what a row belongs to (:data:`PARTS`);
-- ``rm_label``: the label (parts ``labels``, ``curves``, ``precisions``), else null;
+- ``rm_label``: the label (parts ``labels``, ``curves``, ``precisions``, ``labelset``), else
+  null;
 - ``rm_score``: the distinct score, ``-0.0`` as ``0.0`` (part ``curves``), else null;
-- ``rm_unit``: the resampling unit (part ``units``) or the sample hash (part ``sketch``), else
-  null (:mod:`polars_rankmetrics.inference.hashing`);
+- ``rm_unit``: the resampling unit (part ``units``), the sample hash (part ``sketch``) or the
+  fingerprint of the label set (part ``labelset``), else null
+  (:mod:`polars_rankmetrics.inference.hashing`);
 - ``rm_name`` and ``rm_value``: a number and what it is;
 - ``rm_format`` (:data:`FORMAT`) and ``rm_params``: the parameters the numbers were computed
   with, as canonical JSON (:func:`.recorded.text`), on every row, so that a table of states in a
@@ -24,7 +26,13 @@ The parts:
   score: ``pos``, ``neg``; ``precisions``, per group and label: the label precisions of lwlrap
   (:mod:`polars_rankmetrics.metrics.label_averages`);
 - ``sketch``, per group: the :data:`SKETCH` smallest distinct sample hashes, each with
-  ``samples`` = how many of the merged states hold that sample.
+  ``samples`` = how many of the merged states hold that sample;
+- ``labelset``, per group of a dense table (a top-k table's label space is ``n_labels``, and its
+  samples carry label sets of their own): each label of the group, with the fingerprint of the
+  group's label set in ``rm_unit`` and ``states`` = how many of the merged states hold that
+  (label, label set). A row per label, as the ``labels`` part has three: the label itself, so
+  that states whose label sets differ are refused naming a label, and the fingerprint, so that
+  after any merge each label set is still told apart.
 
 Merging (:func:`merged`) concatenates, sums ``rm_value`` over every other column (a ``by``
 column merged over is dropped first) and keeps the :data:`SKETCH` smallest hashes of each
@@ -48,8 +56,8 @@ PART, LABEL, SCORE, UNIT, NAME, VALUE = (
 FORMAT_COLUMN, PARAMS = "rm_format", "rm_params"
 IDENTITY = (PART, LABEL, SCORE, UNIT, NAME)
 COLUMNS = (*IDENTITY, VALUE, FORMAT_COLUMN, PARAMS)
-PARTS = ("sums", "units", "labels", "curves", "precisions", "sketch")
-SAMPLES = "samples"
+PARTS = ("sums", "units", "labels", "curves", "precisions", "sketch", "labelset")
+SAMPLES, STATES = "samples", "states"
 
 
 def check_by_names(by: Sequence[str]) -> None:

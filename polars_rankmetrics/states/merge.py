@@ -29,6 +29,8 @@ from polars_rankmetrics.states import format as fmt
 from polars_rankmetrics.states.params import context_of, read_params
 
 OVERLAP = ("error", "warn")
+# The column naming the state a row comes from (scan).
+SOURCE = "__rm_state"
 
 
 @dataclass
@@ -108,12 +110,12 @@ def _paths(path: str | os.PathLike[str]) -> list[str]:
     return sorted(glob.glob(text)) if glob.has_magic(text) else [text]
 
 
-def scan(states: Any) -> pl.LazyFrame:
-    """The rows of ``states`` as one LazyFrame."""
-    if isinstance(states, pl.DataFrame):
-        return states.lazy()
-    if isinstance(states, pl.LazyFrame):
-        return states
+def scan(states: Any, name: str = "states") -> pl.LazyFrame:
+    """The rows of ``states`` as one LazyFrame, each with the name of the state it comes from
+    (:data:`SOURCE`): its file's path, or its place in the list (``states[2]``); ``name`` is
+    the name of ``states`` itself."""
+    if isinstance(states, pl.DataFrame | pl.LazyFrame):
+        return states.lazy().with_columns(pl.lit(name, pl.String).alias(SOURCE))
     if isinstance(states, str | os.PathLike):
         paths = _paths(states)
         if not paths or not all(os.path.exists(p) for p in paths):
@@ -121,11 +123,12 @@ def scan(states: Any) -> pl.LazyFrame:
         problem = malformed(paths, ("parquet",))  # each footer, which a scan reads later
         if problem is not None:
             raise ValueError(problem)
-        return pl.scan_parquet(paths)
+        return pl.scan_parquet(paths, include_file_paths=SOURCE)
     if isinstance(states, list | tuple):
         if not states:
             raise ValueError("no state to finalize: the list is empty")
-        return pl.concat([scan(s) for s in states], how="vertical_relaxed")
+        return pl.concat([scan(s, f"{name}[{i}]") for i, s in enumerate(states)],
+                         how="vertical_relaxed")  # fmt: skip
     raise ValueError(
         f"states must be a state (DataFrame or LazyFrame), a list of them, or the path or glob "
         f"of state files, not {type(states).__name__}"
@@ -156,15 +159,22 @@ def merge(
         )
     found = rows.select(
         pl.col(fmt.FORMAT_COLUMN).max().alias("format"),
+        pl.col(fmt.FORMAT_COLUMN).min().alias("oldest"),
         pl.col(fmt.PARAMS).unique(maintain_order=True).implode(),
     ).collect()
-    newest = found["format"][0]
+    newest, oldest = found["format"][0], found["oldest"][0]
     if newest is None:
         raise ValueError("no state to finalize: the states hold no rows")
     if newest > fmt.FORMAT:
         raise ValueError(
             f"a state has format {newest}, newer than this version of polars-rankmetrics reads "
             f"({fmt.FORMAT}): upgrade polars-rankmetrics"
+        )
+    if oldest < fmt.FORMAT:
+        raise ValueError(
+            f"a state has format {oldest}, which records no label sets: format {fmt.FORMAT} "
+            "records them, so that states whose samples carry different labels are refused as "
+            "evaluate refuses their union; compute the state again with rm.state"
         )
     params = read_params(list(found[fmt.PARAMS][0]))
     by_columns = [by] if isinstance(by, str) else list(by or ())
@@ -175,9 +185,16 @@ def merge(
             )
     roles = {role: name for role, name in params["columns"].items() if name is not None}
     cols = Columns(by=tuple(by_columns), **roles).inside()
-    renamed = rows.select(*by_columns, *fmt.IDENTITY, fmt.VALUE).rename(dict(cols.aliases))
-    merged = fmt.merged(renamed, cols.by).collect()
+    aliases = dict(cols.aliases)
+    renamed = rows.select(*by_columns, *fmt.IDENTITY, fmt.VALUE).rename(aliases)
+    # The by columns merged over that the rows still have name the states in a refusal.
+    merged_over = [name for name in params["by"] if name not in by_columns and name in names]
+    label_sets = rows.filter(pl.col(fmt.PART) == "labelset").select(
+        *by_columns, *merged_over, SOURCE, fmt.LABEL, fmt.UNIT
+    ).rename(aliases)  # fmt: skip
+    merged, labels = pl.collect_all([fmt.merged(renamed, cols.by), label_sets])
     _check_overlap(merged, cols, overlap)
+    _check_label_sets(labels, cols, merged_over)
     return Merged(cols, params, context_of(params), _tables(merged, cols), _units(merged, cols))
 
 
@@ -235,3 +252,53 @@ def _check_overlap(merged: pl.DataFrame, cols: Columns, overlap: str) -> None:
     if overlap == "error":
         raise ValueError(message)
     warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def _check_label_sets(rows: pl.DataFrame, cols: Columns, merged_over: Sequence[str]) -> None:
+    """Refuse states of a group whose label sets differ, with the message ``evaluate`` gives
+    for their union (:func:`~polars_rankmetrics.checks.validation.raise_label_sets`): the
+    first such group, the fewest labels a state of it has and a state that has them (where
+    ``evaluate`` names a sample), the group's labels; then a label that state lacks and a state
+    that holds it. ``rows``: the states' ``labelset`` rows, with their ``by`` columns
+    (``merged_over``: those merged over) and their source (:data:`SOURCE`). A label held by
+    some of a group's label sets (fingerprints) and not by all is a difference; sets equal label
+    for label pass, whatever their fingerprints (a label of a type whose text a SQL engine
+    writes otherwise)."""
+    by = list(cols.by)
+    keys = by or ["__one"]
+    rows = rows if by else rows.with_columns(pl.lit(0).alias("__one"))
+    held = rows.group_by([*keys, fmt.LABEL]).agg(pl.col(fmt.UNIT).n_unique().alias("held"))
+    sets = rows.group_by(keys).agg(
+        pl.col(fmt.UNIT).n_unique().alias("sets"), pl.col(fmt.LABEL).n_unique().alias("union")
+    )
+    differing = (
+        held.join(sets, on=keys, nulls_equal=True)
+        .filter(pl.col("held") < pl.col("sets"))
+        .sort(keys, nulls_last=True)
+    )
+    if not differing.height:
+        return
+    first = differing.row(0, named=True)
+    in_group = rows.filter(*(pl.col(k) == first[k] for k in keys))
+    # The label set with the fewest labels, and the first label it lacks.
+    sizes = in_group.group_by(fmt.UNIT).agg(pl.col(fmt.LABEL).n_unique().alias("n"))
+    smallest = sizes.sort("n", fmt.UNIT).row(0, named=True)
+    own = in_group.filter(pl.col(fmt.UNIT) == smallest[fmt.UNIT])
+    label = in_group.filter(~pl.col(fmt.LABEL).is_in(own[fmt.LABEL].implode()))[fmt.LABEL].min()
+    several = rows[SOURCE].n_unique() > 1
+
+    def state(found: pl.DataFrame) -> dict[str, object]:
+        """Where the first of ``found``'s rows comes from: its group, the ``by`` columns merged
+        over and (rows of several states) its state."""
+        row = found.sort([*merged_over, SOURCE], nulls_last=True).row(0, named=True)
+        named = [*by, *merged_over, *([SOURCE] if several else [])]
+        return {("state" if name == SOURCE else name): row[name] for name in named}
+
+    lacks = state(own)
+    holds = state(in_group.filter(pl.col(fmt.LABEL) == label))
+    other = validation.describe(holds) if holds != lacks else "another of the merged states"
+    try:
+        validation.raise_label_sets(cols, lacks, smallest["n"], first["union"])
+    except ValueError as error:
+        message = f"{error}; label {label!r} is not in it but in {other}"
+        raise ValueError(cols.shown(message)) from None

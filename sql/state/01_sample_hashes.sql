@@ -31,3 +31,35 @@ FROM (
     FROM (SELECT DISTINCT grp, h FROM rankmetrics_sample_hashes) AS distinct_hashes
 ) AS ranked
 WHERE position <= 128;
+
+-- rankmetrics_label_hashes: one row per (grp, label): the sample hash of the label's text (an
+-- integer label in decimal, a string as it is), hi = a div 2 and lo = b div 2, so that
+-- h = hi * 2^31 + lo.
+CREATE OR REPLACE VIEW rankmetrics_label_hashes AS
+SELECT
+    grp, label,
+    CAST((a - a % 2) / 2 AS BIGINT) AS hi,
+    CAST((b - b % 2) / 2 AS BIGINT) AS lo
+FROM (
+    SELECT
+        grp, label,
+        rankmetrics_hex_integer(substr(md5(CAST(label AS VARCHAR)), 1, 8)) AS a,
+        rankmetrics_hex_integer(substr(md5(CAST(label AS VARCHAR)), 9, 8)) AS b
+    FROM (SELECT DISTINCT grp, label FROM rankmetrics_input) AS labels
+) AS words;
+
+-- rankmetrics_state_label_sets: one row per (grp, label) of a dense table, with the fingerprint
+-- of the group's label set, (sum(hi) mod P) * 2^31 + (sum(lo) mod P) with P = 2^31 - 1
+-- (hashing.set_fingerprint): the same whatever the order of the labels, each sum below 2^63
+-- for fewer than 2^32 labels. Finalizing refuses a group whose states' label sets differ.
+CREATE OR REPLACE VIEW rankmetrics_state_label_sets AS
+SELECT l.grp, l.label, f.fingerprint
+FROM rankmetrics_label_hashes AS l
+JOIN (
+    SELECT
+        grp,
+        CAST(sum(hi) % 2147483647 AS BIGINT) * 2147483648
+            + CAST(sum(lo) % 2147483647 AS BIGINT) AS fingerprint
+    FROM rankmetrics_label_hashes
+    GROUP BY grp
+) AS f ON f.grp = l.grp;

@@ -41,11 +41,15 @@ WHERE position <= 128;
 -- shared: how many of them more than one merged state holds, whose share (overlap) estimates the
 -- share of the group's samples counted twice. The states of one group must hold disjoint
 -- samples (overlap 0); states of different groups (models) over the same samples are finalized
--- apart and never overlap.
+-- apart and never overlap. differing_labels: how many labels some of the group's label sets
+-- (the labelset rows' fingerprints) hold and others do not, and differing_label the smallest
+-- of them: evaluate refuses the union of states whose label sets differ (0 where they may
+-- merge; label sets equal label for label count as one, whatever their fingerprints).
 CREATE OR REPLACE VIEW rankmetrics_state_checks AS
 SELECT
     p.grp, p.parameters,
-    coalesce(s.sketch, 0) AS sketch, coalesce(s.shared, 0) AS shared, s.overlap
+    coalesce(s.sketch, 0) AS sketch, coalesce(s.shared, 0) AS shared, s.overlap,
+    coalesce(l.differing_labels, 0) AS differing_labels, l.differing_label
 FROM (
     SELECT grp, count(DISTINCT rm_params) AS parameters
     FROM rankmetrics_state_groups
@@ -60,7 +64,24 @@ LEFT JOIN (
     FROM rankmetrics_merged_state
     WHERE rm_part = 'sketch'
     GROUP BY grp
-) AS s ON s.grp = p.grp;
+) AS s ON s.grp = p.grp
+LEFT JOIN (
+    SELECT h.grp, count(*) AS differing_labels, min(h.rm_label) AS differing_label
+    FROM (
+        SELECT grp, rm_label, count(DISTINCT rm_unit) AS held
+        FROM rankmetrics_state_groups
+        WHERE rm_part = 'labelset'
+        GROUP BY grp, rm_label
+    ) AS h
+    JOIN (
+        SELECT grp, count(DISTINCT rm_unit) AS label_sets
+        FROM rankmetrics_state_groups
+        WHERE rm_part = 'labelset'
+        GROUP BY grp
+    ) AS t ON t.grp = h.grp
+    WHERE h.held < t.label_sets
+    GROUP BY h.grp
+) AS l ON l.grp = p.grp;
 
 -- rankmetrics_state_means: per (grp, metric): the weighted mean K / K/w of the merged sums, NULL
 -- where no value has weight (lwlrap without any positive) or where a null value of positive

@@ -17,13 +17,13 @@ The views are the files of ``sql/state/`` (:func:`~.export.state_sql_files`) and
   on the finalizing side.
 
 The rows follow the state's format (``polars_rankmetrics/states/format.py``): the ``sums``,
-``units`` (with ``intervals``), ``labels``, ``curves`` and ``sketch`` parts. The keys averaged
-over samples finalize from the sums, with a Poisson bootstrap interval from the ``units`` rows;
-the keys averaged over labels from the ``labels`` and ``curves`` rows, through the views of
-``sql/`` that average the per-label count tables over labels (``sql/state/04_label_tables.sql``
-shapes the merged rows as those tables), the threshold ``_micro`` averages with an interval
-from the units of their per-sample counts. Verified on DuckDB, Spark SQL and PostgreSQL (the
-dialects of :data:`~.export.HEX_INTEGER`).
+``units`` (with ``intervals``), ``labels``, ``curves``, ``sketch`` and (a dense table)
+``labelset`` parts. The keys averaged over samples finalize from the sums, with a Poisson
+bootstrap interval from the ``units`` rows; the keys averaged over labels from the ``labels``
+and ``curves`` rows, through the views of ``sql/`` that average the per-label count tables over
+labels (``sql/state/04_label_tables.sql`` shapes the merged rows as those tables), the
+threshold ``_micro`` averages with an interval from the units of their per-sample counts.
+Verified on DuckDB, Spark SQL and PostgreSQL (the dialects of :data:`~.export.HEX_INTEGER`).
 """
 
 from __future__ import annotations
@@ -222,9 +222,10 @@ def _by_columns(by: Sequence[str], dialect: str, groups: str) -> tuple[str, str]
     return selected, join
 
 
-def _parts(keys: Sequence[MetricKey], intervals: bool, sums: bool) -> str:
+def _parts(keys: Sequence[MetricKey], intervals: bool, sums: bool, label_sets: bool) -> str:
     """The rows of the state's parts that ``keys`` need (``sums``: the sums of keys averaged
-    over samples, and their units with ``intervals``); the first branch, empty, gives
+    over samples, and their units with ``intervals``), the sketch, and (``label_sets``, a dense
+    table) each group's label set; the first branch, empty, gives
     ``rm_label`` the label column's type (a union of NULLs has none, and PostgreSQL types a
     union pairwise from its first branches)."""
     null_score, null_unit = "CAST(NULL AS DOUBLE)", "CAST(NULL AS BIGINT)"
@@ -258,6 +259,11 @@ def _parts(keys: Sequence[MetricKey], intervals: bool, sums: bool) -> str:
         f"SELECT grp, 'sketch', NULL, {null_score}, h, 'samples', CAST(1 AS DOUBLE) "
         "FROM rankmetrics_state_sketch"
     )
+    if label_sets:
+        branches.append(
+            f"SELECT grp, 'labelset', label, {null_score}, fingerprint, 'states', "
+            "CAST(1 AS DOUBLE) FROM rankmetrics_state_label_sets"
+        )
     return " UNION ALL ".join(branches)
 
 
@@ -275,9 +281,10 @@ def state_statements(
     ``rm_label``, ``rm_score``, ``rm_unit``, ``rm_name``, ``rm_value``, ``rm_format`` and
     ``rm_params``: for the keys averaged over samples their ``sums`` (and, with ``intervals``,
     the ``units`` rows that intervals are drawn from), the ``labels`` and ``curves`` counts of
-    the keys averaged over labels, and every group's ``sketch``. The sample ids must be
-    integers or strings (their text is hashed). Names are quoted and numbers checked finite;
-    the parameters are one string literal."""
+    the keys averaged over labels, every group's ``sketch`` and, over a dense table (no
+    ``truth_table``), every group's ``labelset``. The sample ids must be integers or strings
+    (their text is hashed). Names are quoted and numbers checked finite; the parameters are one
+    string literal."""
     _check_dialect(dialect)
     _check_request(keys, cols.by)
     # With intervals, the units hold each key's per-sample columns (a _micro average's counts),
@@ -295,8 +302,8 @@ def state_statements(
     )
     state = (
         f"SELECT {by}r.rm_part, r.rm_label, r.rm_score, r.rm_unit, r.rm_name, r.rm_value, "
-        "CAST(1 AS INT) AS rm_format, p.rm_params "
-        f"FROM ({_parts(keys, intervals, bool(sample_keys))}) AS r "
+        f"CAST({recorded.FORMAT} AS INT) AS rm_format, p.rm_params "
+        f"FROM ({_parts(keys, intervals, bool(sample_keys), truth_table is None)}) AS r "
         f"CROSS JOIN rankmetrics_state_parameters AS p{join}"
     )
     inputs = input_statements(
