@@ -163,6 +163,15 @@ def test_a_full_temporary_directory_is_named_not_the_budget(engine, big_table, f
     assert left_in(full_disk) == full_disk.kept
 
 
+def test_duckdb_spills_into_the_run_directory_without_a_budget(tmp_path):
+    """Without a budget DuckDB still spills beyond its default limit: into the run's directory
+    (the one a full disk names), not its default ``.tmp`` in the working directory."""
+    con = duckdb_engine.connect(None, tmp_path)
+    setting = con.sql("SELECT current_setting('temp_directory')").fetchall()
+    con.close()
+    assert setting == [(str(tmp_path / "duckdb"),)]
+
+
 @pytest.fixture(scope="module")
 def too_large_for_the_budget(tmp_path_factory) -> dict[str, Path]:
     """Per engine, a table :data:`BUDGET` is too small for whatever the disk: for DuckDB, JSON
@@ -234,8 +243,8 @@ DAMAGES = {
 }  # fmt: skip
 
 
-# Spark, whose start and planning cost tens of seconds on two cores, on one case: its error
-# for a file gone (a Py4JJavaError) is none of the errors it declares.
+# Spark, whose start and query planning outweigh a small run many times, on one case: its
+# error for a file gone (a Py4JJavaError) is none of the errors the engine declares.
 FILES = [("removed", "parquet"), ("truncated", "parquet"), ("truncated", "csv")]
 CHANGES = [
     *(("polars", *case) for case in FILES),
