@@ -127,7 +127,9 @@ def collect(
     :func:`prepare` it (a top-k table joined lazily), check the budget, open the whole table,
     :func:`split` it (the whole-table checks, then buckets), evaluate each piece
     (:func:`evaluate_pieces`); :func:`run` reduces the tables. A failure that the medium
-    explains (a full ``temp_dir``, a malformed file) is raised as a ``ValueError`` saying so
+    explains (an input file removed or changed since the run started, a full ``temp_dir``, a
+    malformed file) is raised as a ``ValueError`` saying so, and so is a run that ends well
+    over an input file changed meanwhile
     (:func:`~polars_rankmetrics.inputs.media.explained`)."""
     source = Source.of(data)
     inputs = inputs.opened()

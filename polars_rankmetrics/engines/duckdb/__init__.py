@@ -45,6 +45,7 @@ from polars_rankmetrics.engines.memory import ENGINE_SHARE, engine_limit, engine
 from polars_rankmetrics.engines.sql import results as sql_results
 from polars_rankmetrics.engines.sql.export import input_statements, view_names, view_statements
 from polars_rankmetrics.inputs.columns import ColumnNames, Columns, documented
+from polars_rankmetrics.inputs.media import out_of_space
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import MetricKey
@@ -75,7 +76,9 @@ def connect(
         The memory budget of the whole process, such as ``"1GB"``: DuckDB gets its share
         (:mod:`polars_rankmetrics.engines.memory`) and spills beyond it. None: DuckDB's default.
     temp_directory
-        Where DuckDB spills under a ``memory_limit`` (its ``duckdb`` subdirectory).
+        Where DuckDB spills (its ``duckdb`` subdirectory): beyond its share of a
+        ``memory_limit``, or beyond DuckDB's default limit without one. None: DuckDB's default
+        (``.tmp`` in the working directory).
     share
         The part of ``memory_limit`` DuckDB's own limit is set to (the rest is left to the
         process around it).
@@ -105,8 +108,8 @@ def connect(
         # Under a budget, jemalloc's background threads hand memory freed by an idle DuckDB
         # back to the system (Arrow buffers of results that the caller frees later).
         config["allocator_background_threads"] = True
-        if temp_directory is not None:
-            config["temp_directory"] = str(temp_directory / "duckdb")
+    if temp_directory is not None:
+        config["temp_directory"] = str(temp_directory / "duckdb")
     try:
         con = duckdb.connect(config=config)
     except duckdb.Error as error:
@@ -305,7 +308,10 @@ class DuckDBEngine:
     def _connected(self, settings: Settings) -> Iterator[tuple[duckdb.DuckDBPyConnection, float]]:
         """A connection for ``settings`` (and DuckDB's share of the budget), interrupted by a
         signal and closed however the block ends; DuckDB running out of memory is a
-        ``ValueError`` saying what to do."""
+        ``ValueError`` saying what to do. Its spill files filling their directory (DuckDB's
+        "failed to offload", an ``OutOfMemoryException`` too) is not the budget's fault: that
+        error is raised as it is, for the driver to name the directory
+        (:func:`~polars_rankmetrics.inputs.media.explained`)."""
         share = engine_share(settings.tables, self.per_sample_share)
         con = connect(settings.memory_limit, settings.spill_dir, share=share)
         try:
@@ -315,6 +321,8 @@ class DuckDBEngine:
                     con.execute("SET enable_progress_bar_print = false")
                 yield con, share
         except duckdb.OutOfMemoryException as error:
+            if out_of_space(error):
+                raise
             raise ValueError(_out_of_memory(settings.memory_limit, share, error)) from error
         finally:
             con.close()
