@@ -297,15 +297,21 @@ def csv_schema(paths: list[str], remote: bool) -> pl.Schema:
 
 def _csv_names(path: str) -> list[str]:
     """The fields of a local CSV file's header (RFC 4180: quotes doubled inside a quoted
-    field); ``ValueError`` naming a column the header names twice, or a field without a
-    name."""
+    field); ``ValueError`` naming a column the header names twice, a field without a name, or
+    a header that is not UTF-8."""
     opener: Any = open
     if path.lower().endswith(".gz"):
         import gzip
 
         opener = gzip.open
-    with opener(path, "rt", encoding="utf-8-sig", newline="") as text:
-        names = next(csv.reader(text), [])
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as text:
+            names = next(csv.reader(text), [])
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"the CSV file {path!r} is not UTF-8 text ({error.reason} in its header): "
+            "save it as UTF-8"
+        ) from None
     seen: set[str] = set()
     for position, name in enumerate(names, start=1):
         if not name:
