@@ -58,6 +58,7 @@ def _check_columns(schema: pl.Schema, cols: Columns) -> None:
             + _other_shapes(schema, cols)
         )
     check_objects(schema, cols)
+    check_wide_integers(schema, cols)
     for key in (cols.sample, cols.label):
         if isinstance(schema[key], pl.List | pl.Array | pl.Struct):
             raise ValueError(
@@ -83,6 +84,20 @@ def check_objects(schema: Mapping[str, pl.DataType], cols: Columns) -> None:
             raise ValueError(
                 f"column {name!r} holds Python objects (Object), which no engine reads by "
                 "value: convert it to a column of values first (strings, numbers)"
+            )
+
+
+def check_wide_integers(schema: Mapping[str, pl.DataType], cols: Columns) -> None:
+    """Refuse a column the evaluation reads that holds 128-bit integers: Arrow has no such
+    type, so an engine that reads frames through Arrow (DuckDB, Spark) cannot read them, and
+    neither can a Parquet reader other than Polars (a CSV number past 64 bits is one too)."""
+    for name in cols.required:
+        dtype = schema.get(name)
+        if dtype in (pl.Int128, pl.UInt128):
+            raise ValueError(
+                f"column {name!r} holds {dtype} values, which not every engine reads (Arrow has "
+                f"no 128-bit integers): cast it first, e.g. pl.col({name!r}).cast(pl.Float64), "
+                "or to Int64 for ids"
             )
 
 

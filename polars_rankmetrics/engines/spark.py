@@ -19,6 +19,7 @@ import polars as pl
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.memory import ENGINE_SHARE
 from polars_rankmetrics.engines.sql.export import TREC_INPUTS, view_names
@@ -66,22 +67,33 @@ def local_session() -> SparkSession:
     return session
 
 
-def _source(source: Source) -> DataFrame:
+def _source(source: Source, cols: Columns) -> DataFrame:
     """A Spark DataFrame over ``source``: a string naming a table of the session is that
-    table; files are read by Spark; anything else is read into memory and handed over as
-    Arrow."""
+    table; Parquet and NDJSON files are read by Spark; anything else is read into memory,
+    its types checked, and handed over as Arrow.
+
+    CSV files are read by Polars (:func:`~polars_rankmetrics.inputs.sources.csv_schema`), as on
+    every engine: Spark's reader infers dates and takes a number with spaces around it for a
+    number. A Parquet file's Arrow types are checked first, as the Polars engine checks them
+    (Spark reads a Duration as a number)."""
     if source.kind == "spark":
         return source.data  # type: ignore[return-value]
     session = local_session()
-    if source.kind != "paths":
-        return session.createDataFrame(source.in_memory().to_arrow())
-    if isinstance(source.data, str) and _is_table(session, source.data):
+    if source.kind == "paths" and isinstance(source.data, str) and _is_table(session, source.data):
         return session.table(source.data)
+    if source.kind != "paths" or source.files.format == "csv":
+        frame = source.in_memory()
+        # The frame's own types checked as the Polars engine checks them: Arrow carries some
+        # to Spark as others (Duration as an interval), and 128-bit integers not at all.
+        validation.check_schema(frame.schema, cols.in_source(), lambda: frame.height)
+        return session.createDataFrame(frame.to_arrow())
     files = source.files
-    if files.format == "csv":
-        return session.read.csv(files.paths, header=True, inferSchema=True)
     if files.format == "ndjson":
         return session.read.json(files.paths)
+    scan = source.lazy()
+    validation.check_schema(
+        scan.collect_schema(), cols.in_source(), lambda: int(scan.select(pl.len()).collect().item())
+    )
     return session.read.parquet(*files.paths)
 
 
@@ -134,7 +146,7 @@ class SparkEngine:
 
     @contextmanager
     def open(self, data: Source, cols: Columns, settings: Settings) -> Iterator[SparkSQLSession]:
-        source = _source(Source.of(data))
+        source = _source(Source.of(data), cols)
         spark = source.sparkSession
         if cols.aliases:  # those of the by columns the source has (see check_schema)
             source = source.withColumnsRenamed(dict(cols.aliases))

@@ -9,6 +9,7 @@ allows, and no compatibility layer is needed. A pyarrow dataset is scanned lazil
 
 from __future__ import annotations
 
+import csv
 import glob
 import re
 from collections.abc import Sequence
@@ -255,19 +256,83 @@ _PADDED = r"^0[0-9]"
 
 
 def _scan_csv(paths: list[str], remote: bool) -> pl.LazyFrame:
-    """CSV files with each column's type inferred from all its values (a float or a text on the
-    last row is seen), and a column holding any number written with a leading zero read as text,
-    as DuckDB's reader reads it: ``01`` and ``1`` are two ids, and a number would merge them."""
-    frame = pl.scan_csv(paths, glob=remote, infer_schema_length=None)
-    numeric = [name for name, dtype in frame.collect_schema().items() if dtype.is_numeric()]
+    """CSV files as every engine reads them (:func:`csv_schema` types each column).
+
+    RFC 4180's dialect: a field's spaces are part of it (`` 0.9`` is text, `` label`` a column
+    named with a space), quotes doubled inside a quoted field (in the header too), ``""`` an
+    empty string and an empty field a null. A record with no value at all (a blank line, such
+    as the last line of most files, or one of empty fields only) is no row."""
+    schema = csv_schema(paths, remote)
+    frame = pl.scan_csv(
+        paths, glob=remote, new_columns=list(schema), schema_overrides=schema, infer_schema=False,
+    )  # fmt: skip
+    return frame.filter(~pl.all_horizontal(pl.all().is_null()))
+
+
+def csv_schema(paths: list[str], remote: bool) -> pl.Schema:
+    """The columns of CSV files and their types, which every engine reads them with: each
+    column's type inferred from all its values (a float or a text on the last row is seen), a
+    column holding any number written with a leading zero read as text (``01`` and ``1`` are
+    two ids, which a number would merge), and the header's names as the CSV dialect spells
+    them (Polars keeps a header's doubled quotes).
+
+    Raises ``ValueError`` naming the file and the column when a local file's header names a
+    column twice or leaves one without a name.
+    """
+    names = None if remote else _csv_names(paths[0])
+    frame = pl.scan_csv(
+        paths, glob=remote, infer_schema_length=None,
+        with_column_names=None if names is None else (lambda found: _renamed(found, names)),
+    )  # fmt: skip
+    schema = frame.collect_schema()
+    numeric = [name for name, dtype in schema.items() if dtype.is_numeric()]
     if not numeric:
-        return frame
-    text = pl.scan_csv(paths, glob=remote, infer_schema=False).select(numeric)
+        return schema
+    text = pl.scan_csv(paths, glob=remote, infer_schema=False, new_columns=list(schema))
+    text = text.select(numeric)
     padded = text.select(pl.col(numeric).str.contains(_PADDED).any()).collect().row(0)
-    ids = {name: pl.String for name, found in zip(numeric, padded, strict=True) if found}
-    if not ids:
-        return frame
-    return pl.scan_csv(paths, glob=remote, infer_schema_length=None, schema_overrides=ids)
+    ids = {name for name, found in zip(numeric, padded, strict=True) if found}
+    return pl.Schema({name: pl.String if name in ids else dtype for name, dtype in schema.items()})
+
+
+def _csv_names(path: str) -> list[str]:
+    """The fields of a local CSV file's header (RFC 4180: quotes doubled inside a quoted
+    field); ``ValueError`` naming a column the header names twice, a field without a name, or
+    a header that is not UTF-8."""
+    opener: Any = open
+    if path.lower().endswith(".gz"):
+        import gzip
+
+        opener = gzip.open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as text:
+            names = next(csv.reader(text), [])
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"the CSV file {path!r} is not UTF-8 text ({error.reason} in its header): "
+            "save it as UTF-8"
+        ) from None
+    seen: set[str] = set()
+    for position, name in enumerate(names, start=1):
+        if not name:
+            # No SQL engine can name such a column.
+            raise ValueError(
+                f"the CSV file {path!r} has a column without a name (field {position} of its "
+                "header): name it, or remove the comma that ends the header"
+            )
+        if name in seen:
+            raise ValueError(
+                f"the CSV file {path!r} names column {name!r} twice in its header: give each "
+                "column a name of its own"
+            )
+        seen.add(name)
+    return names
+
+
+def _renamed(found: list[str], names: list[str]) -> list[str]:
+    """Polars' column names (``found``) replaced by the header's as the dialect reads it
+    (``names``), where the header has as many fields."""
+    return names if len(names) == len(found) else found
 
 
 def to_lazy(data: object) -> pl.LazyFrame:

@@ -11,11 +11,7 @@ import duckdb
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.engines.duckdb.csv_dialect import (
-    check_fields,
-    numbers_read_as_text,
-    read_csv,
-)
+from polars_rankmetrics.engines.duckdb.csv_dialect import read_csv
 from polars_rankmetrics.engines.sql.export import quote_identifier, quote_literal
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Files, Source, is_url
@@ -92,15 +88,26 @@ def _source_query(
     if isinstance(source.data, str) and tables and _is_table(con, source.data):
         return f"SELECT * FROM {quote_identifier(source.data)}", None
     files = source.files
+    if files.format != "ndjson":
+        # The files' types as Polars reads them (a Parquet file's Arrow types, a CSV file's
+        # inferred ones) checked as the Polars engine checks them: DuckDB reads a Parquet
+        # Duration as BIGINT and a 128-bit integer as bytes.
+        scan = source.polars()
+        validation.check_schema(scan.collect_schema(), cols.in_source(), lambda: _count(scan))
     paths = ", ".join(
         quote_literal(path if is_url(path) else _literal_glob(path)) for path in files.paths
     )
     if files.format == "csv":
-        return read_csv(paths), files
+        return read_csv(paths, source.polars().collect_schema()), files
     if files.format == "ndjson":
         return f"SELECT * FROM read_json([{paths}], format = 'newline_delimited')", files
     hive = "true" if files.hive else "false"
     return f"SELECT * FROM read_parquet([{paths}], hive_partitioning = {hive})", files
+
+
+def _count(frame: pl.DataFrame | pl.LazyFrame) -> int:
+    """The rows of ``frame`` (of a scan of Parquet files, from their footers)."""
+    return int(frame.lazy().select(pl.len()).collect().item())
 
 
 def register_source(
@@ -130,11 +137,6 @@ def register_source(
             "could not install here (no network?): INSTALL httpfs once where the network allows, "
             "or use engine='polars'"
         ) from None
-    if files is not None and files.format == "csv":
-        schema = source_schema(con)
-        check_fields(schema, files)
-        query = numbers_read_as_text(con, query, schema, cols.in_source())
-        con.execute(f"CREATE OR REPLACE TEMP VIEW rankmetrics_source AS {query}")
     schema = source_schema(con)
     aliases = [(name, inside) for name, inside in cols.aliases if name in schema]
     if not aliases:
