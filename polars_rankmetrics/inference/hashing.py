@@ -120,7 +120,7 @@ def set_fingerprint(hashes: pl.Expr) -> pl.Expr:
     members: with ``h = hi * 2^31 + lo`` (``hi = a div 2`` and ``lo = b div 2`` of the sample
     hash), ``(sum(hi) mod P) * 2^31 + (sum(lo) mod P)``, a 62-bit integer. A sum, so that the
     order of the members does not matter; each sum stays below 2^63 for fewer than 2^32
-    members, in numpy, Polars and SQL alike."""
+    members, in Polars and SQL alike."""
     half = 2**31
     return (hashes // half).sum() % P * half + (hashes % half).sum() % P
 

@@ -27,8 +27,8 @@ from polars_rankmetrics.inference.hashing import UNITS
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 
-# Format 2 records each group's label set (part "labelset"); a state of format 1 does not, and
-# is refused (polars_rankmetrics.states.merge).
+# The version of the state's table (polars_rankmetrics.states.format); finalize refuses a
+# state of another version by name (polars_rankmetrics.states.merge).
 FORMAT = 2
 # The smallest distinct sample hashes a state keeps per group, to find samples held twice.
 SKETCH = 128

@@ -68,10 +68,12 @@ def finalize(
     Raises
     ------
     ValueError
-        For rows that are not a state, a state of a newer format, states computed with
-        different parameters (naming the parameter and both values), a ``by`` column the
-        states do not have, a key they do not hold, shared samples (``overlap="error"``), or
-        ``ci`` of states kept without ``intervals``.
+        For rows that are not a state, a state of another format (a newer one, or format 1,
+        which records no label sets), states computed with different parameters (naming the
+        parameter and both values), a ``by`` column the states do not have, a key they do not
+        hold, shared samples (``overlap="error"``), states of a group whose label sets differ
+        (``evaluate``'s message for their union, naming a state and a label it lacks; a top-k
+        table's states record none), or ``ci`` of states kept without ``intervals``.
     """
     merged = merge(states, by, overlap=overlap)
     keys = merged.keys(metrics)

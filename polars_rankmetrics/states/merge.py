@@ -2,10 +2,10 @@
 
 :func:`merge` takes what ``finalize``, ``compare``, ``label_report`` and ``lwlrap_per_class``
 accept as states (a state, a list of them, a LazyFrame, a path, a glob or a list of paths),
-refuses states that do not merge (a newer format, different parameters, a sample held by two
-of them), and hands over the merged tables under the names the driver gives its own
-(:func:`polars_rankmetrics.engines.driver.collect`), so that every reduction is the one
-``evaluate`` runs.
+refuses states that do not merge (another format, different parameters, a sample held by two
+of them, different label sets), and hands over the merged tables under the names the driver
+gives its own (:func:`polars_rankmetrics.engines.driver.collect`), so that every reduction is
+the one ``evaluate`` runs.
 """
 
 from __future__ import annotations
