@@ -141,10 +141,11 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # The quick subset (`pytest -m "not slow"`): every test on the Polars engine's one-piece path,
-# without the DuckDB, bucketed and SQL engine paths, Spark, the PostgreSQL server and the
-# subprocess-heavy modules (all of which the full suite, CI's command, runs).
+# without the DuckDB, bucketed and SQL engine paths, Spark (and its cluster), the PostgreSQL
+# server and the subprocess-heavy modules (all of which the full suite, CI's command, runs).
 _SLOW_MODULES = {
     "test_sql_engines", "test_readme", "test_resources", "test_progress", "test_duckdb",
+    "test_spark_cluster",
 }  # fmt: skip
 
 
