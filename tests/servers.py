@@ -15,6 +15,7 @@ import http.server
 import io
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -243,6 +244,7 @@ def spark_connect_server(master: str = SPARK_CLUSTER) -> Iterator[ConnectServer]
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     server = ConnectServer(f"sc://127.0.0.1:{port}", process.pid, log)
+    watchdog = _watchdog(process.pid, root)
     try:
         deadline = time.monotonic() + SPARK_CONNECT_START_SECONDS
         while not (_listening(port) and len(server.executors()) == 2):
@@ -253,7 +255,24 @@ def spark_connect_server(master: str = SPARK_CLUSTER) -> Iterator[ConnectServer]
         yield server
     finally:
         _stop_group(process)
+        watchdog.kill()
+        watchdog.wait()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _watchdog(group: int, root: Path) -> subprocess.Popen[bytes]:
+    """A shell in a session of its own that stops ``group`` and removes ``root`` once this
+    process has ended without doing so itself (killed, as a CI timeout kills it); otherwise
+    it is killed first."""
+    script = (
+        f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; done; "
+        f"kill -TERM -{group} 2>/dev/null; sleep {SPARK_CONNECT_STOP_SECONDS}; "
+        f"kill -KILL -{group} 2>/dev/null; rm -rf {shlex.quote(str(root))}"
+    )
+    return subprocess.Popen(
+        ["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
 
 
 def connect_session(url: str):
