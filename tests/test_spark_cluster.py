@@ -29,17 +29,16 @@ from polars_rankmetrics.spark_engine import local_session
 
 KEYS = [
     # ranking
-    "coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg@3",
+    "coverage_error", "lrap", "lwlrap", "ndcg@3",
     # threshold
-    "precision_samples", "recall_micro", "f1_macro", "jaccard_weighted", "hamming_loss",
-    "roc_auc_macro", "average_precision_samples",
+    "precision_samples", "recall_micro", "f1_macro", "hamming_loss", "roc_auc_macro",
     # probabilities
     "log_loss_samples", "brier_micro", "ece_macro",
     # retrieval
-    "precision@2", "recall@3", "hit_rate@1", "mrr", "map@3", "r_precision",
+    "precision@2", "mrr", "map@3",
 ]  # fmt: skip
 # The few keys a test needs where the first test runs them all.
-FEW_KEYS = ["lrap", "ndcg@3", "precision_samples", "log_loss_samples", "precision@2"]
+FEW_KEYS = ["lrap", "precision_samples", "precision@2"]
 TREC_KEYS = ["num_rel_ret", "AP", "gm_map", "bpref", "RR", "P_3", "nDCG", "set_F"]
 OPTIONS = {"by": "model", "weight": "weight", "threshold": 0.5, "zero_division": 0.0}
 CLOSE = {"check_exact": False, "rel_tol": 1e-9, "abs_tol": 1e-12}
@@ -93,7 +92,7 @@ def test_every_family_on_two_executors_through_connect(spark_cluster):
     start = spark_cluster.server.log_size()
     with pytest.warns(rm.UndefinedMetricWarning) as warning:
         ours = rm.evaluate(on_cluster(spark_cluster, table), KEYS, engine="spark", **OPTIONS)
-    # The same ill-defined cases (average precision without positives, roc_auc of one class).
+    # The same ill-defined cases (roc_auc of a label of one class).
     assert warning[0].message.cases == expected_warning[0].message.cases
     assert_frame_equal(ours.sort("model"), expected.sort("model"), **CLOSE)
     # The Polars engine's lrap is scikit-learn's where every weight is 1 (one model, a matrix).
@@ -170,7 +169,7 @@ def test_top_k_tables_trec_keys_and_compare_through_connect(spark_cluster, conne
 @QUIET
 def test_an_executor_killed_mid_job_changes_no_number(spark_cluster):
     """One executor JVM is killed (SIGKILL) as soon as it starts a task after the evaluation's
-    tenth: Spark re-runs the lost tasks (and the shuffle outputs it held) on the other one and
+    fifth: Spark re-runs the lost tasks (and the shuffle outputs it held) on the other one and
     on the executor the cluster starts in its place."""
     server = spark_cluster.server
     table = probabilities(seed=14)
@@ -185,7 +184,7 @@ def test_an_executor_killed_mid_job_changes_no_number(spark_cluster):
             text = server.log_text(read)
             read += len(text.encode())
             started += re.findall(r"Starting task .*\(127\.0\.0\.1, ?executor (\d+),", text)
-            pid = server.executors().get(started[-1]) if len(started) > 10 else None
+            pid = server.executors().get(started[-1]) if len(started) > 5 else None
             if pid is not None:
                 os.kill(pid, signal.SIGKILL)
                 killed[started[-1]] = pid
