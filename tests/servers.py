@@ -213,8 +213,15 @@ def spark_connect_server(master: str = SPARK_CLUSTER) -> Iterator[ConnectServer]
     """
     import pyspark
 
-    home = Path(pyspark.__file__).parent
     root = Path(tempfile.mkdtemp(prefix="rankmetrics-spark-connect-"))
+    # The workers in the server's JVM keep their executors' directories under SPARK_HOME/work
+    # (SPARK_WORKER_DIR is for standalone workers): SPARK_HOME is a directory of links to
+    # pyspark's, in the temporary directory, so that nothing is written into pyspark.
+    home = root / "spark"
+    home.mkdir()
+    for entry in Path(pyspark.__file__).parent.iterdir():
+        if entry.name != "work":
+            (home / entry.name).symlink_to(entry)
     log, port = root / "server.log", _free_port()
     confs = {
         **SPARK_CLUSTER_CONF,
@@ -233,7 +240,6 @@ def spark_connect_server(master: str = SPARK_CLUSTER) -> Iterator[ConnectServer]
         **os.environ,
         "SPARK_HOME": str(home),
         "SPARK_LOCAL_IP": "127.0.0.1",
-        "SPARK_WORKER_DIR": str(root / "work"),
         "SPARK_LOG_DIR": str(root),
         "SPARK_PID_DIR": str(root),
     }
