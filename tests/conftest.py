@@ -8,7 +8,14 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from servers import java_missing, postgres_server, spark_session  # noqa: E402
+from servers import (  # noqa: E402
+    connect_session,
+    java_missing,
+    postgres_server,
+    spark_connect_missing,
+    spark_connect_server,
+    spark_session,
+)
 
 import polars_rankmetrics as rm  # noqa: E402
 from polars_rankmetrics.engines.duckdb import DuckDBSession  # noqa: E402
@@ -77,6 +84,30 @@ def spark():
     return spark_session()
 
 
+@dataclass(frozen=True)
+class SparkCluster:
+    """The Spark Connect server over two executor JVMs, and a Connect session of it."""
+
+    server: object  # servers.ConnectServer
+    session: object  # pyspark.sql.connect.session.SparkSession
+
+
+@pytest.fixture(scope="session")
+def spark_cluster():
+    """A Spark Connect server on ``local-cluster[2,1,1024]`` (tests/servers.py), started once per
+    test process (the Spark tests share one worker) and stopped at its end, and a session of
+    it."""
+    reason = spark_connect_missing()
+    if reason:
+        pytest.skip(f"Spark Connect: {reason}")
+    with spark_connect_server() as server:
+        session = connect_session(server.url)
+        try:
+            yield SparkCluster(server, session)
+        finally:
+            session.stop()
+
+
 @pytest.fixture(scope="session")
 def postgres():
     """The connection string of a throwaway PostgreSQL cluster, started once per test process
@@ -110,10 +141,11 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 # The quick subset (`pytest -m "not slow"`): every test on the Polars engine's one-piece path,
-# without the DuckDB, bucketed and SQL engine paths, Spark, the PostgreSQL server and the
-# subprocess-heavy modules (all of which the full suite, CI's command, runs).
+# without the DuckDB, bucketed and SQL engine paths, Spark (and its cluster), the PostgreSQL
+# server and the subprocess-heavy modules (all of which the full suite, CI's command, runs).
 _SLOW_MODULES = {
     "test_sql_engines", "test_readme", "test_resources", "test_progress", "test_duckdb",
+    "test_spark_cluster",
 }  # fmt: skip
 
 

@@ -6,14 +6,20 @@ one (``local[2]``) started for them, as ``rankmetrics evaluate PATH --engine spa
 result is small and comes back as a Polars frame. Spark keeps its own memory (``memory_limit``
 does not apply) and spreads the work over its executors, so nothing is split into buckets here.
 
+The session may be a classic one or a Spark Connect one (``SparkSession.builder.remote(url)``,
+Databricks Connect): the engine uses only what both have (DataFrames, temporary views,
+``spark.sql`` with bound parameters, Arrow results), never an RDD, the SparkContext or the JVM.
+
 Every view is a temporary view of the session, removed when the evaluation ends.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 from pyspark.errors import PySparkException
@@ -40,8 +46,9 @@ def local_session() -> SparkSession:
     Returns
     -------
     pyspark.sql.SparkSession
-        The active session, or else a new local one on this machine: ``local[2]``, four
-        shuffle partitions, bound to 127.0.0.1, no UI and no console progress.
+        The active session (a Spark Connect session included, however it was built), or else
+        a new local one on this machine: ``local[2]``, four shuffle partitions, bound to
+        127.0.0.1, no UI and no console progress.
 
     Examples
     --------
@@ -50,7 +57,7 @@ def local_session() -> SparkSession:
     >>> spark.sql("SELECT 1 AS one").collect()
     [Row(one=1)]
     """
-    active = SparkSession.getActiveSession()
+    active = _active_session()
     if active is not None:
         return active
     session = (
@@ -67,10 +74,23 @@ def local_session() -> SparkSession:
     return session
 
 
+def _active_session() -> SparkSession | None:
+    """The active session: pyspark's answer, which is the Connect session once pyspark's
+    builder made one (``builder.remote`` marks the process), else a Connect session built by
+    Connect's own builder, which leaves the process unmarked (its module is imported once a
+    Connect session exists)."""
+    active = SparkSession.getActiveSession()
+    connect = sys.modules.get("pyspark.sql.connect.session")
+    if active is None and connect is not None:
+        active = cast(SparkSession | None, connect.SparkSession.getActiveSession())
+    return active
+
+
 def _source(source: Source, cols: Columns) -> DataFrame:
     """A Spark DataFrame over ``source``: a string naming a table of the session is that
-    table; Parquet and NDJSON files are read by Spark; anything else is read into memory,
-    its types checked, and handed over as Arrow.
+    table; Parquet and NDJSON files are read by Spark (by the cluster: through Spark Connect, by
+    the server and its executors, not on the client); anything else is read into memory, its
+    types checked, and handed over as Arrow (through Spark Connect, sent to the server).
 
     CSV files are read by Polars (:func:`~polars_rankmetrics.inputs.sources.csv_schema`), as on
     every engine: Spark's reader infers dates and takes a number with spaces around it for a
