@@ -120,6 +120,10 @@ def test_all_pairs_columns_and_order():
         assert row["p_value"] == pytest.approx(stats.ttest_rel(x[:, a], x[:, b]).pvalue)
         assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1))
         assert row["wins"] == np.sum(np.round(d, 12) > 0)
+        # The bootstrap interval of a mean difference: about 1.96 standard errors each side.
+        half = 1.96 * d.std(ddof=1) / math.sqrt(len(d))
+        assert row["delta_lo"] < row["delta"] < row["delta_hi"]
+        assert (row["delta_hi"] - row["delta_lo"]) / 2 == pytest.approx(half, rel=0.25)
     np.testing.assert_allclose(result["p_adjusted"], holm(result["p_value"].to_numpy()))
 
 

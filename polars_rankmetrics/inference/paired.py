@@ -236,19 +236,25 @@ def pair_numbers(
     level: float,
     seed: int,
     stream: tuple[int, ...],
+    interval: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
     """Per key, the numbers of one pair of models (their rows of the same samples in the same
     order): ``value``, ``baseline_value``, ``delta``, its paired bootstrap interval, the
     ``test``'s ``p_value``, ``effect_size`` (:func:`effect_size`), ``wins``, ``ties`` and
-    ``losses``. The draws come from ``seed`` and the pair's ``stream``."""
+    ``losses``. The draws come from ``seed`` and the pair's ``stream``; ``interval``: the
+    delta's bounds per key where the caller drew them (for every pair at once)."""
     table, undefined = stacked(mine, base, keys)
     sums = table.table.sum(axis=0)
     model_values = means(table.model_sums(sums, 0), undefined[0], keys)
     base_values = means(table.model_sums(sums, 1), undefined[1], keys)
     deltas = model_values - base_values
-    replicates = resampling.bootstrap_deltas(table, n_boot, resampling.generator(seed, *stream, 0))
-    replicates[:, np.isnan(deltas)] = math.nan
-    lo, hi = resampling.percentile_interval(replicates, level)
+    if interval is None:
+        rng = resampling.generator(seed, *stream, 0)
+        replicates = resampling.bootstrap_deltas(table, n_boot, rng)
+        replicates[:, np.isnan(deltas)] = math.nan
+        lo, hi = resampling.percentile_interval(replicates, level)
+    else:
+        lo, hi = interval
     if test in ("permutation", "bootstrap"):
         rng = resampling.generator(seed, *stream, 1)
         p_values = _resampled_p_values(test, table, deltas, n_resamples, rng)

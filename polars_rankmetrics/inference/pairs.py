@@ -20,6 +20,7 @@ import polars as pl
 from polars_rankmetrics.inference import randomized_tukey, resampling, tukey
 from polars_rankmetrics.inference.corrections import adjusted
 from polars_rankmetrics.inference.paired import describe, differences, pair_numbers
+from polars_rankmetrics.inference.samples import arrays, means
 from polars_rankmetrics.inference.units import (
     Draws,
     UnitSums,
@@ -31,6 +32,8 @@ from polars_rankmetrics.inference.units import (
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import MetricKey
 
+# The stream of the shared bootstrap draws under the seed (apart from the pairs' streams).
+_INTERVAL_STREAM = 1 << 20
 # The tests that read every model at once (family-wise over the pairs of one metric).
 MANY_TESTS = ("tukey_hsd", "randomized_tukey")
 PAIR_COLUMNS = (
@@ -135,6 +138,37 @@ def _renamed(found: dict[str, Any]) -> dict[str, Any]:
     return {("other_value" if n == "baseline_value" else n): v for n, v in found.items()}
 
 
+def shared_intervals(
+    frames: list[pl.DataFrame], keys: Sequence[MetricKey], n_boot: int, level: float, seed: int
+) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """Per pair of models (by index, A before B), each key's paired bootstrap interval of the
+    delta, from one set of ``n_boot`` resamples of the shared samples for every pair (drawn
+    from ``seed``): each resample's model means are one product of its counts with every
+    model's weighted values and weights, and a pair's delta their difference."""
+    k = len(keys)
+    columns = [arrays(frame, keys) for frame in frames]
+    undefined = [np.isnan(v).any(axis=0) for v, _ in columns]
+    table = np.concatenate(
+        [np.concatenate([np.where(np.isnan(v), 0.0, w * np.nan_to_num(v)),
+                         np.where(np.isnan(v), 0.0, w)], axis=1) for v, w in columns],
+        axis=1,
+    )  # fmt: skip
+    rng = resampling.generator(seed, _INTERVAL_STREAM)
+    blocks = [c @ table for c in resampling.bootstrap_counts(table.shape[0], n_boot, rng)]
+    sums = np.concatenate(blocks) if blocks else np.empty((0, table.shape[1]))
+    sums = sums.reshape(sums.shape[0], len(frames), 2 * k)
+    estimate = np.stack([means(table[:, 2 * k * m : 2 * k * (m + 1)].sum(axis=0), undefined[m],
+                               keys) for m in range(len(frames))])  # fmt: skip
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicates = sums[..., :k] / sums[..., k:]
+    out = {}
+    for i, j in combinations(range(len(frames)), 2):
+        deltas = replicates[:, i] - replicates[:, j]
+        deltas[:, np.isnan(estimate[i] - estimate[j])] = np.nan
+        out[i, j] = resampling.percentile_interval(deltas, level)
+    return out
+
+
 def all_pairs(
     groups: dict[tuple[Any, ...], pl.DataFrame],
     by_types: dict[str, Any],
@@ -181,6 +215,8 @@ def all_pairs(
         draws = Draws.of(test, n_boot, n_resamples, seed)
         frames = list(models.values())
         unit_sums = [UnitSums.of(unit_table(f, cols.sample, keys), keys) for f in frames]
+    else:
+        intervals = shared_intervals(list(models.values()), keys, n_boot, level, base_seed)
     for i, j in combinations(range(len(names)), 2):
         a, b = models[names[i]], models[names[j]]
         if by_units:
@@ -193,7 +229,7 @@ def all_pairs(
         else:
             numbers = pair_numbers(
                 a, b, keys, test=test, n_resamples=n_resamples, n_boot=n_boot, level=level,
-                seed=base_seed, stream=(i, j),
+                seed=base_seed, stream=(i, j), interval=intervals[i, j],
             )  # fmt: skip
         for key, found_key in zip(keys, numbers, strict=True):
             rows.append(_named(names[i], names[j], by, key) | _renamed(found_key))
