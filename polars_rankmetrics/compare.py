@@ -1,4 +1,5 @@
-"""``compare``: every model against a baseline, metric by metric, on the samples they share.
+"""``compare``: every model against a baseline, or every pair of models, metric by metric, on
+the samples they share.
 
 The engines compute each model's per-sample values in one pass over the data (on any engine, in
 buckets under a memory budget); the paired tests and intervals
@@ -64,8 +65,8 @@ def compare(
     complete: bool = False,
     **options: Unpack[Options],
 ) -> pl.DataFrame:
-    """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
-    they share.
+    """Compare every model (value of ``by``) with the baseline, or every pair of models
+    (``baseline=None``), metric by metric, on the samples they share.
 
     Parameters
     ----------
@@ -91,6 +92,8 @@ def compare(
         The baseline's value of ``by``: for one column, the value (or a tuple or dict of one);
         for several, a tuple of one value per column, in their order, or a dict naming each of
         them (``{"model": "baseline", "slice": "s"}``). A baseline of another shape is refused.
+        None: every pair of models (A, B), A before B in the models' sorted order, each given
+        once, compared on the samples every model holds (see Returns).
         A ``str`` given for a column of integers, floats or booleans is read as the column's
         type, as the command line gives it: ``"0"`` is 0 in an integer column, ``"0.5"`` the
         float 0.5 in a float column (parsed exactly, at the column's precision), ``"true"`` and
@@ -106,9 +109,24 @@ def compare(
         (scipy's defaults), rounded to 12 decimals as for ``wins``. The t and Wilcoxon tests
         are unweighted: a weight column is refused with them. Samples whose value is undefined
         for either model take no part in the tests.
+        With ``baseline=None``, two tests of every model at once, family-wise over the pairs
+        of one metric (:mod:`~polars_rankmetrics.inference.tukey`,
+        :mod:`~polars_rankmetrics.inference.randomized_tukey`): ``"tukey_hsd"``, Tukey's HSD on
+        the two-way ANOVA without replication (the samples as blocks): with m models, n
+        samples and ``V_E`` the residual mean square with (m - 1)(n - 1) degrees of freedom,
+        ``q = |delta| / sqrt(V_E / n)``, p the studentized range's survival function at q,
+        and the simultaneous interval ``delta +- q_crit(ci) sqrt(V_E / n)``; and
+        ``"randomized_tukey"``, Carterette's randomized Tukey HSD: ``n_resamples`` permutations
+        each shuffling every sample's m values among the models, p = (1 + #{permuted ranges of
+        the means >= |delta|}) / (n_resamples + 1), the interval delta +- the ``ci`` quantile
+        of the ranges; one set of permutations from ``seed`` for every pair and metric. Both
+        compare unweighted means: a weight column, and lwlrap, are refused with them; samples
+        whose value is undefined for any model take no part for that metric.
     correction
-        Over all (model, metric) rows: ``"holm"``, ``"bonferroni"``, ``"fdr_bh"``
-        (Benjamini-Hochberg) or None.
+        ``"holm"``, ``"bonferroni"``, ``"fdr_bh"`` (Benjamini-Hochberg) or None, over all
+        (model, metric) rows, or (pair, metric) rows; for ``tukey_hsd`` and
+        ``randomized_tukey`` over each pair's metrics only (the tests already hold the family
+        of the pairs). ``"auto"`` (default): None for these two tests, Holm's for the others.
     n_resamples
         Resamples of the permutation and bootstrap tests. A sample weight weighs the
         per-sample values in the means and in the resampling.
@@ -132,7 +150,9 @@ def compare(
         ``seed=None``: fresh entropy, reduced modulo 2^31 - 1.
     on_missing
         ``"error"``: samples present for one model and not the other are refused, naming one
-        and the counts; ``"drop"``: the models are compared on the samples they share.
+        and the counts (with ``baseline=None``: a sample that some model lacks, naming it, a
+        model that holds it and one that does not); ``"drop"``: the models are compared on the
+        samples they share (all of them, with ``baseline=None``).
     truth_table, n_labels, propensities, log_base, threshold, beta, zero_division, ties
         As for :func:`~polars_rankmetrics.evaluate`.
     relevance_level, max_docs, judged_only, complete
@@ -147,9 +167,20 @@ def compare(
         One row per (model, metric), models and metrics in order: the ``by`` column(s),
         ``metric``, ``value``, ``baseline_value``, ``delta`` (value minus baseline value, for a
         lower-is-better metric too), ``delta_lo``, ``delta_hi``, ``p_value``, ``p_adjusted``,
-        ``wins``, ``ties``, ``losses`` (samples where the model is better, equal or worse by the
-        metric's direction, the differences rounded to 12 decimals so that float noise splits
-        no tie; a sample whose value is undefined for either model counts in none).
+        ``effect_size``, ``wins``, ``ties``, ``losses`` (samples where the model is better,
+        equal or worse by the metric's direction, the differences rounded to 12 decimals so
+        that float noise splits no tie; a sample whose value is undefined for either model
+        counts in none). ``effect_size``: the paired standardized mean difference
+        ``mean(d) / sd(d)`` (ddof 1) of the per-sample differences d (NaN with fewer than two,
+        or all equal); for the Tukey tests Sakai's ``ES_E = delta / sqrt(V_E)``; null from
+        states, as the wins, ties and losses.
+
+        With ``baseline=None``, one row per pair (A, B) and metric, pairs and metrics in
+        order: A's ``by`` column(s), B's (each named ``<column>_other``), ``metric``,
+        ``value`` (A's), ``other_value`` (B's), ``delta`` (A minus B), ``delta_lo``,
+        ``delta_hi``, ``p_value``, ``p_adjusted``, ``effect_size``, ``wins``, ``ties``,
+        ``losses`` (A's). The paired tests' intervals come from one set of ``n_boot``
+        resamples for every pair.
 
     Raises
     ------
@@ -157,8 +188,10 @@ def compare(
         For bad input (as :func:`~polars_rankmetrics.evaluate`), a key not averaged over
         samples, an unknown test or correction, a baseline whose shape does not match ``by``
         (naming the columns and the baseline given), a text baseline that does not read as its
-        column's type, a baseline that is not a value of ``by``, or samples missing from one
-        model (``on_missing="error"``).
+        column's type, a baseline that is not a value of ``by``, samples missing from one
+        model (``on_missing="error"``), fewer than two models with ``baseline=None``, a
+        Tukey test with a baseline, a weight column or lwlrap, or ``tukey_hsd`` with
+        ``bootstrap="poisson"`` (it reads per-sample values; states hold none).
 
     Examples
     --------
