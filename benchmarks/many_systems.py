@@ -5,6 +5,10 @@ runs, end to end from Parquet, each in a fresh process (wall time and peak RSS).
     python benchmarks/many_systems.py --systems 50 --samples 10000 [--tools ...]
     python benchmarks/many_systems.py --small   # 5 systems x 100 samples, in a temporary directory
 
+Each tool's wall ``seconds`` and ``cpu_seconds`` (on a shared machine the CPU time is the
+steadier figure). ``--permutations`` fewer than 10,000 measures ``randomized_tukey`` at that
+count: its permutations cost in proportion to their number.
+
 The table: ``--systems`` systems scoring the same ``--samples`` samples x 100 labels (top-100:
 every label scored; about 5% positives, as make_data.py), system ``s`` leaning ``0.02 s``
 further towards the truth (neighbours hard to tell apart, distant systems easy). Five metrics.
@@ -23,8 +27,8 @@ The tools:
 
 Targets: ``pairs_t`` and ``tukey_hsd`` within 1.5x of ``evaluate``; ``randomized_tukey`` at
 most 60 s beyond ``evaluate``; ranx at least 10x slower than ``pairs_t``. Writes
-``benchmarks/results/many_systems.json`` (``--small``: none), after each tool, with the load
-average before each run and the command.
+``benchmarks/results/many_systems.json`` (other sizes: ``many_systems-<systems>x<samples>.json``;
+``--small``: none), after each tool, with the load average before each run and the command.
 """
 
 from __future__ import annotations
@@ -104,7 +108,7 @@ def ranx_compare(path: str) -> dict[str, object]:
 
 
 def child(kind: str, path: str, permutations: int) -> None:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if kind == "ranx":
         value: object = ranx_compare(path)
     else:
@@ -118,7 +122,8 @@ def child(kind: str, path: str, permutations: int) -> None:
             result = rm.compare(path, METRICS, by="model", baseline=None, test=test,
                                 n_resamples=permutations, **options)  # fmt: skip
             value = {"rows": result.height, "significant": int((result["p_adjusted"] < 0.05).sum())}
-    print(json.dumps({"seconds": time.perf_counter() - start, "value": value}, default=str))
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu_seconds, "value": value}, default=str))
 
 
 def checked(evaluated: list[dict[str, object]], ranx_values: dict[str, dict[str, float]]) -> float:
@@ -146,6 +151,11 @@ def main() -> None:
         "samples": args.samples, "labels": LABELS, "rows": args.systems * args.samples * LABELS,
         "metrics": METRICS, "permutations": args.permutations, "results": {},
     }  # fmt: skip
+    default = (args.systems, args.samples) == (50, 10_000)
+    name = "many_systems.json" if default else f"many_systems-{args.systems}x{args.samples}.json"
+    if not args.small and (RESULTS / name).exists():
+        # A run of some tools keeps the others' figures of the same sizes.
+        record["results"] = json.loads((RESULTS / name).read_text())["results"]
     results: dict[str, dict[str, object]] = record["results"]  # type: ignore[assignment]
     evaluated: list[dict[str, object]] | None = None
     with data_directory(args.small) as out:
@@ -164,9 +174,12 @@ def main() -> None:
             else:
                 inner = json.loads(done.stdout.strip().splitlines()[-1])
                 results[tool] = {
-                    "seconds": round(inner["seconds"], 2), "wall": round(done.seconds, 2),
-                    "peak_rss_mib": done.peak_rss_mib, "load_before": round(load, 1),
+                    "seconds": round(inner["seconds"], 2), "cpu_seconds": round(inner["cpu"], 2),
+                    "wall": round(done.seconds, 2), "peak_rss_mib": done.peak_rss_mib,
+                    "load_before": round(load, 1),
                 }  # fmt: skip
+                if tool == "randomized_tukey":
+                    results[tool]["permutations"] = args.permutations
                 if tool == "evaluate":
                     evaluated = inner["value"]
                 elif tool == "ranx":
@@ -177,7 +190,7 @@ def main() -> None:
             print(tool, results[tool], file=sys.stderr, flush=True)
             if not args.small:
                 RESULTS.mkdir(exist_ok=True)
-                (RESULTS / "many_systems.json").write_text(json.dumps(record, indent=2) + "\n")
+                (RESULTS / name).write_text(json.dumps(record, indent=2) + "\n")
     if args.small and evaluated is not None and "ranx" in results:
         assert float(results["ranx"]["largest_difference"]) < 1e-6, results["ranx"]  # type: ignore[arg-type]
 
