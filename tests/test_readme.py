@@ -206,7 +206,7 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert_frame_equal(value, expected, check_exact=False, rel_tol=1e-12)
     elif source.startswith('rm.compare(folder / "*.parquet"'):
         expected = rm.compare(df, ["lrap", "ndcg@10"], baseline="baseline", bootstrap="poisson")
-        counts = ["wins", "ties", "losses"]
+        counts = ["effect_size", "wins", "ties", "losses"]  # per-sample: null from states
         assert_frame_equal(value.drop(counts), expected.drop(counts), check_exact=False,
                            rel_tol=1e-12)  # fmt: skip
     elif source.startswith('report.summary.select("run", "AP"'):
