@@ -1,4 +1,5 @@
-"""``compare``: every model against a baseline, metric by metric, on the samples they share.
+"""``compare``: every model against a baseline, or every pair of models, metric by metric, on
+the samples they share.
 
 The engines compute each model's per-sample values in one pass over the data (on any engine, in
 buckets under a memory budget); the paired tests and intervals
@@ -18,9 +19,17 @@ from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, baseline_values, paired, typed_baseline
+from polars_rankmetrics.inference.pairs import (
+    MANY_TESTS,
+    all_pairs,
+    default_correction,
+    other,
+    unit_pairs,
+)
 from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
 from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
+from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -35,7 +44,7 @@ def compare(
     by: str | Sequence[str] = "model",
     baseline: Any = "baseline",
     test: str = "permutation",
-    correction: str | None = "holm",
+    correction: str | None = "auto",
     n_resamples: int = 10_000,
     n_boot: int = 1000,
     ci: float = 0.95,
@@ -56,8 +65,8 @@ def compare(
     complete: bool = False,
     **options: Unpack[Options],
 ) -> pl.DataFrame:
-    """Compare every model (value of ``by``) with the baseline, metric by metric, on the samples
-    they share.
+    """Compare every model (value of ``by``) with the baseline, or every pair of models
+    (``baseline=None``), metric by metric, on the samples they share.
 
     Parameters
     ----------
@@ -83,6 +92,8 @@ def compare(
         The baseline's value of ``by``: for one column, the value (or a tuple or dict of one);
         for several, a tuple of one value per column, in their order, or a dict naming each of
         them (``{"model": "baseline", "slice": "s"}``). A baseline of another shape is refused.
+        None: every pair of models (A, B), A before B in the models' sorted order, each given
+        once, compared on the samples every model holds (see Returns).
         A ``str`` given for a column of integers, floats or booleans is read as the column's
         type, as the command line gives it: ``"0"`` is 0 in an integer column, ``"0.5"`` the
         float 0.5 in a float column (parsed exactly, at the column's precision), ``"true"`` and
@@ -98,9 +109,24 @@ def compare(
         (scipy's defaults), rounded to 12 decimals as for ``wins``. The t and Wilcoxon tests
         are unweighted: a weight column is refused with them. Samples whose value is undefined
         for either model take no part in the tests.
+        With ``baseline=None``, two tests of every model at once, family-wise over the pairs
+        of one metric (:mod:`~polars_rankmetrics.inference.tukey`,
+        :mod:`~polars_rankmetrics.inference.randomized_tukey`): ``"tukey_hsd"``, Tukey's HSD on
+        the two-way ANOVA without replication (the samples as blocks): with m models, n
+        samples and ``V_E`` the residual mean square with (m - 1)(n - 1) degrees of freedom,
+        ``q = |delta| / sqrt(V_E / n)``, p the studentized range's survival function at q,
+        and the simultaneous interval ``delta +- q_crit(ci) sqrt(V_E / n)``; and
+        ``"randomized_tukey"``, Carterette's randomized Tukey HSD: ``n_resamples`` permutations
+        each shuffling every sample's m values among the models, p = (1 + #{permuted ranges of
+        the means >= |delta|}) / (n_resamples + 1), the interval delta +- the ``ci`` quantile
+        of the ranges; one set of permutations from ``seed`` for every pair and metric. Both
+        compare unweighted means: a weight column, and lwlrap, are refused with them; samples
+        whose value is undefined for any model take no part for that metric.
     correction
-        Over all (model, metric) rows: ``"holm"``, ``"bonferroni"``, ``"fdr_bh"``
-        (Benjamini-Hochberg) or None.
+        ``"holm"``, ``"bonferroni"``, ``"fdr_bh"`` (Benjamini-Hochberg) or None, over all
+        (model, metric) rows, or (pair, metric) rows; for ``tukey_hsd`` and
+        ``randomized_tukey`` over each pair's metrics only (the tests already hold the family
+        of the pairs). ``"auto"`` (default): None for these two tests, Holm's for the others.
     n_resamples
         Resamples of the permutation and bootstrap tests. A sample weight weighs the
         per-sample values in the means and in the resampling.
@@ -124,7 +150,9 @@ def compare(
         ``seed=None``: fresh entropy, reduced modulo 2^31 - 1.
     on_missing
         ``"error"``: samples present for one model and not the other are refused, naming one
-        and the counts; ``"drop"``: the models are compared on the samples they share.
+        and the counts (with ``baseline=None``: a sample that some model lacks, naming it, a
+        model that holds it and one that does not); ``"drop"``: the models are compared on the
+        samples they share (all of them, with ``baseline=None``).
     truth_table, n_labels, propensities, log_base, threshold, beta, zero_division, ties
         As for :func:`~polars_rankmetrics.evaluate`.
     relevance_level, max_docs, judged_only, complete
@@ -139,9 +167,20 @@ def compare(
         One row per (model, metric), models and metrics in order: the ``by`` column(s),
         ``metric``, ``value``, ``baseline_value``, ``delta`` (value minus baseline value, for a
         lower-is-better metric too), ``delta_lo``, ``delta_hi``, ``p_value``, ``p_adjusted``,
-        ``wins``, ``ties``, ``losses`` (samples where the model is better, equal or worse by the
-        metric's direction, the differences rounded to 12 decimals so that float noise splits
-        no tie; a sample whose value is undefined for either model counts in none).
+        ``effect_size``, ``wins``, ``ties``, ``losses`` (samples where the model is better,
+        equal or worse by the metric's direction, the differences rounded to 12 decimals so
+        that float noise splits no tie; a sample whose value is undefined for either model
+        counts in none). ``effect_size``: the paired standardized mean difference
+        ``mean(d) / sd(d)`` (ddof 1) of the per-sample differences d (NaN with fewer than two,
+        or all equal); for the Tukey tests Sakai's ``ES_E = delta / sqrt(V_E)``; null from
+        states, as the wins, ties and losses.
+
+        With ``baseline=None``, one row per pair (A, B) and metric, pairs and metrics in
+        order: A's ``by`` column(s), B's (each named ``<column>_other``), ``metric``,
+        ``value`` (A's), ``other_value`` (B's), ``delta`` (A minus B), ``delta_lo``,
+        ``delta_hi``, ``p_value``, ``p_adjusted``, ``effect_size``, ``wins``, ``ties``,
+        ``losses`` (A's). The paired tests' intervals come from one set of ``n_boot``
+        resamples for every pair.
 
     Raises
     ------
@@ -149,8 +188,10 @@ def compare(
         For bad input (as :func:`~polars_rankmetrics.evaluate`), a key not averaged over
         samples, an unknown test or correction, a baseline whose shape does not match ``by``
         (naming the columns and the baseline given), a text baseline that does not read as its
-        column's type, a baseline that is not a value of ``by``, or samples missing from one
-        model (``on_missing="error"``).
+        column's type, a baseline that is not a value of ``by``, samples missing from one
+        model (``on_missing="error"``), fewer than two models with ``baseline=None``, a
+        Tukey test with a baseline, a weight column or lwlrap, or ``tukey_hsd`` with
+        ``bootstrap="poisson"`` (it reads per-sample values; states hold none).
 
     Examples
     --------
@@ -165,28 +206,15 @@ def compare(
     >>> rm.compare(df, ["lrap"], by="model").select("model", "delta", "wins", "losses").row(0)
     ('candidate', -0.16666666666666663, 0, 1)
     """
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
-    if correction is not None and correction not in CORRECTIONS:
-        raise ValueError(
-            f"correction must be one of {', '.join(CORRECTIONS)} or None, not {correction!r}"
-        )
+    correction = check_test(test, correction, baseline, bootstrap, options.get("weight"))
     if on_missing not in ("error", "drop"):
         raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
-    check_bootstrap(bootstrap)
-    if bootstrap == "poisson":
-        check_unit_test(test)
-    if test in ("t", "wilcoxon") and options.get("weight") is not None:
-        raise ValueError(
-            f"test={test!r} compares unweighted per-sample values: with weight= use "
-            "test='permutation' or test='bootstrap'"
-        )
     check_intervals(ci, n_boot, "percentile")
     n_resamples = check_count(n_resamples, "n_resamples")
     by_columns = [by] if isinstance(by, str) else list(by or ())
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
-    base = baseline_values(baseline, by_columns)
+    base = None if baseline is None else baseline_values(baseline, by_columns)
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
@@ -212,6 +240,12 @@ def compare(
         keys = merged.keys(metrics)
         supported_keys(keys)
         groups, by_types = merged.unit_groups("compare")
+        if base is None:
+            pairs = unit_pairs(
+                dict(groups), by_types, merged.cols, keys, test=test, correction=correction,
+                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+            )  # fmt: skip
+            return _restored(merged.cols, pairs)
         result = unit_paired(
             dict(groups), by_types, merged.cols, keys,
             baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
@@ -238,6 +272,13 @@ def compare(
         )  # fmt: skip
         # Each model's rows as the driver hands them over: one copy of millions of samples.
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
+        if base is None:
+            pairs = all_pairs(
+                dict(groups), by_types, inner, keys, test=test, correction=correction,
+                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+                on_missing=on_missing, by_units=bootstrap == "poisson",
+            )  # fmt: skip
+            return _restored(inner, pairs)
         compared = paired_by_units if bootstrap == "poisson" else paired
         result = compared(
             dict(groups), by_types, inner, keys,
@@ -246,3 +287,52 @@ def compare(
             on_missing=on_missing,
         )  # fmt: skip
     return inner.restored(result)
+
+
+def check_test(
+    test: str, correction: str | None, baseline: Any, bootstrap: str, weight: str | None
+) -> str | None:
+    """``test`` and ``correction`` checked against each other and the other options; the
+    correction that ``"auto"`` stands for (:func:`.pairs.default_correction`)."""
+    if test not in (*TESTS, *MANY_TESTS):
+        raise ValueError(f"test must be one of {', '.join((*TESTS, *MANY_TESTS))}, not {test!r}")
+    if correction == "auto":
+        correction = default_correction(test)
+    if correction is not None and correction not in CORRECTIONS:
+        raise ValueError(
+            f"correction must be one of {', '.join(CORRECTIONS)}, 'auto' or None, not "
+            f"{correction!r}"
+        )
+    check_bootstrap(bootstrap)
+    if test in MANY_TESTS:
+        if baseline is not None:
+            raise ValueError(
+                f"test={test!r} compares every pair of models at once: pass baseline=None "
+                "(on the command line, --all-pairs)"
+            )
+        if weight is not None:
+            raise ValueError(
+                f"test={test!r} compares unweighted means (its variance is the ANOVA's, of "
+                "equally weighted samples): with weight= use test='permutation' or "
+                "test='bootstrap'"
+            )
+        if bootstrap == "poisson" and test == "tukey_hsd":
+            raise ValueError(
+                "test='tukey_hsd' reads per-sample values: with bootstrap='poisson' use "
+                "test='randomized_tukey', whose permutations move whole units"
+            )
+    elif bootstrap == "poisson":
+        check_unit_test(test)
+    if test in ("t", "wilcoxon") and weight is not None:
+        raise ValueError(
+            f"test={test!r} compares unweighted per-sample values: with weight= use "
+            "test='permutation' or test='bootstrap'"
+        )
+    return correction
+
+
+def _restored(cols: Columns, pairs: pl.DataFrame) -> pl.DataFrame:
+    """A table of pairs with its ``by`` columns, and model B's, under the user's names."""
+    return cols.restored(pairs).rename(
+        {other(inner): other(outer) for outer, inner in cols.aliases}
+    )

@@ -206,7 +206,7 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert_frame_equal(value, expected, check_exact=False, rel_tol=1e-12)
     elif source.startswith('rm.compare(folder / "*.parquet"'):
         expected = rm.compare(df, ["lrap", "ndcg@10"], baseline="baseline", bootstrap="poisson")
-        counts = ["wins", "ties", "losses"]
+        counts = ["effect_size", "wins", "ties", "losses"]  # per-sample: null from states
         assert_frame_equal(value.drop(counts), expected.drop(counts), check_exact=False,
                            rel_tol=1e-12)  # fmt: skip
     elif source.startswith('report.summary.select("run", "AP"'):
@@ -216,6 +216,19 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert value["run"].to_list() == list(oracle)
         for row, means in zip(value.drop("run").rows(), oracle.values(), strict=True):
             assert list(row) == close(means)
+    elif source.startswith("stats.tukey_hsd(*ap)"):
+        assert value > 0.2  # docs/many_systems.md: one-way Tukey misses run0 vs run5
+    elif source.startswith('pairs.filter(run="run0")'):
+        # The two-way test finds it; each later run is further from run0.
+        assert value["run_other"].to_list() == ["run1", "run2", "run3", "run4", "run5"]
+        assert value["p_value"][-1] < 1e-6 and (value["delta"] < 0).all()
+        assert value["p_value"].to_list() == sorted(value["p_value"].to_list(), reverse=True)
+    elif source.startswith('board.filter(metric="AP")'):
+        assert value["rank"].to_list() == list(range(1, 7))
+        assert value["value"].to_list() == sorted(value["value"].to_list(), reverse=True)
+        assert value["group"][0].startswith("a") and not set(value["group"][0]) & set(
+            value["group"][-1]
+        )
     elif source.startswith("con.execute("):
         # A statement of the SQL state's example, whose window test_sql_state.py checks against
         # evaluate's Poisson intervals.

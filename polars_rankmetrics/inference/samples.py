@@ -80,12 +80,22 @@ def arrays(frame: pl.DataFrame, keys: Sequence[MetricKey]) -> tuple[np.ndarray, 
 
 def values(frame: pl.DataFrame, key: MetricKey) -> np.ndarray:
     """One key's per-sample values (NaN where undefined)."""
-    return frame[str(key)].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+    return _floats(frame.get_column(str(key)), float("nan"))
 
 
 def weights(frame: pl.DataFrame, key: MetricKey) -> np.ndarray:
     """One key's per-sample weights in the mean (0 where the value is undefined)."""
-    return frame[weight_column(key)].cast(pl.Float64).fill_null(0.0).to_numpy()
+    return _floats(frame.get_column(weight_column(key)), 0.0)
+
+
+def _floats(column: pl.Series, missing: float) -> np.ndarray:
+    """``column`` as float64, nulls as ``missing``: the cast and the fill only where needed
+    (each is a query of its own, and the pairs of many models read a column many times)."""
+    if column.dtype != pl.Float64:
+        column = column.cast(pl.Float64)
+    if column.null_count():
+        column = column.fill_null(missing)
+    return column.to_numpy()
 
 
 def means(sums: np.ndarray, undefined: np.ndarray, keys: Sequence[MetricKey]) -> np.ndarray:
