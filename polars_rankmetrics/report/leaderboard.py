@@ -9,9 +9,10 @@ pair's adjusted p-value is at least ``alpha``); two models without a common lett
 
 from __future__ import annotations
 
+import html
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -96,6 +97,23 @@ class Leaderboard:
         lines += [r"\bottomrule", r"\end{tabular}", "% " + self._note("bold")]
         return "\n".join(lines)
 
+    def to_html(self) -> str:
+        """An HTML table, as the Markdown one: the best value in ``<b>``, the letters in
+        ``<sup>``, the interval after them (the HTML report's systems section)."""
+        grid = _Grid.of(self.result, self.by)
+        head = "".join(
+            f"<th>{html.escape(h)}</th>"
+            for h in [_model_head(self.by), *(m + _UNICODE_ARROWS[grid.better[m]]
+                                             for m in grid.metrics)]
+        )  # fmt: skip
+        rows = "".join(
+            f"<tr><td>{html.escape(model)}</td>"
+            + "".join(f"<td>{grid.cell(model, m, _html_cell)}</td>" for m in grid.metrics)
+            + "</tr>"
+            for model in grid.models
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
     def _note(self, best: str) -> str:
         test = f" ({self.test})" if self.test else ""
         return (
@@ -129,6 +147,13 @@ def _markdown_cell(cell: _Cell) -> str:
     return value + letters + interval
 
 
+def _html_cell(cell: _Cell) -> str:
+    value = f"<b>{number(cell.value)}</b>" if cell.best else number(cell.value)
+    letters = f"<sup>{html.escape(cell.group)}</sup>" if cell.group else ""
+    interval = "" if cell.lo is None else f" [{number(cell.lo)}, {number(cell.hi)}]"
+    return value + letters + interval
+
+
 def _latex_cell(cell: _Cell) -> str:
     value = rf"\textbf{{{number(cell.value)}}}" if cell.best else number(cell.value)
     return value + (rf"$^{{\mathrm{{{tex(cell.group)}}}}}$" if cell.group else "")
@@ -149,7 +174,7 @@ class _Grid:
 
     metrics: list[str]
     models: list[str]
-    better: dict[str, str]
+    better: Mapping[str, str]
     cells: dict[tuple[str, str], _Cell]
 
     @classmethod
