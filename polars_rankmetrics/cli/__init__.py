@@ -31,6 +31,7 @@ from polars_rankmetrics.cli.sql import print_sql
 from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import get_engine
 from polars_rankmetrics.report.comparison import Comparison
+from polars_rankmetrics.report.leaderboard import Leaderboard
 from polars_rankmetrics.report.page import require_matplotlib
 from polars_rankmetrics.trec.output import trec_eval_lines
 
@@ -163,9 +164,11 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 0
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
-    if args.command == "compare":
+    if args.command == "leaderboard":
+        text = Leaderboard(result, by, args.alpha, args.test).render(output_format(args))
+    elif args.command == "compare":
         fmt = output_format(args)
-        shown = _shown(baseline_of(args, by))
+        shown = "" if args.all_pairs else _shown(baseline_of(args, by))
         text = Comparison(result, by, args.alpha, baseline=shown).render(fmt)
         if fmt in ("table", "markdown") and result.height and result["wins"].is_not_null().any():
             text += ("\n\n" if fmt == "markdown" else "\n") + compared(result, by)

@@ -23,12 +23,13 @@ _SUFFIXES = {".json": "json", ".csv": "csv", ".md": "markdown", ".tex": "latex"}
 
 
 def output_format(args: argparse.Namespace) -> str:
-    """--format, else the --output file's extension (.json, .csv; .md, .tex for compare),
-    else a table."""
+    """--format, else the --output file's extension (.json, .csv; .md, .tex for compare and
+    leaderboard), else a table."""
     if args.format:
         return str(args.format)
     fmt = _SUFFIXES.get(os.path.splitext(args.output or "")[1].lower(), "table")
-    return fmt if args.command == "compare" or fmt in ("json", "csv") else "table"
+    rendered = args.command in ("compare", "leaderboard")
+    return fmt if rendered or fmt in ("json", "csv") else "table"
 
 
 def render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:

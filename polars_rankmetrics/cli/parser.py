@@ -22,13 +22,15 @@ from polars_rankmetrics.engines.sql.export import DIALECTS
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import CI_METHODS
 from polars_rankmetrics.inference.paired import TESTS
+from polars_rankmetrics.inference.pairs import MANY_TESTS
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report.comparison import FORMATS
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
 
-# report --trec's by column when --by is not given: the run's tag, as rm.read_trec_run names it.
+# The by column of report, compare and leaderboard with --trec when --by is not given: the
+# run's tag, as rm.read_trec_run names it.
 TREC_BY = "run"
 
 # Where the SQL views and the relations they read are described.
@@ -38,6 +40,12 @@ SQL_ALONE = "see docs/engines.md, SQL alone"
 TREC_TIES = "by score descending, then by docno descending (as text)"
 
 COMPARE_FORMATS = FORMATS
+
+# compare's and leaderboard's tests: the paired tests, then those built for many systems.
+COMPARE_TESTS = (*TESTS, *MANY_TESTS)
+
+# compare's and leaderboard's metrics with --trec when --metrics is not given: trec_eval's.
+TREC_METRICS = ("AP", "ndcg_cut_10", "P_10")
 
 
 class UsageError(ValueError):
@@ -146,38 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--propensities", metavar="PATH", help="label propensities (label, propensity)")
     input_options(st, formats=("parquet",))
     threshold_options(st)
-    cmp = commands.add_parser(
-        "compare",
-        help="compare models with a baseline: deltas with intervals, paired tests, wins/losses",
-    )
-    cmp.add_argument(
-        "--metrics",
-        help="comma-separated metric keys averaged over samples (default: "
-        f"{','.join(DEFAULT_METRICS)}; of state files: every key they hold)",
-    )  # fmt: skip
-    cmp.add_argument(
-        "--baseline", required=True,
-        help="the baseline's value of the --by column (several: VALUE,VALUE in their order)",
-    )  # fmt: skip
-    cmp.add_argument("--test", choices=TESTS, default="permutation")
-    cmp.add_argument(
-        "--correction", choices=[*CORRECTIONS, "none"], default="holm",
-        help="multiple-testing correction over all (model, metric) rows (default: holm)",
-    )  # fmt: skip
-    cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="N")
-    cmp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
-    cmp.add_argument(
-        "--alpha", type=float, default=0.05,
-        help="rows whose adjusted p-value is below this are marked significant (default 0.05)",
-    )  # fmt: skip
-    cmp.add_argument("--on-missing", choices=("error", "drop"), default="error")
-    cmp.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
-    cmp.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
-    ties_option(cmp)
-    trec_options(cmp)
-    input_options(cmp, formats=COMPARE_FORMATS, by=COMPARE_BY)
-    threshold_options(cmp)
-    resampling_options(cmp)
+    _systems_parsers(commands)
     report = commands.add_parser(
         "report",
         help="one row per label: support, predicted, precision, recall, F1, average precision, "
@@ -300,6 +277,83 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, help="with --finalize --ci: seed of the resampling (default 0)"
     )
     return parser
+
+
+def _systems_parsers(commands: Any) -> None:
+    """``rankmetrics compare`` (with a baseline, or every pair) and ``rankmetrics leaderboard``
+    (every model ranked, with its group letters)."""
+    cmp = commands.add_parser(
+        "compare",
+        help="compare models with a baseline, or every pair of models (--all-pairs): deltas "
+        "with intervals, paired tests, effect sizes, wins/losses",
+    )
+    against = cmp.add_mutually_exclusive_group(required=True)
+    against.add_argument(
+        "--baseline",
+        help="the baseline's value of the --by column (several: VALUE,VALUE in their order)",
+    )
+    against.add_argument(
+        "--all-pairs", action="store_true",
+        help="compare every pair of models (A, B), A before B in sorted order, on the samples "
+        "every model has",
+    )  # fmt: skip
+    _inference_options(cmp, "rows whose adjusted p-value is below this are marked significant")
+    cmp.add_argument(
+        "--ci", type=float, default=0.95, metavar="LEVEL",
+        help="the level of the deltas' intervals (default 0.95)",
+    )  # fmt: skip
+    board = commands.add_parser(
+        "leaderboard",
+        help="rank the models per metric, with intervals and group letters (models sharing a "
+        "letter do not differ significantly)",
+    )
+    _inference_options(board, "two models share a letter where their pair's adjusted p-value "
+                       "is at least this")  # fmt: skip
+    board.add_argument(
+        "--ci", type=float, default=0.95, metavar="LEVEL",
+        help="the level of the values' bootstrap intervals (default 0.95)",
+    )  # fmt: skip
+
+
+def _inference_options(parser: argparse.ArgumentParser, alpha: str) -> None:
+    """What compare and leaderboard share: the metrics, the test and its correction, the
+    input (data, state files, or TREC run files with --trec)."""
+    parser.add_argument(
+        "--metrics",
+        help="comma-separated metric keys averaged over samples (default: "
+        f"{','.join(DEFAULT_METRICS)}; with --trec: {','.join(TREC_METRICS)}; of state files: "
+        "every key they hold)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--test", choices=COMPARE_TESTS, default="permutation",
+        help="the test of each pair (default: permutation); tukey_hsd and randomized_tukey "
+        "read every model at once and go with all pairs",
+    )  # fmt: skip
+    parser.add_argument(
+        "--correction", choices=[*CORRECTIONS, "none"],
+        help="multiple-testing correction over all (model, metric) rows; for tukey_hsd and "
+        "randomized_tukey over the metrics only (default: holm, and none for those two)",
+    )  # fmt: skip
+    parser.add_argument("--n-resamples", type=int, default=10_000, metavar="N")
+    parser.add_argument("--alpha", type=float, default=0.05, help=f"{alpha} (default 0.05)")
+    parser.add_argument("--on-missing", choices=("error", "drop"), default="error")
+    parser.add_argument(
+        "--truth-table", metavar="PATH",
+        help="top-k: the true labels (with --trec: a TREC qrels file)",
+    )  # fmt: skip
+    parser.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    parser.add_argument(
+        "--trec", action="store_true",
+        help="the PATHs are TREC run files (qid Q0 docno rank score tag; 50 runs of a track "
+        "against one qrels, say) and --truth-table their qrels file (qid iter docno rel), read "
+        "as rankmetrics trec reads them; --by defaults to run (the run's tag) and --ties to "
+        "trec_eval",
+    )  # fmt: skip
+    ties_option(parser)
+    trec_options(parser)
+    input_options(parser, formats=COMPARE_FORMATS, by=COMPARE_BY)
+    threshold_options(parser)
+    resampling_options(parser)
 
 
 def _trec_parser(commands: Any) -> None:
