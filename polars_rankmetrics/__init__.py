@@ -20,6 +20,7 @@ from polars_rankmetrics.frames import (
 )
 from polars_rankmetrics.inputs.convert import from_dense, from_lists
 from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
+from polars_rankmetrics.leaderboard import leaderboard
 from polars_rankmetrics.metrics.ranks import rank_table
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
@@ -60,6 +61,7 @@ __all__ = [
     "label_ranking_loss",
     "label_propensities",
     "label_report",
+    "leaderboard",
     "lwlrap",
     "lwlrap_per_class",
     "ndcg_score",

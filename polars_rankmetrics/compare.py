@@ -18,9 +18,17 @@ from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, baseline_values, paired, typed_baseline
+from polars_rankmetrics.inference.pairs import (
+    MANY_TESTS,
+    all_pairs,
+    default_correction,
+    other,
+    unit_pairs,
+)
 from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
 from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
+from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -35,7 +43,7 @@ def compare(
     by: str | Sequence[str] = "model",
     baseline: Any = "baseline",
     test: str = "permutation",
-    correction: str | None = "holm",
+    correction: str | None = "auto",
     n_resamples: int = 10_000,
     n_boot: int = 1000,
     ci: float = 0.95,
@@ -165,28 +173,15 @@ def compare(
     >>> rm.compare(df, ["lrap"], by="model").select("model", "delta", "wins", "losses").row(0)
     ('candidate', -0.16666666666666663, 0, 1)
     """
-    if test not in TESTS:
-        raise ValueError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
-    if correction is not None and correction not in CORRECTIONS:
-        raise ValueError(
-            f"correction must be one of {', '.join(CORRECTIONS)} or None, not {correction!r}"
-        )
+    correction = check_test(test, correction, baseline, bootstrap, options.get("weight"))
     if on_missing not in ("error", "drop"):
         raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
-    check_bootstrap(bootstrap)
-    if bootstrap == "poisson":
-        check_unit_test(test)
-    if test in ("t", "wilcoxon") and options.get("weight") is not None:
-        raise ValueError(
-            f"test={test!r} compares unweighted per-sample values: with weight= use "
-            "test='permutation' or test='bootstrap'"
-        )
     check_intervals(ci, n_boot, "percentile")
     n_resamples = check_count(n_resamples, "n_resamples")
     by_columns = [by] if isinstance(by, str) else list(by or ())
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
-    base = baseline_values(baseline, by_columns)
+    base = None if baseline is None else baseline_values(baseline, by_columns)
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
@@ -212,6 +207,12 @@ def compare(
         keys = merged.keys(metrics)
         supported_keys(keys)
         groups, by_types = merged.unit_groups("compare")
+        if base is None:
+            pairs = unit_pairs(
+                dict(groups), by_types, merged.cols, keys, test=test, correction=correction,
+                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+            )  # fmt: skip
+            return _restored(merged.cols, pairs)
         result = unit_paired(
             dict(groups), by_types, merged.cols, keys,
             baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
@@ -238,6 +239,13 @@ def compare(
         )  # fmt: skip
         # Each model's rows as the driver hands them over: one copy of millions of samples.
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
+        if base is None:
+            pairs = all_pairs(
+                dict(groups), by_types, inner, keys, test=test, correction=correction,
+                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+                on_missing=on_missing, by_units=bootstrap == "poisson",
+            )  # fmt: skip
+            return _restored(inner, pairs)
         compared = paired_by_units if bootstrap == "poisson" else paired
         result = compared(
             dict(groups), by_types, inner, keys,
@@ -246,3 +254,52 @@ def compare(
             on_missing=on_missing,
         )  # fmt: skip
     return inner.restored(result)
+
+
+def check_test(
+    test: str, correction: str | None, baseline: Any, bootstrap: str, weight: str | None
+) -> str | None:
+    """``test`` and ``correction`` checked against each other and the other options; the
+    correction that ``"auto"`` stands for (:func:`.pairs.default_correction`)."""
+    if test not in (*TESTS, *MANY_TESTS):
+        raise ValueError(f"test must be one of {', '.join((*TESTS, *MANY_TESTS))}, not {test!r}")
+    if correction == "auto":
+        correction = default_correction(test)
+    if correction is not None and correction not in CORRECTIONS:
+        raise ValueError(
+            f"correction must be one of {', '.join(CORRECTIONS)}, 'auto' or None, not "
+            f"{correction!r}"
+        )
+    check_bootstrap(bootstrap)
+    if test in MANY_TESTS:
+        if baseline is not None:
+            raise ValueError(
+                f"test={test!r} compares every pair of models at once: pass baseline=None "
+                "(on the command line, --all-pairs)"
+            )
+        if weight is not None:
+            raise ValueError(
+                f"test={test!r} compares unweighted means (its variance is the ANOVA's, of "
+                "equally weighted samples): with weight= use test='permutation' or "
+                "test='bootstrap'"
+            )
+        if bootstrap == "poisson" and test == "tukey_hsd":
+            raise ValueError(
+                "test='tukey_hsd' reads per-sample values: with bootstrap='poisson' use "
+                "test='randomized_tukey', whose permutations move whole units"
+            )
+    elif bootstrap == "poisson":
+        check_unit_test(test)
+    if test in ("t", "wilcoxon") and weight is not None:
+        raise ValueError(
+            f"test={test!r} compares unweighted per-sample values: with weight= use "
+            "test='permutation' or test='bootstrap'"
+        )
+    return correction
+
+
+def _restored(cols: Columns, pairs: pl.DataFrame) -> pl.DataFrame:
+    """A table of pairs with its ``by`` columns, and model B's, under the user's names."""
+    return cols.restored(pairs).rename(
+        {other(inner): other(outer) for outer, inner in cols.aliases}
+    )

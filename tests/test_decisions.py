@@ -161,7 +161,7 @@ def test_compare_columns_and_delta_sign(example):
     result = rm.compare(example, ["lrap", "coverage_error"], by="model")
     assert result.columns == [
         "model", "metric", "value", "baseline_value", "delta", "delta_lo", "delta_hi",
-        "p_value", "p_adjusted", "wins", "ties", "losses",
+        "p_value", "p_adjusted", "effect_size", "wins", "ties", "losses",
     ]  # fmt: skip
     means = rm.evaluate(example, ["lrap", "coverage_error"], by="model")
     for key in ("lrap", "coverage_error"):

@@ -26,7 +26,7 @@ from polars_rankmetrics.metrics.registry import MetricKey
 TESTS = ("permutation", "bootstrap", "t", "wilcoxon")
 COMPARE_COLUMNS = (
     "metric", "value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value",
-    "p_adjusted", "wins", "ties", "losses",
+    "p_adjusted", "effect_size", "wins", "ties", "losses",
 )  # fmt: skip
 # Differences are rounded to this many decimals before they are judged: the engines sum in
 # parallel, and float noise must not split a tie, or make an equal pair a win (the Wilcoxon
@@ -198,12 +198,76 @@ def result_frame(
         row["p_adjusted"] = float(q)
     schema: dict[str, Any] = dict(by_types)
     schema |= {"metric": pl.String} | dict.fromkeys(
-        ("value", "baseline_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted"),
+        (
+            "value",
+            "baseline_value",
+            "delta",
+            "delta_lo",
+            "delta_hi",
+            "p_value",
+            "p_adjusted",
+            "effect_size",
+        ),
         pl.Float64,
     )
     schema |= dict.fromkeys(("wins", "ties", "losses"), pl.Int64)
     frame = pl.DataFrame(rows, schema=schema, orient="row")
     return frame.select(*by_types, *COMPARE_COLUMNS)
+
+
+def effect_size(d: np.ndarray) -> float:
+    """The paired standardized mean difference of per-sample differences ``d``: ``mean(d) /
+    sd(d)`` (sd with ddof 1); NaN with fewer than two differences or when they are all equal
+    (sd 0: no spread to scale by)."""
+    if d.size < 2:
+        return math.nan
+    sd = float(np.std(d, ddof=1))
+    return float(np.mean(d)) / sd if sd > 0 else math.nan
+
+
+def pair_numbers(
+    mine: pl.DataFrame,
+    base: pl.DataFrame,
+    keys: Sequence[MetricKey],
+    *,
+    test: str,
+    n_resamples: int,
+    n_boot: int,
+    level: float,
+    seed: int,
+    stream: tuple[int, ...],
+) -> list[dict[str, Any]]:
+    """Per key, the numbers of one pair of models (their rows of the same samples in the same
+    order): ``value``, ``baseline_value``, ``delta``, its paired bootstrap interval, the
+    ``test``'s ``p_value``, ``effect_size`` (:func:`effect_size`), ``wins``, ``ties`` and
+    ``losses``. The draws come from ``seed`` and the pair's ``stream``."""
+    table, undefined = stacked(mine, base, keys)
+    sums = table.table.sum(axis=0)
+    model_values = means(table.model_sums(sums, 0), undefined[0], keys)
+    base_values = means(table.model_sums(sums, 1), undefined[1], keys)
+    deltas = model_values - base_values
+    replicates = resampling.bootstrap_deltas(table, n_boot, resampling.generator(seed, *stream, 0))
+    replicates[:, np.isnan(deltas)] = math.nan
+    lo, hi = resampling.percentile_interval(replicates, level)
+    if test in ("permutation", "bootstrap"):
+        rng = resampling.generator(seed, *stream, 1)
+        p_values = _resampled_p_values(test, table, deltas, n_resamples, rng)
+    del table
+    rows: list[dict[str, Any]] = []
+    for j, key in enumerate(keys):
+        v1, v0, d = differences(mine, base, key)
+        wins, ties, losses = tally(d, key)
+        if test in ("t", "wilcoxon"):
+            p = _scipy_p_value(test, v1, v0, d)
+        else:
+            p = float(p_values[j])
+        rows.append({
+            "value": float(model_values[j]), "baseline_value": float(base_values[j]),
+            "delta": float(deltas[j]), "delta_lo": float(lo[j]), "delta_hi": float(hi[j]),
+            "p_value": p, "effect_size": effect_size(d),
+            "wins": wins, "ties": ties, "losses": losses,
+        })  # fmt: skip
+    return rows
 
 
 def paired(
@@ -232,40 +296,10 @@ def paired(
             continue
         names = (describe(model_key, by), describe(base_key, by))
         mine, base = aligned(model, groups[base_key], cols, names, on_missing == "drop")
-        table, undefined = stacked(mine, base, keys)
-        sums = table.table.sum(axis=0)
-        model_values = means(table.model_sums(sums, 0), undefined[0], keys)
-        base_values = means(table.model_sums(sums, 1), undefined[1], keys)
-        deltas = model_values - base_values
-        replicates = resampling.bootstrap_deltas(
-            table, n_boot, resampling.generator(base_seed, m, 0)
-        )
-        replicates[:, np.isnan(deltas)] = math.nan
-        lo, hi = resampling.percentile_interval(replicates, level)
-        if test in ("permutation", "bootstrap"):
-            rng = resampling.generator(base_seed, m, 1)
-            p_values = _resampled_p_values(test, table, deltas, n_resamples, rng)
-        del table
-        for j, key in enumerate(keys):
-            v1, v0, d = differences(mine, base, key)
-            wins, ties, losses = tally(d, key)
-            if test in ("t", "wilcoxon"):
-                p = _scipy_p_value(test, v1, v0, d)
-            else:
-                p = float(p_values[j])
-            rows.append(
-                dict(zip(by, model_key, strict=True))
-                | {
-                    "metric": str(key),
-                    "value": float(model_values[j]),
-                    "baseline_value": float(base_values[j]),
-                    "delta": float(deltas[j]),
-                    "delta_lo": float(lo[j]),
-                    "delta_hi": float(hi[j]),
-                    "p_value": p,
-                    "wins": wins,
-                    "ties": ties,
-                    "losses": losses,
-                }  # fmt: skip
-            )
+        numbers = pair_numbers(
+            mine, base, keys, test=test, n_resamples=n_resamples, n_boot=n_boot, level=level,
+            seed=base_seed, stream=(m,),
+        )  # fmt: skip
+        for key, found in zip(keys, numbers, strict=True):
+            rows.append(dict(zip(by, model_key, strict=True)) | {"metric": str(key)} | found)
     return result_frame(rows, by_types, correction)

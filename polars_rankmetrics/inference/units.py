@@ -42,6 +42,7 @@ from polars_rankmetrics.inference.paired import (
     check_baseline,
     describe,
     differences,
+    effect_size,
     result_frame,
     tally,
 )
@@ -307,7 +308,7 @@ def check_unit_test(test: str) -> None:
 
 
 @dataclass(frozen=True)
-class _Draws:
+class Draws:
     """The draws of one comparison: the Poisson counts (the interval's ``n_boot`` replicates;
     for the bootstrap test, as many as either needs: the test reads the first
     ``n_resamples``) and the words of the sign-flip patterns (:func:`.hashing.sign_words`;
@@ -319,7 +320,7 @@ class _Draws:
     n_resamples: int
 
     @classmethod
-    def of(cls, test: str, n_boot: int, n_resamples: int, seed: int | None) -> _Draws:
+    def of(cls, test: str, n_boot: int, n_resamples: int, seed: int | None) -> Draws:
         base_seed = resampling.entropy(seed)
         replicates = max(n_boot, n_resamples) if test == "bootstrap" else n_boot
         counts = hashing.poisson_counts(base_seed, replicates)
@@ -372,8 +373,8 @@ def _paired_units(mine: UnitSums, base: UnitSums) -> resampling.Paired:
     return resampling.Paired(table, columns)
 
 
-def _compared(
-    mine: UnitSums, base: UnitSums, keys: Sequence[MetricKey], draws: _Draws, level: float
+def compared_units(
+    mine: UnitSums, base: UnitSums, keys: Sequence[MetricKey], draws: Draws, level: float
 ) -> dict[str, np.ndarray]:
     """Per key: the two models' values, the delta, its interval and p-value. The products read
     the units either model holds (the others add nothing)."""
@@ -402,18 +403,25 @@ def _compared(
 
 def _rows(
     model_key: tuple[Any, ...], by: Sequence[str], keys: Sequence[MetricKey],
-    found: dict[str, np.ndarray], outcomes: list[tuple[int, int, int]] | None,
+    found: dict[str, np.ndarray], differences: list[np.ndarray] | None,
 ) -> Iterator[dict[str, Any]]:  # fmt: skip
-    """The result rows of one model: its ``by`` values, each key's numbers and its wins, ties
-    and losses (null without ``outcomes``)."""
+    """The result rows of one model: its ``by`` values, each key's numbers, its effect size,
+    wins, ties and losses from the per-sample ``differences`` (null without them)."""
     for j, key in enumerate(keys):
-        wins, ties, losses = (None, None, None) if outcomes is None else outcomes[j]
-        yield (
-            dict(zip(by, model_key, strict=True))
-            | {"metric": str(key)}
-            | {name: float(column[j]) for name, column in found.items()}
-            | {"wins": wins, "ties": ties, "losses": losses}
-        )
+        yield dict(zip(by, model_key, strict=True)) | {"metric": str(key)} | pair_row(
+            key, {name: column[j] for name, column in found.items()},
+            None if differences is None else differences[j],
+        )  # fmt: skip
+
+
+def pair_row(key: MetricKey, found: dict[str, Any], d: np.ndarray | None) -> dict[str, Any]:
+    """One key's numbers of a pair (``found``) with its effect size, wins, ties and losses
+    from the per-sample differences ``d`` (null without them: unit tables hold no sample)."""
+    wins, ties, losses = (None, None, None) if d is None else tally(d, key)
+    return {name: float(value) for name, value in found.items()} | {
+        "effect_size": None if d is None else effect_size(d),
+        "wins": wins, "ties": ties, "losses": losses,
+    }  # fmt: skip
 
 
 def unit_paired(
@@ -444,7 +452,7 @@ def unit_paired(
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
     supported_keys(keys)
-    draws = _Draws.of(test, n_boot, n_resamples, seed)
+    draws = Draws.of(test, n_boot, n_resamples, seed)
     base = UnitSums.of(groups[base_key], keys)
     rows: list[dict[str, Any]] = []
     for model_key, table in groups.items():
@@ -461,7 +469,7 @@ def unit_paired(
                     f"{int(base.samples[u])} ({differ.size} units differ); a paired comparison "
                     "by units needs the same samples in both"
                 )
-        rows += _rows(model_key, by, keys, _compared(mine, base, keys, draws, level), None)
+        rows += _rows(model_key, by, keys, compared_units(mine, base, keys, draws, level), None)
     return result_frame(rows, by_types, correction)
 
 
@@ -487,7 +495,7 @@ def paired_by_units(
     check_unit_test(test)
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
-    draws = _Draws.of(test, n_boot, n_resamples, seed)
+    draws = Draws.of(test, n_boot, n_resamples, seed)
     whole = groups[base_key]
     base_hashes = hashing.sample_hashes(whole[cols.sample], cols.sample).to_numpy()
     rows: list[dict[str, Any]] = []
@@ -500,11 +508,11 @@ def paired_by_units(
             base_hashes if base is whole
             else hashing.sample_hashes(base[cols.sample], cols.sample).to_numpy()
         )  # fmt: skip
-        outcomes = [tally(differences(mine, base, key)[2], key) for key in keys]
-        found = _compared(
+        diffs = [differences(mine, base, key)[2] for key in keys]
+        found = compared_units(
             UnitSums.of(_table(mine, hashes, keys), keys),
             UnitSums.of(_table(base, hashes, keys), keys),
             keys, draws, level,
         )  # fmt: skip
-        rows += _rows(model_key, by, keys, found, outcomes)
+        rows += _rows(model_key, by, keys, found, diffs)
     return result_frame(rows, by_types, correction)

@@ -1,0 +1,263 @@
+"""Every pair of models compared, metric by metric, on the samples every model holds.
+
+The pairs are unordered and each is given once: (A, B) with A before B in the models' sorted
+order (:func:`.samples.sample_groups`). The paired tests (:data:`.paired.TESTS`) run on each
+pair as :func:`.paired.paired` runs them on a model and its baseline, and ``correction`` applies
+over every (pair, metric) row; the tests built for many systems (:data:`MANY_TESTS`:
+:mod:`.tukey`, :mod:`.randomized_tukey`) read every model at once, are family-wise over the
+pairs of one metric by construction, and ``correction`` applies over the metrics only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_rankmetrics.inference import randomized_tukey, resampling, tukey
+from polars_rankmetrics.inference.corrections import adjusted
+from polars_rankmetrics.inference.paired import describe, differences, pair_numbers
+from polars_rankmetrics.inference.units import (
+    Draws,
+    UnitSums,
+    check_unit_test,
+    compared_units,
+    pair_row,
+    unit_table,
+)
+from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.registry import MetricKey
+
+# The tests that read every model at once (family-wise over the pairs of one metric).
+MANY_TESTS = ("tukey_hsd", "randomized_tukey")
+PAIR_COLUMNS = (
+    "metric", "value", "other_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted",
+    "effect_size", "wins", "ties", "losses",
+)  # fmt: skip
+_FLOATS = (
+    "value", "other_value", "delta", "delta_lo", "delta_hi", "p_value", "p_adjusted",
+    "effect_size",
+)  # fmt: skip
+
+
+def other(column: str) -> str:
+    """The name of model B's column ``column`` of ``by`` in a table of pairs."""
+    return f"{column}_other"
+
+
+def default_correction(test: str) -> str | None:
+    """The correction ``correction="auto"`` stands for: None for the tests of
+    :data:`MANY_TESTS` (family-wise over the pairs already), Holm's for the others."""
+    return None if test in MANY_TESTS else "holm"
+
+
+def shared(
+    groups: dict[tuple[Any, ...], pl.DataFrame], cols: Columns, drop: bool
+) -> dict[tuple[Any, ...], pl.DataFrame]:
+    """Each model's rows of the samples every model holds, sorted by sample. Without ``drop``
+    a sample that some model lacks is refused, naming it, a model that holds it and one that
+    does not. Tables of the same samples in the same order (the usual case) are returned as
+    they are."""
+    s = cols.sample
+    frames = list(groups.values())
+    first = frames[0][s]
+    if first.is_sorted() and all(f[s].equals(first) for f in frames[1:]):
+        return groups
+    common = frames[0].select(s)
+    for frame in frames[1:]:
+        common = common.join(frame.select(s), on=s, how="semi", nulls_equal=True)
+    if not drop:
+        by = list(cols.by)
+        for model, frame in groups.items():
+            extra = frame.join(common, on=s, how="anti", nulls_equal=True)
+            if not extra.height:
+                continue
+            example = extra[s].sort()[0]
+            lacking = next(
+                m for m, f in groups.items() if not f[s].is_in([example], nulls_equal=True).any()
+            )
+            raise ValueError(
+                f"the models do not hold the same samples: {s}={example!r} of "
+                f"{describe(model, by)} is missing from {describe(lacking, by)} "
+                f"({common.height} samples are shared by all {len(groups)} models); pass "
+                "on_missing='drop' to compare them on the samples they share"
+            )
+    return {
+        model: frame.join(common, on=s, how="semi", nulls_equal=True).sort(s)
+        for model, frame in groups.items()
+    }
+
+
+def pairs_frame(
+    rows: list[dict[str, Any]],
+    by_types: dict[str, Any],
+    correction: str | None,
+    *,
+    over_metrics: bool,
+) -> pl.DataFrame:
+    """The table of pairs from its rows (every column but ``p_adjusted``), which the
+    ``correction`` of their p-values adds: over every row, or with ``over_metrics`` over the
+    rows of each pair (its metrics) only."""
+    p = np.array([r["p_value"] for r in rows], dtype=np.float64)
+    if over_metrics:
+        q = np.full(len(rows), np.nan)
+        pair_of: dict[tuple[Any, ...], list[int]] = {}
+        for i, row in enumerate(rows):
+            pair = tuple(v for name, v in row.items() if name not in PAIR_COLUMNS)
+            pair_of.setdefault(pair, []).append(i)
+        for members in pair_of.values():
+            q[members] = adjusted(p[members], correction)
+    else:
+        q = adjusted(p, correction)
+    for row, value in zip(rows, q, strict=True):
+        row["p_adjusted"] = float(value)
+    schema: dict[str, Any] = dict(by_types) | {other(b): t for b, t in by_types.items()}
+    schema |= {"metric": pl.String} | dict.fromkeys(_FLOATS, pl.Float64)
+    schema |= dict.fromkeys(("wins", "ties", "losses"), pl.Int64)
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.select(*by_types, *(other(b) for b in by_types), *PAIR_COLUMNS)
+
+
+def _named(
+    a: tuple[Any, ...], b: tuple[Any, ...], by: Sequence[str], key: MetricKey
+) -> dict[str, Any]:
+    return (
+        dict(zip(by, a, strict=True))
+        | {other(c): v for c, v in zip(by, b, strict=True)}
+        | {"metric": str(key)}
+    )
+
+
+def _renamed(found: dict[str, Any]) -> dict[str, Any]:
+    return {("other_value" if n == "baseline_value" else n): v for n, v in found.items()}
+
+
+def all_pairs(
+    groups: dict[tuple[Any, ...], pl.DataFrame],
+    by_types: dict[str, Any],
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    test: str,
+    correction: str | None,
+    n_resamples: int,
+    n_boot: int,
+    level: float,
+    seed: int | None,
+    on_missing: str,
+    by_units: bool = False,
+) -> pl.DataFrame:
+    """:func:`~polars_rankmetrics.compare` with ``baseline=None`` from the per-sample rows of
+    each model (``groups``, by their ``by`` values in sorted order, each sorted by sample):
+    every pair (A, B), A before B, and metric. ``by_units``: the draws of
+    :func:`.units.paired_by_units` (``bootstrap="poisson"``)."""
+    by = list(cols.by)
+    if len(groups) < 2:
+        raise ValueError(
+            f"comparing all pairs needs at least two models (values of by={by!r}); found "
+            f"{len(groups)}"
+        )
+    models = shared(groups, cols, on_missing == "drop")
+    if test in MANY_TESTS:
+        many = tukey.tukey_hsd if test == "tukey_hsd" else randomized_tukey.randomized_tukey
+        found = many(
+            models, keys, n_resamples=n_resamples, level=level, seed=seed,
+            sample=cols.sample, by_units=by_units,
+        )  # fmt: skip
+        rows = [
+            _named(a, b, by, key) | found[a, b, key]
+            for a, b in combinations(models, 2)
+            for key in keys
+        ]
+        return pairs_frame(rows, by_types, correction, over_metrics=True)
+    names = list(models)
+    base_seed = resampling.entropy(seed)
+    rows = []
+    if by_units:
+        check_unit_test(test)
+        draws = Draws.of(test, n_boot, n_resamples, seed)
+        frames = list(models.values())
+        unit_sums = [UnitSums.of(unit_table(f, cols.sample, keys), keys) for f in frames]
+    for i, j in combinations(range(len(names)), 2):
+        a, b = models[names[i]], models[names[j]]
+        if by_units:
+            by_key = compared_units(unit_sums[i], unit_sums[j], keys, draws, level)
+            diffs = [differences(a, b, key)[2] for key in keys]
+            numbers = [
+                pair_row(key, {n: c[q] for n, c in by_key.items()}, diffs[q])
+                for q, key in enumerate(keys)
+            ]
+        else:
+            numbers = pair_numbers(
+                a, b, keys, test=test, n_resamples=n_resamples, n_boot=n_boot, level=level,
+                seed=base_seed, stream=(i, j),
+            )  # fmt: skip
+        for key, found_key in zip(keys, numbers, strict=True):
+            rows.append(_named(names[i], names[j], by, key) | _renamed(found_key))
+    return pairs_frame(rows, by_types, correction, over_metrics=False)
+
+
+def unit_pairs(
+    groups: dict[tuple[Any, ...], pl.DataFrame],
+    by_types: dict[str, Any],
+    cols: Columns,
+    keys: Sequence[MetricKey],
+    *,
+    test: str,
+    correction: str | None,
+    n_resamples: int,
+    n_boot: int,
+    level: float,
+    seed: int | None,
+) -> pl.DataFrame:
+    """:func:`all_pairs` from each model's unit table (``groups``: ``dict`` of
+    :func:`.units.unit_groups`, from states): the draws move whole units; effect sizes,
+    wins, ties and losses null (unit tables hold no sample). Every model must hold the same
+    samples: a unit whose sample counts differ between two models is refused."""
+    by = list(cols.by)
+    if len(groups) < 2:
+        raise ValueError(
+            f"comparing all pairs needs at least two models (values of by={by!r}); found "
+            f"{len(groups)}"
+        )
+    names = list(groups)
+    sums = [UnitSums.of(groups[n], keys) for n in names]
+    for n, s in zip(names[1:], sums[1:], strict=True):
+        if s.samples is not None and sums[0].samples is not None:
+            differ = np.flatnonzero(s.samples != sums[0].samples)
+            if differ.size:
+                u = int(differ[0])
+                raise ValueError(
+                    f"{describe(n, by)} and {describe(names[0], by)} do not hold the same "
+                    f"samples: unit {u} holds {int(s.samples[u])} and "
+                    f"{int(sums[0].samples[u])} ({differ.size} units differ); comparing all "
+                    "pairs by units needs the same samples in every model"
+                )
+    if test in MANY_TESTS:
+        if test == "tukey_hsd":
+            raise ValueError(
+                "test='tukey_hsd' reads the per-sample values (its residual variance), which "
+                "states do not hold: use test='randomized_tukey', which moves whole units"
+            )
+        found = randomized_tukey.by_unit_sums(
+            dict(zip(names, sums, strict=True)), keys, n_resamples=n_resamples, level=level,
+            seed=seed,
+        )  # fmt: skip
+        rows = [
+            _named(a, b, by, key) | found[a, b, key]
+            for a, b in combinations(names, 2)
+            for key in keys
+        ]
+        return pairs_frame(rows, by_types, correction, over_metrics=True)
+    check_unit_test(test)
+    draws = Draws.of(test, n_boot, n_resamples, seed)
+    rows = []
+    for i, j in combinations(range(len(names)), 2):
+        by_key = compared_units(sums[i], sums[j], keys, draws, level)
+        for q, key in enumerate(keys):
+            numbers = pair_row(key, {n: c[q] for n, c in by_key.items()}, None)
+            rows.append(_named(names[i], names[j], by, key) | _renamed(numbers))
+    return pairs_frame(rows, by_types, correction, over_metrics=False)
