@@ -18,9 +18,9 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics.cli.commands import baseline_of, by_columns, compute, run_trec, tie_rule
+from polars_rankmetrics.cli.option_groups import TIE_RULES
 from polars_rankmetrics.cli.output import ProgressLine, compared, output_format, render
 from polars_rankmetrics.cli.parser import (
-    TIE_RULES,
     TREC_TIES,
     UsageError,
     build_parser,
