@@ -268,6 +268,22 @@ def test_trec_run_files_against_one_qrels_as_a_new_user_runs_them(tmp_path, caps
     assert json.loads(out) == [pytest.approx(row) for row in expected.to_dicts()]
 
 
+def test_state_files_give_the_leaderboard_and_the_pairs_of_the_data_behind_them(
+    four, tmp_path, capsys
+):
+    path = tmp_path / "state.parquet"
+    rm.state(four, KEYS, by="model", intervals=True, path=path)
+    options = {"by": "model", "bootstrap": "poisson", **OPTIONS}
+    out = _printed(capsys, "leaderboard", str(path), *TEST, "--bootstrap", "poisson",
+                   "--format", "json")  # fmt: skip
+    expected = rm.leaderboard(path, **options)
+    assert json.loads(out) == [pytest.approx(row) for row in expected.to_dicts()]
+    out = _printed(capsys, "compare", str(path), "--all-pairs", *TEST, "--bootstrap", "poisson",
+                   "--format", "csv")  # fmt: skip
+    expected = rm.compare(path, baseline=None, **options)
+    assert_frame_equal(pl.read_csv(out.encode()), expected, rel_tol=1e-9, check_dtypes=False)
+
+
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
@@ -276,6 +292,7 @@ def test_trec_run_files_against_one_qrels_as_a_new_user_runs_them(tmp_path, caps
         (["leaderboard", "--trec"], 2, "--trec reads TREC run files against qrels"),
         (["compare", "--baseline", "m0", "--test", "tukey_hsd"], 1, "pass baseline=None"),
         (["leaderboard", "--by", "nope"], 1, "nope"),
+        (["leaderboard", "--test", "tukey_hsd", "--weight", "weight"], 1, "with weight= use"),
     ],
 )
 def test_refusals_are_one_line(four, args, status, message, capsys):
