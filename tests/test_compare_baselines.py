@@ -209,9 +209,10 @@ def test_states_take_the_same_baselines():
     options = {"bootstrap": "poisson", "n_resamples": 999, "correction": None}
     got = rm.compare(states, KEYS, by=BY, baseline={"model": "baseline", "slice": "s"}, **options)
     expected = rm.compare(df, KEYS, by=BY, baseline=("baseline", "s"), **options)
-    assert_frame_equal(
-        got.drop("wins", "ties", "losses"), expected.drop("wins", "ties", "losses"), rel_tol=1e-9
-    )
+    # States hold no per-sample values: no wins, ties, losses or effect size.
+    per_sample = ("effect_size", "wins", "ties", "losses")
+    assert_frame_equal(got.drop(per_sample), expected.drop(per_sample), rel_tol=1e-9)
+    assert got["effect_size"].null_count() == got.height
     with pytest.raises(ValueError, match=_shape_error(BY, "baseline")):
         rm.compare(states, KEYS, by=BY, baseline="baseline", **options)
     numbered = typed_models(pl.Int64, (0, 1))

@@ -9,7 +9,7 @@ from polars_rankmetrics import frames, sklearn
 from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
-from polars_rankmetrics.inference import units
+from polars_rankmetrics.inference import letters, units
 from polars_rankmetrics.inputs import convert
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
@@ -19,9 +19,11 @@ from polars_rankmetrics.sklearn import ranking as sklearn_ranking
 from polars_rankmetrics.sklearn import report as sklearn_report
 from polars_rankmetrics.states import build as state_build
 
-# The package's evaluate and compare attributes are the functions: the modules are found by name.
+# The package's evaluate, compare and leaderboard attributes are the functions: the modules
+# are found by name.
 evaluate = importlib.import_module("polars_rankmetrics.evaluate")
 compare = importlib.import_module("polars_rankmetrics.compare")
+leaderboard = importlib.import_module("polars_rankmetrics.leaderboard")
 
 
 @pytest.mark.parametrize(
@@ -34,6 +36,8 @@ compare = importlib.import_module("polars_rankmetrics.compare")
         expressions,
         frames,
         labels,
+        leaderboard,
+        letters,
         page,
         per_class,
         ranks,

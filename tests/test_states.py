@@ -331,8 +331,8 @@ def test_compare_of_states_is_the_poisson_compare_of_their_union(daily):
         for part in daily.partition_by("day")
     ]
     found = rm.compare(states, **options)
-    counts = ["wins", "ties", "losses"]
-    assert found.select(counts).null_count().row(0) == (found.height,) * 3
+    counts = ["effect_size", "wins", "ties", "losses"]
+    assert found.select(counts).null_count().row(0) == (found.height,) * 4
     assert_frame_equal(found.drop(counts), expected.drop(counts), check_exact=False,
                        rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
     with pytest.raises(ValueError, match="pass bootstrap='poisson'"):

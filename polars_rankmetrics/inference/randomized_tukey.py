@@ -23,7 +23,8 @@ systems, a system's mean is its ratio of sums, and effect sizes, wins, ties and 
 null (units hold no per-sample value).
 
 The permutations are drawn a block at a time (a sample's as the argsort of random keys), and
-each block's system sums gathered in one pass: the memory does not grow with ``n_resamples``.
+each block's system sums gathered a step of samples at a time: the memory does not grow with
+``n_resamples`` or the samples.
 
 References
 ----------
@@ -57,7 +58,9 @@ from polars_rankmetrics.metrics.registry import MetricKey
 
 # The stream of the permutations under the seed (apart from every other draw's).
 _STREAM = 52
-# Bound on the elements of one block of gathered values (rows x models x keys x permutations).
+# Bound on the values of one step of rows (rows x models x keys: 256 KB), and on the elements
+# of one block of gathered values (a step's values x permutations: 32 MB).
+_STEP_ELEMENTS = 1 << 15
 _BLOCK_ELEMENTS = 1 << 22
 
 
@@ -71,23 +74,27 @@ def ranges(sums: np.ndarray, weights: np.ndarray, n_resamples: int, seed: int | 
     rows, m, k = sums.shape
     rng = resampling.generator(resampling.entropy(seed), _STREAM)
     fixed = bool(np.all(weights == weights[:, :1, :]))
-    flat = np.concatenate([sums, weights], axis=2) if not fixed else sums
-    flat = np.ascontiguousarray(flat).reshape(rows * m, flat.shape[2])
+    both = sums if fixed else np.concatenate([sums, weights], axis=2)
+    width = both.shape[2]
     totals = weights[:, 0, :].sum(axis=0) if fixed else None
-    offsets = (np.arange(rows, dtype=np.intp) * m)[:, None]
-    block = max(1, _BLOCK_ELEMENTS // max(rows * m * flat.shape[1], 1))
+    # Rows a step: the values of a step's rows stay in the processor's cache while a block of
+    # permutations gathers them.
+    step = max(1, min(rows, _STEP_ELEMENTS // max(m * width, 1)))
+    block = max(1, _BLOCK_ELEMENTS // max(step * m * width, 1))
+    offsets = (np.arange(step, dtype=np.intp) * m)[:, None]
     out = np.empty((n_resamples, k))
     for start in range(0, n_resamples, block):
         count = min(block, n_resamples - start)
-        # Each row's permutation: the argsort of random keys (a uniform permutation).
-        order = np.argsort(rng.random((count, rows, m), dtype=np.float32), axis=2)
-        gathered = flat[(order + offsets).reshape(count, rows * m)]
-        summed = gathered.reshape(count, rows, m, -1).sum(axis=1)
+        summed = np.zeros((count, m, width))
+        for first in range(0, rows, step):
+            part = np.ascontiguousarray(both[first : first + step]).reshape(-1, width)
+            held = part.shape[0] // m
+            # Each row's permutation: the argsort of random keys (a uniform permutation).
+            order = np.argsort(rng.random((count, held, m), dtype=np.float32), axis=2)
+            at = (order + offsets[:held]).reshape(count, held * m)
+            summed += part[at].reshape(count, held, m, width).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            if totals is not None:
-                means = summed / totals
-            else:
-                means = summed[..., :k] / summed[..., k:]
+            means = summed / totals if totals is not None else summed[..., :k] / summed[..., k:]
         out[start : start + count] = np.nanmax(means, axis=1) - np.nanmin(means, axis=1)
     return out
 

@@ -9,7 +9,8 @@ model ``s``, the residual of the additive model (a sample effect plus a system e
   ``df = (m - 1)(n - 1)`` degrees of freedom;
 - for a pair (A, B) with ``delta = mean(x[:, A]) - mean(x[:, B])``,
   ``q = |delta| / sqrt(V_E / n)`` and ``p = P(Q >= q)``, ``Q`` the studentized range of ``m``
-  means with ``df`` degrees of freedom (``scipy.stats.studentized_range``);
+  means with ``df`` degrees of freedom (``scipy.stats.studentized_range``'s distribution,
+  every pair's at once: :mod:`.studentized`);
 - the simultaneous interval ``delta +- q_crit * sqrt(V_E / n)``, ``q_crit`` the ``ci``
   quantile of that distribution;
 - Sakai's effect size ``ES_E = delta / sqrt(V_E)`` (NaN where ``V_E`` is 0).
@@ -42,6 +43,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics.inference import studentized
 from polars_rankmetrics.inference.paired import tally
 from polars_rankmetrics.inference.samples import values
 from polars_rankmetrics.metrics.registry import MetricKey
@@ -117,9 +119,6 @@ def tukey_hsd(
 ) -> PairNumbers:
     """Every pair's numbers (see the module) per key, from each model's per-sample rows of
     the same samples in the same order."""
-    # Imported where it is used: scipy is a large import that the other tests never need.
-    from scipy import stats  # type: ignore[import-untyped]
-
     check_unweighted(keys, "tukey_hsd")
     names = list(models)
     m = len(names)
@@ -143,7 +142,7 @@ def tukey_hsd(
         if se == 0:
             p[moving] = 0.0
         elif moving.any():
-            p[moving] = stats.studentized_range.sf(q[moving], m, df)
-        half = float(stats.studentized_range.ppf(level, m, df)) * se
+            p[moving] = studentized.sf(q[moving], m, df)
+        half = studentized.ppf(level, m, df) * se
         out |= pair_numbers(x, names, key, delta - half, delta + half, p, effect)
     return out
