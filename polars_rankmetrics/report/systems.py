@@ -54,13 +54,18 @@ class Systems:
     ) -> Systems:  # fmt: skip
         """From the report's per-sample rows (``groups``: more than two models) and its
         ``summary`` (each key's value, and its interval under ``ci``; without ``ci`` the
-        leaderboard's intervals are null)."""
+        leaderboard's intervals are null). The pairs are compared on the samples every model
+        has (``on_missing="drop"``: a page is drawn where a model lacks some). Tukey's HSD
+        compares unweighted means: the keys that weigh each sample by its positives (lwlrap)
+        are left out of it."""
         test = TEST if cols.weight is None else WEIGHTED_TEST
+        if test == TEST:
+            keys = [key for key in keys if key.metric.weighting == "sample"]
         correction = default_correction(test)
         pairs = all_pairs(
             dict(groups), by_types, cols, keys, test=test, correction=correction,
             n_resamples=N_RESAMPLES, n_boot=n_boot, level=ci or 0.95, seed=seed,
-            on_missing="error", by_units=bootstrap == "poisson" and test not in MANY_TESTS,
+            on_missing="drop", by_units=bootstrap == "poisson" and test not in MANY_TESTS,
         )  # fmt: skip
         by = list(cols.by)
         bounds = [f"{k}_{end}" for k in map(str, keys) for end in ("lo", "hi")]
@@ -102,7 +107,8 @@ def note(systems: Systems, ci: float | None) -> str:
     """What the section states under its heading: the test, the correction, the levels."""
     test = (
         "Tukey's HSD on the two-way ANOVA, the samples as blocks: family-wise over the pairs "
-        "of each metric"
+        "of each metric; the metrics that weigh each sample by its positives, such as lwlrap, "
+        "are left out, since it compares unweighted means"
         if systems.test == TEST
         else f"Fisher's permutation test ({N_RESAMPLES:,} resamples), {systems.correction}-"
         "adjusted over every pair and metric (Tukey's HSD takes no sample weights)"
@@ -112,7 +118,7 @@ def note(systems: Systems, ci: float | None) -> str:
         if ci else "with ci=, bootstrap intervals of the values"
     )  # fmt: skip
     return (
-        f"Every pair of models compared on the samples they share ({test}). Two models "
+        f"Every pair of models compared on the samples every model has ({test}). Two models "
         f"sharing a letter do not differ significantly (adjusted p >= {ALPHA:g}); bold: the "
         f"best value of each metric; {intervals}. The heat map colours each pair's adjusted p "
         "on a log scale (dark: small); its cells print the p-values (in bold below "
