@@ -5,6 +5,7 @@ systems section (the sorted means, the pairs' p-values as a heat map)."""
 
 from __future__ import annotations
 
+import doctest
 import json
 import re
 import subprocess
@@ -51,6 +52,13 @@ def test_the_leaderboards_latex_prints_letters_as_superscripts_and_the_best_in_b
         "% bold: best per metric; models sharing a letter do not differ significantly "
         "(tukey_hsd): adjusted p >= 0.05",
     ]
+
+
+def test_the_leaderboards_docstring_example_prints_what_the_code_prints():
+    from polars_rankmetrics.report import leaderboard
+
+    result = doctest.testmod(leaderboard, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
 
 
 def test_the_leaderboards_text_and_markdown_hold_every_value_interval_and_letter():

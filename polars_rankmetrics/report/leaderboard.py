@@ -25,13 +25,34 @@ FORMATS = ("table", "json", "csv", "markdown", "latex")
 
 @dataclass(frozen=True)
 class Leaderboard:
-    """:func:`~polars_rankmetrics.leaderboard`'s ``result``, rendered: ``by`` names the model
+    r""":func:`~polars_rankmetrics.leaderboard`'s ``result``, rendered: ``by`` names the model
     columns, ``alpha`` the level the letters were drawn at, ``test`` the test that drew them
     (both stated under the table).
 
     In the wide forms (text, Markdown, LaTeX) the models are in the order of the first
     metric's ranks (ties by name); a metric a model has no row for is left empty, and a NaN
     value is printed as ``nan`` and is never the best.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from polars_rankmetrics.report import Leaderboard
+    >>> board = pl.DataFrame({
+    ...     "model": ["b", "a", "c"], "metric": ["lrap"] * 3, "value": [0.8, 0.7, 0.5],
+    ...     "value_lo": [0.75, 0.65, 0.45], "value_hi": [0.85, 0.75, 0.55],
+    ...     "rank": [1, 2, 3], "group": ["a", "ab", "b"],
+    ... })
+    >>> print(Leaderboard(board, by=["model"], test="tukey_hsd").to_latex())  # doctest: +ELLIPSIS
+    \begin{tabular}{lr}
+    \toprule
+    Model & lrap $\uparrow$ \\
+    \midrule
+    b & \textbf{0.8000}$^{\mathrm{a}}$ \\
+    a & 0.7000$^{\mathrm{ab}}$ \\
+    c & 0.5000$^{\mathrm{b}}$ \\
+    \bottomrule
+    \end{tabular}
+    % bold: best per metric; models sharing a letter do not differ significantly (tukey_hsd): ...
     """
 
     result: pl.DataFrame
