@@ -181,7 +181,8 @@ def _latex_cell(cell: _Cell) -> str:
 
 
 def _model_head(by: Sequence[str]) -> str:
-    return "model" if len(by) == 1 else ", ".join(by)
+    """The models' column heading: the ``by`` columns' names (``run`` for TREC runs)."""
+    return ", ".join(by)
 
 
 def _float(value: float | None) -> float | None:

@@ -115,7 +115,7 @@ def note(systems: Systems, ci: float | None) -> str:
     )
     intervals = (
         f"in brackets and as bars, {ci:.0%} bootstrap intervals of the values"
-        if ci else "with ci=, bootstrap intervals of the values"
+        if ci else "the values have intervals with ci= (--ci)"
     )  # fmt: skip
     return (
         f"Every pair of models compared on the samples every model has ({test}). Two models "
