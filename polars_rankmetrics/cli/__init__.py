@@ -18,9 +18,9 @@ from typing import Any
 import polars as pl
 
 from polars_rankmetrics.cli.commands import baseline_of, by_columns, compute, run_trec, tie_rule
+from polars_rankmetrics.cli.option_groups import TIE_RULES
 from polars_rankmetrics.cli.output import ProgressLine, compared, output_format, render
 from polars_rankmetrics.cli.parser import (
-    TIE_RULES,
     TREC_TIES,
     UsageError,
     build_parser,
@@ -32,6 +32,7 @@ from polars_rankmetrics.engines import interrupts
 from polars_rankmetrics.engines.base import get_engine
 from polars_rankmetrics.outputs import write_text
 from polars_rankmetrics.report.comparison import Comparison
+from polars_rankmetrics.report.leaderboard import Leaderboard
 from polars_rankmetrics.report.page import require_matplotlib
 from polars_rankmetrics.trec.output import trec_eval_lines
 
@@ -164,9 +165,11 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 0
     grouped = bool(by) or args.command == "report" or getattr(args, "per_sample", False)
-    if args.command == "compare":
+    if args.command == "leaderboard":
+        text = Leaderboard(result, by, args.alpha, args.test).render(output_format(args))
+    elif args.command == "compare":
         fmt = output_format(args)
-        shown = _shown(baseline_of(args, by))
+        shown = "" if args.all_pairs else _shown(baseline_of(args, by))
         text = Comparison(result, by, args.alpha, baseline=shown).render(fmt)
         if fmt in ("table", "markdown") and result.height and result["wins"].is_not_null().any():
             text += ("\n\n" if fmt == "markdown" else "\n") + compared(result, by)

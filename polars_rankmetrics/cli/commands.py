@@ -12,6 +12,7 @@ import polars as pl
 from polars_rankmetrics.cli.parser import (
     COMPARE_BY,
     TREC_BY,
+    TREC_METRICS,
     UsageError,
     build_parser,
     metric_list,
@@ -20,6 +21,7 @@ from polars_rankmetrics.cli.parser import (
 from polars_rankmetrics.compare import compare
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
+from polars_rankmetrics.leaderboard import leaderboard
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, parse_keys
 from polars_rankmetrics.report.labels import label_report
 from polars_rankmetrics.report.page import html_report
@@ -28,13 +30,15 @@ from polars_rankmetrics.trec import trec_eval
 
 
 def by_columns(args: argparse.Namespace) -> list[str]:
-    """The --by columns; compare's default when it is not given (compare needs one)."""
+    """The --by columns; compare's and leaderboard's default when it is not given (they need
+    one: ``run``, the run's tag, with --trec)."""
     by = split_values(args.by)
-    if args.command == "compare" and not args.by:
-        return [COMPARE_BY]
-    if args.command == "report" and args.trec and not args.by:
+    models = args.command in ("compare", "leaderboard")
+    if (models or args.command == "report") and args.trec and not args.by:
         return [TREC_BY]
-    if args.command == "compare" and not by:
+    if models and not args.by:
+        return [COMPARE_BY]
+    if models and not by:
         raise UsageError("--by must name the column(s) naming the model")
     return by
 
@@ -55,15 +59,10 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
             **options,
         )  # fmt: skip
         return None
-    if args.command in ("evaluate", "compare", "report") and is_state(args.paths):
+    if args.command in ("evaluate", "compare", "leaderboard", "report") and is_state(args.paths):
         return _of_states(args, options)
     if args.command == "report" and args.html is not None:
-        data, truth_table = args.paths, args.truth_table
-        if args.trec:
-            if truth_table is None:
-                raise UsageError("--trec reads TREC run files against qrels: give --truth-table")
-            data = read_trec_run(data, memory_limit=args.memory_limit)
-            truth_table = read_trec_qrels(truth_table, memory_limit=args.memory_limit)
+        data, truth_table = inputs(args)
         html_report(
             data, baseline=baseline_of(args, options["by"]), ci=args.ci, n_boot=args.n_boot,
             seed=args.seed, bootstrap=args.bootstrap, truth_table=truth_table,
@@ -85,17 +84,8 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
                 "table follows scikit-learn's tie rules (--ties average)"
             )
         return label_report(args.paths, **options)
-    if args.command == "compare":
-        return compare(
-            args.paths, split_values([args.metrics or ",".join(DEFAULT_METRICS)]),
-            baseline=baseline_of(args, options["by"]),
-            test=args.test,
-            correction=None if args.correction == "none" else args.correction,
-            n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
-            bootstrap=args.bootstrap, on_missing=args.on_missing, truth_table=args.truth_table,
-            n_labels=args.n_labels, beta=args.beta, ties=args.ties, **_trec_arguments(args),
-            **options,
-        )  # fmt: skip
+    if args.command in ("compare", "leaderboard"):
+        return _systems(args, options)
     metrics = metric_list(args.metrics or ",".join(DEFAULT_METRICS), args.k)
     return evaluate(
         args.paths, metrics, beta=args.beta,
@@ -104,6 +94,45 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
         ci_method=args.ci_method, bootstrap=args.bootstrap, ties=args.ties,
         **_trec_arguments(args), **options,
     )  # fmt: skip
+
+
+def inputs(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The data and the truth table the PATHs and ``--truth-table`` name: as given, or with
+    ``--trec`` the run files and the qrels file read as ``rankmetrics trec`` reads them."""
+    if not getattr(args, "trec", False):
+        return args.paths, args.truth_table
+    if args.truth_table is None:
+        raise UsageError("--trec reads TREC run files against qrels: give --truth-table")
+    return (
+        read_trec_run(args.paths, memory_limit=args.memory_limit),
+        read_trec_qrels(args.truth_table, memory_limit=args.memory_limit),
+    )
+
+
+def _systems(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
+    """``compare`` (against ``--baseline``, or ``--all-pairs``) or ``leaderboard`` of data."""
+    data, truth_table = inputs(args)
+    default = TREC_METRICS if args.trec else DEFAULT_METRICS
+    metrics = split_values([args.metrics or ",".join(default)])
+    ties = "trec_eval" if args.trec and args.ties is None else args.ties
+    shared: dict[str, Any] = dict(
+        test=args.test, n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci,
+        seed=args.seed, bootstrap=args.bootstrap, on_missing=args.on_missing,
+        truth_table=truth_table, n_labels=args.n_labels, beta=args.beta, ties=ties,
+        **correction_of(args), **_trec_arguments(args), **options,
+    )  # fmt: skip
+    if args.command == "leaderboard":
+        return leaderboard(data, metrics, alpha=args.alpha, **shared)
+    baseline = None if args.all_pairs else baseline_of(args, options["by"])
+    return compare(data, metrics, baseline=baseline, **shared)
+
+
+def correction_of(args: argparse.Namespace) -> dict[str, Any]:
+    """``--correction`` as the keyword it gives (``none``: None); nothing where it is not
+    given, so that the library's default for the test applies."""
+    if args.correction is None:
+        return {}
+    return {"correction": None if args.correction == "none" else args.correction}
 
 
 def baseline_of(args: argparse.Namespace, by: Sequence[str] | None) -> Any:
@@ -124,15 +153,15 @@ def _trec_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def tie_rule(args: argparse.Namespace) -> str | None:
-    """The tie rule to state on stderr after evaluate, compare or report: ``--ties``, else
-    trec_eval's where evaluate or compare of data asks for TREC keys (their only rule) or
-    report reads TREC files (``--trec``), else None (the library's keys under their default,
-    stated in their docs)."""
+    """The tie rule to state on stderr after evaluate, compare, leaderboard or report:
+    ``--ties``, else trec_eval's where evaluate, compare or leaderboard of data asks for TREC
+    keys (their only rule) or a command reads TREC files (``--trec``), else None (the
+    library's keys under their default, stated in their docs)."""
     if getattr(args, "ties", None) is not None:
         return str(args.ties)
-    if args.command == "report" and args.trec:
+    if getattr(args, "trec", False):
         return "trec_eval"
-    if args.command not in ("evaluate", "compare") or is_state(args.paths):
+    if args.command not in ("evaluate", "compare", "leaderboard") or is_state(args.paths):
         return None
     keys = parse_keys(split_values([args.metrics or ",".join(DEFAULT_METRICS)]))
     return "trec_eval" if any(key.metric.family == "trec" for key in keys) else None
@@ -164,14 +193,18 @@ _OF_STATES = {"command", "paths", "metrics", "k", "by", "ci", "ci_method", "n_bo
 # The metrics' parameters report and compare take too, which must be the states' own.
 _OF_STATES_TOO = {
     "report": {"threshold", "zero_division"},
-    "compare": {"threshold", "zero_division", "beta", "baseline", "test", "correction",
-                "n_resamples", "alpha"},
+    "compare": {"threshold", "zero_division", "beta", "baseline", "all_pairs", "test",
+                "correction", "n_resamples", "alpha"},
+    "leaderboard": {"threshold", "zero_division", "beta", "test", "correction", "n_resamples",
+                    "alpha"},
 }  # fmt: skip
 
 
 def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
-    """``evaluate`` (finalize) or ``report`` of state files."""
-    required = ["--baseline", args.baseline] if args.command == "compare" else []
+    """``evaluate`` (finalize), ``compare``, ``leaderboard`` or ``report`` of state files."""
+    required = []
+    if args.command == "compare":
+        required = ["--all-pairs"] if args.all_pairs else ["--baseline", args.baseline]
     defaults = vars(build_parser().parse_args([args.command, *args.paths, *required]))
     taken = _OF_STATES | _OF_STATES_TOO.get(args.command, set())
     given = [
@@ -183,17 +216,17 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
             f"--{given[0].replace('_', '-')} does not apply to state files: they are "
             "evaluated already, with the options they record"
         )
-    if args.command == "compare":
-        return compare(
-            args.paths, None if args.metrics is None else split_values([args.metrics]),
-            by=options["by"],
-            baseline=baseline_of(args, options["by"]),
-            test=args.test,
-            correction=None if args.correction == "none" else args.correction,
-            n_resamples=args.n_resamples, n_boot=args.n_boot, ci=args.ci, seed=args.seed,
-            bootstrap=args.bootstrap, threshold=args.threshold, beta=args.beta,
-            zero_division=args.zero_division,
+    if args.command in ("compare", "leaderboard"):
+        shared: dict[str, Any] = dict(
+            by=options["by"], test=args.test, n_resamples=args.n_resamples, n_boot=args.n_boot,
+            ci=args.ci, seed=args.seed, bootstrap=args.bootstrap, threshold=args.threshold,
+            beta=args.beta, zero_division=args.zero_division, **correction_of(args),
         )  # fmt: skip
+        metrics = None if args.metrics is None else split_values([args.metrics])
+        if args.command == "leaderboard":
+            return leaderboard(args.paths, metrics, alpha=args.alpha, **shared)
+        baseline = None if args.all_pairs else baseline_of(args, options["by"])
+        return compare(args.paths, metrics, baseline=baseline, **shared)
     if args.command == "report":
         if args.html is not None:
             raise UsageError("--html reads the data, not state files")

@@ -23,12 +23,13 @@ _SUFFIXES = {".json": "json", ".csv": "csv", ".md": "markdown", ".tex": "latex"}
 
 
 def output_format(args: argparse.Namespace) -> str:
-    """--format, else the --output file's extension (.json, .csv; .md, .tex for compare),
-    else a table."""
+    """--format, else the --output file's extension (.json, .csv; .md, .tex for compare and
+    leaderboard), else a table."""
     if args.format:
         return str(args.format)
     fmt = _SUFFIXES.get(os.path.splitext(args.output or "")[1].lower(), "table")
-    return fmt if args.command == "compare" or fmt in ("json", "csv") else "table"
+    rendered = args.command in ("compare", "leaderboard")
+    return fmt if rendered or fmt in ("json", "csv") else "table"
 
 
 def render(result: pl.DataFrame, fmt: str, grouped: bool) -> str:
@@ -48,10 +49,11 @@ def compared(result: pl.DataFrame, by: Sequence[str]) -> str:
     undefined for some samples leaves them out."""
     totals = (result["wins"] + result["ties"] + result["losses"]).to_list()
     usual = Counter(totals).most_common(1)[0][0]
-    models = result.select(by).n_unique() > 1
+    # Of all pairs, a row names its two models.
+    sides = [by, [f"{b}_other" for b in by]] if "other_value" in result.columns else [by]
+    models = result.select(*(c for side in sides for c in side)).n_unique() > 1
     others = [
-        f"{row['metric']}{' (' + ', '.join(str(row[b]) for b in by) + ')' if models else ''}: "
-        f"{total:,}"
+        f"{row['metric']}{' (' + _pair(row, sides) + ')' if models else ''}: {total:,}"
         for row, total in zip(result.iter_rows(named=True), totals, strict=True)
         if total != usual
     ]
@@ -61,6 +63,11 @@ def compared(result: pl.DataFrame, by: Sequence[str]) -> str:
         f"{counted}. A sample without positives has no lwlrap; with --zero-division nan, a set "
         "metric's 0/0 has no value."
     )
+
+
+def _pair(row: dict[str, object], sides: Sequence[Sequence[str]]) -> str:
+    """A row's model (or, of all pairs, its two models: "A vs B") as the note names it."""
+    return " vs ".join(", ".join(str(row[c]) for c in side) for side in sides)
 
 
 class ProgressLine:

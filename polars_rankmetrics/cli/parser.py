@@ -7,19 +7,30 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import polars_rankmetrics
-from polars_rankmetrics.engines.base import engine_names
+from polars_rankmetrics.cli.option_groups import (
+    TIE_RULES,
+    input_options,
+    overlap_option,
+    positive,
+    resampling_options,
+    run_options,
+    threshold_options,
+    ties_option,
+    trec_options,
+)
 from polars_rankmetrics.engines.sql.export import DIALECTS
 from polars_rankmetrics.inference.corrections import CORRECTIONS
-from polars_rankmetrics.inference.intervals import BOOTSTRAPS, CI_METHODS
+from polars_rankmetrics.inference.intervals import CI_METHODS
 from polars_rankmetrics.inference.paired import TESTS
+from polars_rankmetrics.inference.pairs import MANY_TESTS
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, REGISTRY
 from polars_rankmetrics.report.comparison import FORMATS
-from polars_rankmetrics.states.merge import OVERLAP
 
 # compare's by column when --by is not given: rm.compare's default.
 COMPARE_BY = "model"
 
-# report --trec's by column when --by is not given: the run's tag, as rm.read_trec_run names it.
+# The by column of report, compare and leaderboard with --trec when --by is not given: the
+# run's tag, as rm.read_trec_run names it.
 TREC_BY = "run"
 
 # Where the SQL views and the relations they read are described.
@@ -28,15 +39,13 @@ SQL_ALONE = "see docs/engines.md, SQL alone"
 # The order trec_eval gives documents of equal score (form_res_rels.c, comp_sim_docno).
 TREC_TIES = "by score descending, then by docno descending (as text)"
 
-# The tie rules of --ties (rm.evaluate's ties=), as the line on stderr states them.
-TIE_RULES = {
-    "average": "ties kept: dcg, ndcg and the retrieval keys take their expected value over the "
-    "orders of each tied block, the other keys scikit-learn's tie rules",
-    "trec_eval": "ties broken by score descending, then by label descending (as text), as "
-    "trec_eval",
-}
-
 COMPARE_FORMATS = FORMATS
+
+# compare's and leaderboard's tests: the paired tests, then those built for many systems.
+COMPARE_TESTS = (*TESTS, *MANY_TESTS)
+
+# compare's and leaderboard's metrics with --trec when --metrics is not given: trec_eval's.
+TREC_METRICS = ("AP", "ndcg_cut_10", "P_10")
 
 
 class UsageError(ValueError):
@@ -109,17 +118,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--propensities", metavar="PATH",
         help="label propensities (label, propensity) for psprecision@K and psndcg@K",
     )  # fmt: skip
-    _input_options(ev)
-    _threshold_options(ev)
+    input_options(ev)
+    threshold_options(ev)
     ev.add_argument(
         "--ci", type=float, metavar="LEVEL",
         help="add a bootstrap confidence interval (<key>_lo, <key>_hi) at LEVEL, e.g. 0.95",
     )  # fmt: skip
     ev.add_argument("--ci-method", choices=CI_METHODS, default="percentile")
-    _ties_option(ev)
-    _trec_options(ev)
-    _resampling_options(ev)
-    _overlap_option(ev)
+    ties_option(ev)
+    trec_options(ev)
+    resampling_options(ev)
+    overlap_option(ev)
     st = commands.add_parser(
         "state",
         help="evaluate a partition once into a state file (-o STATE.parquet) that rankmetrics "
@@ -143,40 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
     st.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
     st.add_argument("--propensities", metavar="PATH", help="label propensities (label, propensity)")
-    _input_options(st, formats=("parquet",))
-    _threshold_options(st)
-    cmp = commands.add_parser(
-        "compare",
-        help="compare models with a baseline: deltas with intervals, paired tests, wins/losses",
-    )
-    cmp.add_argument(
-        "--metrics",
-        help="comma-separated metric keys averaged over samples (default: "
-        f"{','.join(DEFAULT_METRICS)}; of state files: every key they hold)",
-    )  # fmt: skip
-    cmp.add_argument(
-        "--baseline", required=True,
-        help="the baseline's value of the --by column (several: VALUE,VALUE in their order)",
-    )  # fmt: skip
-    cmp.add_argument("--test", choices=TESTS, default="permutation")
-    cmp.add_argument(
-        "--correction", choices=[*CORRECTIONS, "none"], default="holm",
-        help="multiple-testing correction over all (model, metric) rows (default: holm)",
-    )  # fmt: skip
-    cmp.add_argument("--n-resamples", type=int, default=10_000, metavar="N")
-    cmp.add_argument("--ci", type=float, default=0.95, metavar="LEVEL")
-    cmp.add_argument(
-        "--alpha", type=float, default=0.05,
-        help="rows whose adjusted p-value is below this are marked significant (default 0.05)",
-    )  # fmt: skip
-    cmp.add_argument("--on-missing", choices=("error", "drop"), default="error")
-    cmp.add_argument("--truth-table", metavar="PATH", help="top-k: the true labels")
-    cmp.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
-    _ties_option(cmp)
-    _trec_options(cmp)
-    _input_options(cmp, formats=COMPARE_FORMATS, by=COMPARE_BY)
-    _threshold_options(cmp)
-    _resampling_options(cmp)
+    input_options(st, formats=("parquet",))
+    threshold_options(st)
+    _systems_parsers(commands)
     report = commands.add_parser(
         "report",
         help="one row per label: support, predicted, precision, recall, F1, average precision, "
@@ -200,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
     report.add_argument(
-        "--k", type=_positive, default=10, help="top-k: the deepest cut-off drawn (default 10)"
+        "--k", type=positive, default=10, help="top-k: the deepest cut-off drawn (default 10)"
     )
     report.add_argument(
         "--trec", action="store_true",
@@ -216,11 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
         "broken by score descending, then label descending as text); the rule used is stated "
         "on stderr and on the page",
     )  # fmt: skip
-    _trec_options(report, html=True)
-    _input_options(report)
-    _threshold_options(report, beta=False)
-    _resampling_options(report)
-    _overlap_option(report)
+    trec_options(report, html=True)
+    input_options(report)
+    threshold_options(report, beta=False)
+    resampling_options(report)
+    overlap_option(report)
     _trec_parser(commands)
     sql_help = (
         "print the SQL views in a dialect (run them after defining rankmetrics_input, "
@@ -266,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the truth (and pred) column is boolean (cast through an integer: PostgreSQL "
         "needs it)",
     )
-    _threshold_options(sql)
+    threshold_options(sql)
     state_sql = sql.add_argument_group(
         "states in SQL", "print the statements of an evaluation state instead (docs/engines.md, "
         "States in SQL)",
@@ -301,6 +279,83 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _systems_parsers(commands: Any) -> None:
+    """``rankmetrics compare`` (with a baseline, or every pair) and ``rankmetrics leaderboard``
+    (every model ranked, with its group letters)."""
+    cmp = commands.add_parser(
+        "compare",
+        help="compare models with a baseline, or every pair of models (--all-pairs): deltas "
+        "with intervals, paired tests, effect sizes, wins/losses",
+    )
+    against = cmp.add_mutually_exclusive_group(required=True)
+    against.add_argument(
+        "--baseline",
+        help="the baseline's value of the --by column (several: VALUE,VALUE in their order)",
+    )
+    against.add_argument(
+        "--all-pairs", action="store_true",
+        help="compare every pair of models (A, B), A before B in sorted order, on the samples "
+        "every model has",
+    )  # fmt: skip
+    _inference_options(cmp, "rows whose adjusted p-value is below this are marked significant")
+    cmp.add_argument(
+        "--ci", type=float, default=0.95, metavar="LEVEL",
+        help="the level of the deltas' intervals (default 0.95)",
+    )  # fmt: skip
+    board = commands.add_parser(
+        "leaderboard",
+        help="rank the models per metric, with intervals and group letters (models sharing a "
+        "letter do not differ significantly)",
+    )
+    _inference_options(board, "two models share a letter where their pair's adjusted p-value "
+                       "is at least this")  # fmt: skip
+    board.add_argument(
+        "--ci", type=float, default=0.95, metavar="LEVEL",
+        help="the level of the values' bootstrap intervals (default 0.95)",
+    )  # fmt: skip
+
+
+def _inference_options(parser: argparse.ArgumentParser, alpha: str) -> None:
+    """What compare and leaderboard share: the metrics, the test and its correction, the
+    input (data, state files, or TREC run files with --trec)."""
+    parser.add_argument(
+        "--metrics",
+        help="comma-separated metric keys averaged over samples (default: "
+        f"{','.join(DEFAULT_METRICS)}; with --trec: {','.join(TREC_METRICS)}; of state files: "
+        "every key they hold)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--test", choices=COMPARE_TESTS, default="permutation",
+        help="the test of each pair (default: permutation); tukey_hsd and randomized_tukey "
+        "read every model at once and go with all pairs",
+    )  # fmt: skip
+    parser.add_argument(
+        "--correction", choices=[*CORRECTIONS, "none"],
+        help="multiple-testing correction over all (model, metric) rows; for tukey_hsd and "
+        "randomized_tukey over the metrics only (default: holm, and none for those two)",
+    )  # fmt: skip
+    parser.add_argument("--n-resamples", type=int, default=10_000, metavar="N")
+    parser.add_argument("--alpha", type=float, default=0.05, help=f"{alpha} (default 0.05)")
+    parser.add_argument("--on-missing", choices=("error", "drop"), default="error")
+    parser.add_argument(
+        "--truth-table", metavar="PATH",
+        help="top-k: the true labels (with --trec: a TREC qrels file)",
+    )  # fmt: skip
+    parser.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
+    parser.add_argument(
+        "--trec", action="store_true",
+        help="the PATHs are TREC run files (qid Q0 docno rank score tag; 50 runs of a track "
+        "against one qrels, say) and --truth-table their qrels file (qid iter docno rel), read "
+        "as rankmetrics trec reads them; --by defaults to run (the run's tag) and --ties to "
+        "trec_eval",
+    )  # fmt: skip
+    ties_option(parser)
+    trec_options(parser)
+    input_options(parser, formats=COMPARE_FORMATS, by=COMPARE_BY)
+    threshold_options(parser)
+    resampling_options(parser)
+
+
 def _trec_parser(commands: Any) -> None:
     """``rankmetrics trec``: trec_eval 10.0's command line, its options' letters and output."""
     te = commands.add_parser(
@@ -331,7 +386,7 @@ def _trec_parser(commands: Any) -> None:
         "the topics of both, where trec_eval 10.0 stops)",
     )  # fmt: skip
     te.add_argument(
-        "-M", dest="max_docs", type=_positive, metavar="N",
+        "-M", dest="max_docs", type=positive, metavar="N",
         help="read the first N documents per topic",
     )  # fmt: skip
     te.add_argument(
@@ -345,139 +400,7 @@ def _trec_parser(commands: Any) -> None:
     te.add_argument(
         "-n", dest="no_summary", action="store_true", help="no summary lines (topic all)"
     )
-    _run_options(te)
-
-
-def _ties_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--ties", choices=list(TIE_RULES),
-        help="how tied scores within a sample are ordered: average (the default of the library's "
-        "keys: no order is chosen; dcg, ndcg and the retrieval keys take their expected value "
-        "over the orders of each tied block, the others scikit-learn's rules) or trec_eval (score "
-        "descending, then label descending as text: the only rule of the TREC keys, P_5, AP, "
-        "nDCG@10, ...); the rule used is stated on stderr",
-    )  # fmt: skip
-
-
-def _trec_options(parser: argparse.ArgumentParser, *, html: bool = False) -> None:
-    """trec_eval's -l, -M, -J and -c, for the TREC keys (of a run against qrels)."""
-    where = "with --html --trec or the TREC keys" if html else "with the TREC keys (P_5, AP, ...)"
-    parser.add_argument(
-        "--relevance-level", type=int, metavar="N",
-        help=f"{where}: a relevance at least N is relevant (trec_eval's -l; default 1)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--max-docs", type=_positive, metavar="N",
-        help=f"{where}: read the first N documents per topic (trec_eval's -M)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--judged-only", action="store_true",
-        help=f"{where}: remove the documents the qrels do not judge first (trec_eval's -J)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--complete", action="store_true",
-        help=f"{where}: every topic of the qrels counts, one missing from a run scoring 0 "
-        "(trec_eval's -c)",
-    )  # fmt: skip
-
-
-def _overlap_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--overlap", choices=OVERLAP, default="error",
-        help="of state files: refuse (error) or merge with a warning (warn) states that share "
-        "samples (default: error)",
-    )  # fmt: skip
-
-
-def _resampling_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--n-boot", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    parser.add_argument(
-        "--bootstrap", choices=BOOTSTRAPS, default="multinomial",
-        help="how the resampling draws the samples: multinomial (default), or poisson (by "
-        "hashed units of samples: the draws that merge across partitions and states)",
-    )  # fmt: skip
-
-
-def _input_options(
-    parser: argparse.ArgumentParser,
-    formats: Sequence[str] = ("table", "json", "csv"),
-    by: str | None = None,
-) -> None:
-    """What ``evaluate``, ``compare`` and ``report`` share: the input, its columns, the engine,
-    the output. ``by``: the default ``--by`` column (``compare``'s, as in Python)."""
-    parser.add_argument(
-        "paths", nargs="+", metavar="PATH",
-        help="Parquet, CSV or NDJSON file (by extension), glob, or directory (hive partitions too)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--by", action="append", default=[],
-        help="group column(s), comma-separated or repeated"
-        + ("" if by is None else f" (default: {by}, the column naming the model)"),
-    )  # fmt: skip
-    parser.add_argument(
-        "--format", choices=formats,
-        help="output format (default: from the --output file's extension, else table)"
-        if len(formats) > 1 else f"the output's format: {formats[0]}, the only one",
-    )  # fmt: skip
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the result to FILE")
-    for name in ("sample", "label", "score", "truth"):
-        parser.add_argument(f"--{name}", default=name, help=f"{name} column (default: %(default)s)")
-    parser.add_argument("--weight", help="sample weight column")
-    _run_options(parser)
-
-
-def _run_options(parser: argparse.ArgumentParser) -> None:
-    """How a command runs: the engine, its memory and temporary files, the progress line."""
-    parser.add_argument("--engine", choices=engine_names(), default="polars")
-    parser.add_argument(
-        "--memory-limit",
-        metavar="SIZE",
-        help="keep the process under SIZE (e.g. 1GB): DuckDB spills, Polars works in buckets",
-    )
-    parser.add_argument(
-        "--temp-dir",
-        metavar="DIR",
-        help="where spill and bucket files go, in a directory of their own removed afterwards "
-        "(default: the system's temporary directory)",
-    )
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-
-
-def _threshold_options(parser: argparse.ArgumentParser, *, beta: bool = True) -> None:
-    parser.add_argument("--pred", help="decision column (bool or 0/1) for the threshold metrics")
-    parser.add_argument(
-        "--threshold", type=float, default=0.5,
-        help="without --pred, a label is predicted when its score is at least this (default 0.5)",
-    )  # fmt: skip
-    if beta:
-        parser.add_argument("--beta", type=float, default=1.0, help="F-beta's beta (default 1)")
-    parser.add_argument(
-        "--zero-division", default="warn", type=_zero_division,
-        help="value of a 0/0 precision, recall, F or Jaccard: warn (0, and a warning where one "
-        "happens), 0, 1 or nan (default warn)",
-    )  # fmt: skip
-
-
-def _zero_division(text: str) -> float | str:
-    if text.strip().lower() == "warn":
-        return "warn"
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not warn, 0, 1 or nan: {text!r}") from None
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
-    return value
+    run_options(te)
 
 
 def check_lists(args: argparse.Namespace) -> None:

@@ -106,3 +106,56 @@ def differences(
     names."""
     deltas = (values - baseline).fill_nan(0.0).to_numpy()
     return [str(v) for v in labels.to_list()], deltas
+
+
+@dataclass(frozen=True)
+class Means:
+    """One metric's row of a leaderboard per model, best first (by ``rank``, ties by name): the
+    models' ``names``, their ``value`` and its interval (``lo``, ``hi``: NaN where the
+    leaderboard has none) and their ``group`` letters."""
+
+    names: list[str]
+    value: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    group: list[str]
+
+    @classmethod
+    def of(cls, leaderboard: pl.DataFrame, metric: str, by: Sequence[str]) -> Means:
+        """From :func:`~polars_rankmetrics.leaderboard`'s table, whose ``by`` columns name the
+        models."""
+        rows = leaderboard.filter(pl.col("metric") == metric).to_dicts()
+        rows.sort(key=lambda r: (r["rank"] is None, r["rank"], _name(r, by)))
+        column = {
+            c: np.array([np.nan if r.get(c) is None else r[c] for r in rows], dtype=float)
+            for c in ("value", "value_lo", "value_hi")
+        }
+        return cls(
+            names=[_name(r, by) for r in rows],
+            value=column["value"],
+            lo=column["value_lo"],
+            hi=column["value_hi"],
+            group=[str(r["group"] or "") for r in rows],
+        )
+
+
+def p_value_matrix(
+    pairs: pl.DataFrame, metric: str, by: Sequence[str], names: Sequence[str]
+) -> np.ndarray:
+    """The pairs' adjusted p-values of one metric as a square matrix over ``names`` (the
+    models, named by their ``by`` values joined by ", "): cell (i, j) and (j, i) hold the
+    ``p_adjusted`` of the pair of models i and j in an all-pairs comparison (``pairs``, whose
+    other model is in ``<by>_other``); the diagonal, and a pair the comparison lacks, NaN."""
+    index = {name: i for i, name in enumerate(names)}
+    matrix = np.full((len(names), len(names)), np.nan)
+    others = [f"{b}_other" for b in by]
+    for row in pairs.filter(pl.col("metric") == metric).iter_rows(named=True):
+        i, j = index.get(_name(row, by)), index.get(_name(row, others))
+        if i is not None and j is not None:
+            p = np.nan if row["p_adjusted"] is None else row["p_adjusted"]
+            matrix[i, j] = matrix[j, i] = p
+    return matrix
+
+
+def _name(row: Mapping[str, Any], by: Sequence[str]) -> str:
+    return ", ".join(str(row[b]) for b in by)

@@ -224,3 +224,67 @@ def reliability(lines: Sequence[tuple[str, Any]], *, title: str) -> str:
         bottom.set_ylabel("cells (weighted)")
         bottom.legend(fontsize=7)
         return _svg(figure)
+
+
+def means(points: Any, *, title: str, xlabel: str) -> str:
+    """One metric's models, best at the top (:class:`~.chart_data.Means`): each value a dot,
+    its interval a bar, its group letters beside it."""
+    count = len(points.names)
+    with _figure(5.0, max(1.6, 0.28 * count + 0.9)) as (figure, axes):
+        ax = axes[0][0]
+        y = np.arange(count)[::-1]
+        low = np.where(np.isnan(points.lo), points.value, points.lo)
+        high = np.where(np.isnan(points.hi), points.value, points.hi)
+        spread = np.abs(np.vstack([points.value - low, high - points.value]))
+        ax.errorbar(points.value, y, xerr=spread, fmt="o", markersize=4, color=COLOURS[0],
+                    ecolor="#777777", capsize=2)  # fmt: skip
+        for yi, x, letters in zip(y, high, points.group, strict=True):
+            ax.annotate(letters, (x, yi), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=7)  # fmt: skip
+        ax.set_yticks(y, points.names, fontsize=7 if count > 15 else 9)
+        ax.set_ylim(-0.7, count - 0.3)
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        return _svg(figure)
+
+
+# Up to this many models the heat map prints each pair's p-value in its cell.
+ANNOTATED_MODELS = 15
+
+
+def heat_map(names: Sequence[str], matrix: np.ndarray, *, title: str, alpha: float) -> str:
+    """The pairs' p-values as a heat map (rows and columns the models, in ``names``' order),
+    coloured on a log scale from 1e-4 (dark) to 1 (light); with at most
+    :data:`ANNOTATED_MODELS` models each cell prints its p-value, in bold below ``alpha``."""
+    from matplotlib.colors import LogNorm
+
+    count = len(names)
+    side = max(3.0, 0.32 * count + 1.6)
+    with _figure(side + 0.8, side) as (figure, axes):
+        ax = axes[0][0]
+        shown = np.clip(matrix, 1e-4, 1.0)
+        image = ax.imshow(shown, cmap="viridis", norm=LogNorm(vmin=1e-4, vmax=1.0))
+        size = 7 if count > 15 else 9
+        ax.set_xticks(np.arange(count), names, rotation=90, fontsize=size)
+        ax.set_yticks(np.arange(count), names, fontsize=size)
+        if count <= ANNOTATED_MODELS:
+            for i in range(count):
+                for j in range(count):
+                    p = matrix[i, j]
+                    if np.isnan(p):
+                        continue
+                    ax.text(j, i, _p_text(p), ha="center", va="center", fontsize=6,
+                            fontweight="bold" if p < alpha else "normal",
+                            color="white" if p < 0.01 else "black")  # fmt: skip
+        bar = figure.colorbar(image, ax=ax, label="adjusted p")
+        # Plain tick labels: the log scale's own are mathtext, slow to lay out.
+        ticks = [1e-4, 1e-3, 1e-2, alpha, 1.0]
+        bar.set_ticks(ticks, labels=[_p_text(t) for t in ticks])
+        bar.minorticks_off()
+        ax.set_title(title)
+        return _svg(figure)
+
+
+def _p_text(p: float) -> str:
+    """A p-value as the heat map's cells print it."""
+    return f"{p:.0e}" if p < 1e-3 else f"{p:.3f}"

@@ -14,7 +14,10 @@ summary gains ``log_loss_macro``, ``brier_macro`` and ``ece_micro``, the per-lab
 ``log_loss``, ``brier`` and ``ece`` (:func:`~polars_rankmetrics.label_report`), and the page a
 reliability diagram per model (every label's cells pooled, 15 equal-width bins: the bins of
 ``ece_micro``), with the cells in each bin. A table with any score outside [0, 1] (logits,
-ranks) has none of these. Each chart's numbers are computed first (:mod:`.chart_data`), then
+ranks) has none of these. Of more than two models the page also holds a systems section
+(:mod:`.systems`): their leaderboard, with the letters of the groups that do not differ
+significantly, each metric's values sorted with their intervals, and the pairs' p-values as a
+heat map. Each chart's numbers are computed first (:mod:`.chart_data`), then
 drawn as inline SVG (:mod:`.charts`); the table's sorting is a few lines of inline script: the
 page requests nothing from any network.
 """
@@ -56,8 +59,9 @@ from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
 from polars_rankmetrics.metrics.undefined import gathered
 from polars_rankmetrics.options import Options, Run, documented
 from polars_rankmetrics.outputs import write_text
-from polars_rankmetrics.report import chart_data, charts
+from polars_rankmetrics.report import chart_data, charts, systems
 from polars_rankmetrics.report.labels import LABEL_TABLES, label_table, reads_probabilities
+from polars_rankmetrics.report.systems import Systems
 
 # The summary of a dense table: keys averaged over samples (intervals and tests apply), then
 # keys averaged over labels.
@@ -118,13 +122,17 @@ class Report:
     ``summary``: one row per ``by`` value, a column per metric (with ``_lo`` and ``_hi`` under
     ``ci``); ``labels``: the per-label table of :func:`~polars_rankmetrics.label_report` (None
     for a top-k table); ``comparison``: :func:`~polars_rankmetrics.compare`'s table against the
-    baseline (None without one); ``html``: the page.
+    baseline (None without one); ``html``: the page; of more than two models, ``leaderboard``
+    and ``pairs``: the systems section's tables (:func:`~polars_rankmetrics.leaderboard`'s, and
+    :func:`~polars_rankmetrics.compare`'s of every pair; None otherwise).
     """
 
     summary: pl.DataFrame
     labels: pl.DataFrame | None
     comparison: pl.DataFrame | None
     html: str
+    leaderboard: pl.DataFrame | None = None
+    pairs: pl.DataFrame | None = None
 
     def _repr_html_(self) -> str:
         return self.html
@@ -388,11 +396,18 @@ def _report(
                 baseline=base, test="permutation", correction="holm", n_resamples=10_000,
                 n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
             )  # fmt: skip
+        many = None
+        if len(groups) > 2:
+            many = Systems.of(groups, by_types, inner, shape.shown, summary, ci=ci,
+                              n_boot=n_boot, seed=seed, bootstrap=bootstrap)  # fmt: skip
+            many = many.restored(inner)
     names = _model_names(summary, inner)
     page = _Page(title, names, inner)
     page.summary(inner.restored(summary), shape.shown, label_keys, ci, shape.ties)
     if comparison is not None:
         page.comparison(inner.restored(comparison))
+    if many is not None:
+        page.section(systems.HEADING, systems.body(many, cols.by), systems.note(many, ci))
     if labels is not None and counts is not None:
         page.curves(counts, group, labels, base)
         page.label_table(inner.restored(labels))
@@ -415,6 +430,8 @@ def _report(
         None if labels is None else inner.restored(labels),
         None if comparison is None else inner.restored(comparison),
         page.render(),
+        None if many is None else many.leaderboard,
+        None if many is None else many.pairs,
     )
 
 
