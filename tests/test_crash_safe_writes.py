@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import errno
 import html.parser
-import stat
 import io
 import json
 import os
 import random
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time

@@ -11,7 +11,8 @@ no engine of ours but the other engine; where both evaluate, the numbers are als
 Polars engine on the table as a DataFrame (every source holds the same table).
 
 The CSV dialect's corners and the Parquet types an engine might read another way are fixed
-cases below (the issue's six among them), each with the one behaviour every engine must have.
+cases below (spaces around a number, escaped quotes and spaces in a header, truth written t/f,
+Duration and Time scores among them), each with the one behaviour every engine must have.
 Spark evaluates a fixed sample of them.
 """
 
@@ -181,7 +182,7 @@ def assert_agree(first: Outcome, second: Outcome) -> None:
                            abs_tol=1e-9)  # fmt: skip
 
 
-# The budget: about 6 s a family on one core.
+# Few examples a family: the suite's time budget, shared by every family and source kind.
 FUZZ = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -207,7 +208,7 @@ def test_engines_agree_on_random_tables(family, drawn, kind):
 CLEAN_CSV = "sample,label,score,truth\n1,a,0.9,1\n1,b,0.2,0\n2,a,0.3,0\n2,b,0.8,1\n"
 NOT_NUMERIC = "column 'score' must be numeric, not String"
 CSV_CASES = {
-    # The issue's four CSV cases (and the Parquet Duration below).
+    # Cells and header names an engine might read as another does: refused the same way.
     "a number with spaces around it": (CLEAN_CSV.replace(",0.9,", ", 0.9 ,"), NOT_NUMERIC),
     "a header's escaped quote": (
         CLEAN_CSV.replace("score", '"sc""ore"', 1),
@@ -403,7 +404,8 @@ def test_engines_read_a_file_the_same_way(case, tmp_path):
 
 
 # Spark reads CSV files through Polars and Parquet files itself: a CSV case, the Parquet types
-# it would read as others, and one it reads as the others do. (A Spark evaluation costs seconds.)
+# it would read as others, and one it reads as the others do: a sample, as each Spark evaluation
+# is slow beside the other engines'.
 SPARK_CASES = [
     "a number with spaces around it",
     "a Duration score",
