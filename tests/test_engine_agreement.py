@@ -496,3 +496,42 @@ def test_a_line_of_commas_inside_a_quoted_field_is_no_empty_record(engine, tmp_p
     path.write_text(CLEAN_CSV.replace(",a,", ',"a\n,,,\nz",'))
     assert_frame_equal(rm.evaluate(str(path), DIALECT_METRICS, engine=engine), clean(),
                        check_exact=False, rel_tol=1e-9)  # fmt: skip
+
+
+def test_spark_checks_its_own_types_where_polars_cannot_read_the_path(spark, tmp_path, monkeypatch):
+    """Parquet files on a filesystem Polars cannot read (``hdfs://``) are read by Spark alone,
+    and Spark's types are checked as Polars checks its own: an interval score is refused in
+    the Polars engine's words, a Time column (which Spark cannot read) naming the files, and a
+    clean file evaluates as on Polars. The test's HDFS
+    is a local folder behind Spark's Parquet reader."""
+    from pyspark.sql.readwriter import DataFrameReader
+
+    read_parquet = DataFrameReader.parquet
+    local = {f"hdfs://namenode/{case}.parquet": case for case in ("clean", "time", "interval")}
+
+    def hdfs(reader, *paths):
+        cases = [local[path] for path in paths]
+        found = read_parquet(reader, *(str(tmp_path / f"{case}.parquet") for case in cases))
+        if cases == ["interval"]:  # Parquet holds no interval: Spark makes one
+            return found.selectExpr("sample", "label", "make_dt_interval(0, 0, 0, score) AS score",
+                                    "truth")  # fmt: skip
+        return found
+
+    pl.read_csv(CLEAN_CSV.encode()).write_parquet(tmp_path / "clean.parquet")
+    pl.read_csv(CLEAN_CSV.encode()).write_parquet(tmp_path / "interval.parquet")
+    pq.write_table(PARQUET_CASES["a Time score"][0](), tmp_path / "time.parquet")
+    monkeypatch.setattr(DataFrameReader, "parquet", hdfs)
+    assert_frame_equal(
+        rm.evaluate("hdfs://namenode/clean.parquet", DIALECT_METRICS, engine="spark"), clean(),
+        check_exact=False, rel_tol=1e-9,
+    )  # fmt: skip
+    with pytest.raises(ValueError) as raised:
+        rm.evaluate("hdfs://namenode/interval.parquet", DIALECT_METRICS, engine="spark")
+    assert str(raised.value).startswith("column 'score' must be numeric, not Duration")
+    # Spark reads no Time column at all: the files are named, not the column.
+    with pytest.raises(ValueError) as raised:
+        rm.evaluate("hdfs://namenode/time.parquet", DIALECT_METRICS, engine="spark")
+    assert str(raised.value).startswith(
+        "the Parquet files 'hdfs://namenode/time.parquet' hold a Time column, which Spark does "
+        "not read (a score, truth or weight must be numeric, not Time)"
+    )

@@ -102,6 +102,22 @@ def is_url(path: str) -> bool:
     return re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", path) is not None
 
 
+# The URL schemes of the object stores and web servers Polars reads (its cloud storage: S3,
+# Google Cloud Storage, Azure, Hugging Face, HTTP). A scheme of another filesystem (hdfs://,
+# viewfs://, dbfs:/) is for an engine that reads it itself, such as Spark through Hadoop.
+_POLARS_SCHEMES = frozenset({
+    "s3", "s3a", "gs", "gcs", "gcp", "az", "azure", "abfs", "abfss", "adl", "hf", "http", "https",
+})  # fmt: skip
+
+
+def polars_reads(path: str) -> bool:
+    """Whether Polars can read ``path``: a local path, or a URL of a scheme its cloud storage
+    knows (``s3://``, ``gs://``, ``az://``, ``https://``, ...)."""
+    if not is_url(path):
+        return True
+    return path.split("://", 1)[0].lower() in _POLARS_SCHEMES
+
+
 ACCEPTED = (
     "a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table, RecordBatchReader or "
     "Dataset, a DuckDB relation, any object with the Arrow stream interface "
