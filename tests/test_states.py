@@ -19,6 +19,7 @@ from polars.testing import assert_frame_equal
 from strategies import long_tables
 
 import polars_rankmetrics as rm
+from polars_rankmetrics.outputs import TEMPORARY_MARK
 from polars_rankmetrics.states import format as fmt
 
 RANKING = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg", "dcg@3"]
@@ -166,6 +167,24 @@ def test_states_read_from_files_and_globs_and_lazy_frames(daily, tmp_path):
     ):
         assert_frame_equal(rm.finalize(states, by="model"), expected, check_exact=False,
                            rel_tol=1e-12)  # fmt: skip
+
+
+def test_a_folder_of_states_is_read_without_a_leftover_temporary_file(daily, tmp_path):
+    """A writer killed mid-write leaves ``.NAME.tmp-XXXXXXXX`` (part of a Parquet file): a
+    folder of states is its ``*.parquet`` files, that one excluded, from Python and the command."""
+    keys = ["lrap", "f1_micro"]
+    for day, part in daily.partition_by("day", as_dict=True).items():
+        rm.state(part, keys, by="model", zero_division=0, path=tmp_path / f"day-{day[0]}.parquet")
+    whole = (tmp_path / "day-0.parquet").read_bytes()
+    (tmp_path / f".day-9.parquet{TEMPORARY_MARK}0badc0de").write_bytes(whole[: len(whole) // 2])
+    expected = rm.evaluate(daily, keys, by="model", zero_division=0)
+    for folder in (tmp_path, str(tmp_path)):
+        assert_frame_equal(rm.finalize(folder, by="model"), expected, check_exact=False,
+                           rel_tol=1e-12)  # fmt: skip
+    done = _command("evaluate", ".", "--by", "model", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert_frame_equal(pl.DataFrame(json.loads(done.stdout)), expected, check_exact=False,
+                       rel_tol=1e-12)  # fmt: skip
 
 
 def test_the_size_of_a_state_does_not_grow_with_the_samples():

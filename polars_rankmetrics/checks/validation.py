@@ -23,6 +23,7 @@ from typing import Literal
 
 import polars as pl
 
+from polars_rankmetrics.checks.types import is_exact_in_float64, raise_empty, ruled_out
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.ranks import ordered_by, starts_run
 from polars_rankmetrics.metrics.registry import MetricKey, min_labels
@@ -32,113 +33,6 @@ from polars_rankmetrics.metrics.retrieval import PROPENSITY
 # streaming engine; "in-memory" for a small table held in memory, see
 # :data:`polars_rankmetrics.engines.polars.IN_MEMORY_ROWS`).
 Collector = Literal["auto", "in-memory"]
-
-
-def check_schema(
-    schema: pl.Schema, cols: Columns, count_rows: Callable[[], int] | None = None
-) -> None:
-    """Every column exists; score, truth and weight are numeric (truth may be bool).
-
-    A table without rows whose schema fails (``count_rows`` tells) is refused as empty: a CSV
-    file's header alone types every column as text, and an empty NDJSON file has no columns.
-    """
-    try:
-        _check_columns(schema, cols)
-    except ValueError:
-        if count_rows is not None and count_rows() == 0:
-            raise_empty()
-        raise
-
-
-def _check_columns(schema: pl.Schema, cols: Columns) -> None:
-    missing = [name for name in cols.required if name not in schema]
-    if missing:
-        raise ValueError(
-            f"column {missing[0]!r} not found; the table has columns {_listed(schema.names())}"
-            + _other_shapes(schema, cols)
-        )
-    check_objects(schema, cols)
-    check_wide_integers(schema, cols)
-    for key in (cols.sample, cols.label):
-        if isinstance(schema[key], pl.List | pl.Array | pl.Struct):
-            raise ValueError(
-                f"column {key!r} holds {schema[key]} values, which are not ids: a sample or "
-                "label column holds one value per row (a string or a number), as explode() or "
-                "unnest() give them"
-            )
-    numeric = {"score": cols.score, "weight": cols.weight}
-    bool_or_numeric = {"truth": cols.truth, "pred": cols.pred}
-    for role, name in (numeric | bool_or_numeric).items():
-        dtype = schema[name] if name is not None else None
-        if dtype is None or dtype.is_numeric() or (role in bool_or_numeric and dtype == pl.Boolean):
-            continue
-        raise_column_type(name, role, dtype)  # type: ignore[arg-type]
-
-
-def check_objects(schema: Mapping[str, pl.DataType], cols: Columns) -> None:
-    """Refuse a column the evaluation reads that holds Python objects (``pl.Object``): an engine
-    would read the objects' addresses, not their values (DuckDB reads a frame's through Arrow,
-    as bytes, so it is asked of the frame's own schema before the frame is registered)."""
-    for name in cols.required:
-        if schema.get(name) == pl.Object:
-            raise ValueError(
-                f"column {name!r} holds Python objects (Object), which no engine reads by "
-                "value: convert it to a column of values first (strings, numbers)"
-            )
-
-
-def check_wide_integers(schema: Mapping[str, pl.DataType], cols: Columns) -> None:
-    """Refuse a column the evaluation reads that holds 128-bit integers: Arrow has no such
-    type, so an engine that reads frames through Arrow (DuckDB, Spark) cannot read them, and
-    neither can a Parquet reader other than Polars (a CSV number past 64 bits is one too)."""
-    for name in cols.required:
-        dtype = schema.get(name)
-        if dtype in (pl.Int128, pl.UInt128):
-            raise ValueError(
-                f"column {name!r} holds {dtype} values, which not every engine reads (Arrow has "
-                f"no 128-bit integers): cast it first, e.g. pl.col({name!r}).cast(pl.Float64), "
-                "or to Int64 for ids"
-            )
-
-
-def raise_column_type(name: str, role: str, dtype: object) -> None:
-    """Refuse the ``role`` column ``name`` for its type ``dtype``, saying how to cast it or name
-    another column."""
-    wanted = {"score": "numeric", "weight": "numeric", "truth": "bool or numeric",
-              "pred": "bool or 0/1"}[role]  # fmt: skip
-    named = f"column {name!r}" if name == role else f"column {name!r} ({role})"
-    raise ValueError(
-        f"{named} must be {wanted}, not {dtype}: cast it first, e.g. "
-        f"pl.col({name!r}).cast(pl.Float64), or name the {role} column with {role}= "
-        f"(--{role} on the command line)"
-    )
-
-
-_SHOWN_COLUMNS = 10
-
-
-def _listed(names: Sequence[str]) -> str:
-    """Column names for a message: the first ten of a wide table, and the count."""
-    if len(names) <= _SHOWN_COLUMNS:
-        return str(list(names))
-    shown = ", ".join(repr(name) for name in names[:_SHOWN_COLUMNS])
-    return f"[{shown}, ...] ({len(names)} columns)"
-
-
-def _other_shapes(schema: pl.Schema, cols: Columns) -> str:
-    """A hint for a table of another shape than the long one: a wide table (a column per label,
-    no label column) or one row per sample holding lists."""
-    if any(isinstance(dtype, pl.List | pl.Array) for dtype in schema.dtypes()):
-        return (
-            "; a table of one row per sample holding lists of labels and scores is converted "
-            "with rm.from_lists"
-        )
-    if cols.label not in schema:
-        return (
-            "; the long table has one row per (sample, label): a wide table (one column per "
-            "label) or a matrix is converted with rm.from_dense(y_true, y_score)"
-        )
-    return ""
 
 
 def check_result_names(cols: Columns, results: Sequence[str]) -> None:
@@ -230,10 +124,6 @@ def raise_row_problem(message: str, where: Mapping[str, object]) -> None:
     raise ValueError(f"{message} (at {describe(where)})")
 
 
-def raise_empty() -> None:
-    raise ValueError("the table is empty: there is no row to evaluate")
-
-
 def raise_repeated_label(cols: Columns, label: object, where: Mapping[str, object]) -> None:
     raise ValueError(
         f"column {cols.label!r} repeats label {label!r} within one sample ({describe(where)}); "
@@ -295,30 +185,6 @@ def _group_exprs(cols: Columns) -> list[pl.Expr]:
     return [pl.col(b) for b in cols.by] or [pl.lit(0).alias(GROUP)]
 
 
-def _is_exact_in_float64(score: pl.Expr, dtype: pl.DataType) -> pl.Expr:
-    """Whether an integer or decimal score survives the round trip through Float64, which every
-    engine ranks by; a value that does not could tie with a neighbour on one engine only.
-    (Distinct values that all survive stay distinct and in order as floats.)"""
-    return score.cast(pl.Float64).cast(dtype, strict=False).eq_missing(score)
-
-
-def ruled_out(schema: pl.Schema, cols: Columns) -> set[str]:
-    """The row problems that the column types of ``schema`` rule out, which no engine spends a
-    pass on: a NaN in a column that is not a float, a truth value outside {0, 1} (or negative)
-    in a boolean column, a pred value outside {0, 1} in a boolean column."""
-    truth_type = schema[cols.truth]
-    ruled = set()
-    if not schema[cols.score].is_float():
-        ruled.add("nan_score")
-    if not truth_type.is_float():
-        ruled.add("nan_truth")
-    if truth_type == pl.Boolean:
-        ruled |= {"non_binary_truth", "negative_truth"}
-    if cols.pred is not None and schema[cols.pred] == pl.Boolean:
-        ruled.add("non_binary_pred")
-    return ruled
-
-
 def _row_conditions(
     schema: pl.Schema, cols: Columns, keys: Sequence[MetricKey]
 ) -> dict[str, pl.Expr]:
@@ -344,7 +210,7 @@ def _row_conditions(
         "score_outside_unit": (score < 0) | (score > 1) if probabilities else never,
         "inexact_score": (
             never if score_type.is_float() or score_type == pl.Boolean
-            else score.is_not_null() & ~_is_exact_in_float64(score, score_type)
+            else score.is_not_null() & ~is_exact_in_float64(score, score_type)
         ),  # fmt: skip
         "null_truth": truth.is_null(),
         "nan_truth": ~truth.is_finite(),

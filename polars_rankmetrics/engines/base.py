@@ -149,7 +149,7 @@ class Engine(Protocol):
         driver classifies each input once and hands it on; ``Source.of`` keeps it as it is,
         and classifies anything else a caller of the engine itself passes), those of its ``by``
         columns it has renamed as ``cols`` names them inside. The session's ``schema`` is then
-        checked once, by the caller (:func:`~polars_rankmetrics.checks.validation.check_schema`),
+        checked once, by the caller (:func:`~polars_rankmetrics.checks.types.check_schema`),
         before any other query: an engine defines what reads the columns (views) on its first
         query. Closing the session releases everything it holds."""
         ...

@@ -526,7 +526,7 @@ class PolarsEngine:
 def lazy_inside(data: Source | Any, cols: Columns) -> pl.LazyFrame:
     """``data`` (a :class:`Source`, or anything it accepts) as a LazyFrame, those of its ``by``
     columns it has renamed as ``cols`` names them inside (:meth:`.Columns.inside`); its schema
-    is the caller's to check (:func:`~polars_rankmetrics.checks.validation.check_schema`: a
+    is the caller's to check (:func:`~polars_rankmetrics.checks.types.check_schema`: a
     missing column is refused under the user's name)."""
     lf = Source.of(data).lazy()
     return lf.rename(dict(cols.aliases), strict=False) if cols.aliases else lf

@@ -25,13 +25,13 @@ import polars as pl
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from polars_rankmetrics.checks import validation
+from polars_rankmetrics.checks import types
 from polars_rankmetrics.engines.base import Settings
 from polars_rankmetrics.engines.memory import ENGINE_SHARE
 from polars_rankmetrics.engines.sql.export import TREC_INPUTS, view_names
 from polars_rankmetrics.engines.sql.session import SQLSession
 from polars_rankmetrics.inputs.columns import Columns
-from polars_rankmetrics.inputs.sources import Source
+from polars_rankmetrics.inputs.sources import Source, polars_reads
 from polars_rankmetrics.metrics.registry import MetricKey
 
 _INPUT_VIEWS = (
@@ -92,10 +92,14 @@ def _source(source: Source, cols: Columns) -> DataFrame:
     the server and its executors, not on the client); anything else is read into memory, its
     types checked, and handed over as Arrow (through Spark Connect, sent to the server).
 
-    CSV files are read by Polars (:func:`~polars_rankmetrics.inputs.sources.csv_schema`), as on
-    every engine: Spark's reader infers dates and takes a number with spaces around it for a
+    CSV files are read by Polars on the driver
+    (:func:`~polars_rankmetrics.inputs.sources.csv_schema`), as on every engine, and handed
+    over as Arrow: Spark's reader infers dates and takes a number with spaces around it for a
     number. A Parquet file's Arrow types are checked first, as the Polars engine checks them
-    (Spark reads a Duration as a number)."""
+    (Spark reads a Duration as a number), where Polars reads the files (local, or an object
+    store: :func:`~polars_rankmetrics.inputs.sources.polars_reads`); elsewhere (``hdfs://``)
+    Spark's own types are checked: an interval (Arrow's Duration) is refused as Polars refuses
+    it, and a Time column, which Spark cannot read, is refused naming the files."""
     if source.kind == "spark":
         return source.data  # type: ignore[return-value]
     session = local_session()
@@ -105,16 +109,27 @@ def _source(source: Source, cols: Columns) -> DataFrame:
         frame = source.in_memory()
         # The frame's own types checked as the Polars engine checks them: Arrow carries some
         # to Spark as others (Duration as an interval), and 128-bit integers not at all.
-        validation.check_schema(frame.schema, cols.in_source(), lambda: frame.height)
+        types.check_frame(frame, cols)
         return session.createDataFrame(frame.to_arrow())
     files = source.files
     if files.format == "ndjson":
         return session.read.json(files.paths)
-    scan = source.lazy()
-    validation.check_schema(
-        scan.collect_schema(), cols.in_source(), lambda: int(scan.select(pl.len()).collect().item())
-    )
-    return session.read.parquet(*files.paths)
+    if all(polars_reads(path) for path in files.paths):
+        types.check_frame(source.lazy(), cols)
+        return session.read.parquet(*files.paths)
+    try:
+        read = session.read.parquet(*files.paths)
+    except PySparkException as error:
+        if error.getCondition() != "UNSUPPORTED_TIME_TYPE":
+            raise
+        raise ValueError(
+            f"the Parquet files {files.paths[0]!r}{' ...' if len(files.paths) > 1 else ''} hold a "
+            "Time column, which Spark does not read (a score, truth or weight must be numeric, "
+            "not Time): cast it first, or drop it"
+        ) from None
+    spark_types = pl.from_arrow(read.limit(0).toArrow()).schema  # type: ignore[union-attr]
+    types.check_schema(spark_types, cols.in_source(), read.count)
+    return read
 
 
 def _is_table(session: SparkSession, name: str) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.checks import validation
+from polars_rankmetrics.checks import types, validation
 from polars_rankmetrics.engines.memory import write_buckets
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import to_lazy
@@ -77,7 +77,7 @@ def _check_schema(
     them is empty (an empty NDJSON file has no columns)."""
     missing = [name for name in names if name not in schema]
     if missing and lf is not None and lf.select(pl.len()).collect().item() == 0:
-        validation.raise_empty()
+        types.raise_empty()
     if missing:
         raise ValueError(
             f"column {missing[0]!r} not found in the {table}; it has columns {list(schema.names())}"

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.inputs.sources import Files, Source, is_paths, is_url
+from polars_rankmetrics.inputs.sources import Files, Source, is_paths, is_url, open_text
 
 # How the engines word a full disk: Polars and DuckDB pass the OS error on ("os error 28",
 # "errno":"28"). DuckDB says it "failed to offload" a block when its spill files reach
@@ -129,25 +129,10 @@ def _parquet(path: Path) -> str | None:
     return None
 
 
-def _open_text(path: Path) -> Any:
-    """A text file, read through gzip where its name ends in .gz."""
-    if path.suffix == ".gz":
-        import gzip
-
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return path.open(encoding="utf-8", newline="")
-
-
-def csv_header(path: str | Path) -> list[str]:
-    """The fields of a CSV file's first record."""
-    with _open_text(Path(path)) as text:
-        return next(csv.reader(text), [])
-
-
 def _csv(path: Path) -> str | None:
     """The first record whose field count differs from the header's (Polars' dialect: comma,
     double quotes); its line is where the record starts."""
-    with _open_text(path) as text:
+    with open_text(path) as text:
         reader = csv.reader(text, strict=True)
         try:
             header = next(reader, None)
@@ -167,7 +152,7 @@ def _csv(path: Path) -> str | None:
 
 
 def _ndjson(path: Path) -> str | None:
-    with _open_text(path) as text:
+    with open_text(path, encoding="utf-8") as text:
         for number, line in enumerate(text, start=1):
             if not line.strip():
                 continue

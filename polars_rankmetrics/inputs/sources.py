@@ -102,6 +102,22 @@ def is_url(path: str) -> bool:
     return re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", path) is not None
 
 
+# The URL schemes of the object stores and web servers Polars reads (its cloud storage: S3,
+# Google Cloud Storage, Azure, Hugging Face, HTTP). A scheme of another filesystem (hdfs://,
+# viewfs://, dbfs:/) is for an engine that reads it itself, such as Spark through Hadoop.
+_POLARS_SCHEMES = frozenset({
+    "s3", "s3a", "gs", "gcs", "gcp", "az", "azure", "abfs", "abfss", "adl", "hf", "http", "https",
+})  # fmt: skip
+
+
+def polars_reads(path: str) -> bool:
+    """Whether Polars can read ``path``: a local path, or a URL of a scheme its cloud storage
+    knows (``s3://``, ``gs://``, ``az://``, ``https://``, ...)."""
+    if not is_url(path):
+        return True
+    return path.split("://", 1)[0].lower() in _POLARS_SCHEMES
+
+
 ACCEPTED = (
     "a polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table, RecordBatchReader or "
     "Dataset, a DuckDB relation, any object with the Arrow stream interface "
@@ -260,8 +276,9 @@ def _scan_csv(paths: list[str], remote: bool) -> pl.LazyFrame:
 
     RFC 4180's dialect: a field's spaces are part of it (`` 0.9`` is text, `` label`` a column
     named with a space), quotes doubled inside a quoted field (in the header too), ``""`` an
-    empty string and an empty field a null. A record with no value at all (a blank line, such
-    as the last line of most files, or one of empty fields only) is no row."""
+    empty string and an empty field a null. A blank line (such as the last line of most files)
+    is no row; a record of empty fields (``,,,``) is refused by :func:`csv_schema`, so the rows
+    of nulls left here are blank lines, which Polars reads as rows of nulls."""
     schema = csv_schema(paths, remote)
     frame = pl.scan_csv(
         paths, glob=remote, new_columns=list(schema), schema_overrides=schema, infer_schema=False,
@@ -276,10 +293,19 @@ def csv_schema(paths: list[str], remote: bool) -> pl.Schema:
     two ids, which a number would merge), and the header's names as the CSV dialect spells
     them (Polars keeps a header's doubled quotes).
 
+    Every local file's header is read: the files are read by position, as one table, so each
+    must list the first's columns in the first's order. Remote files (URLs) are not opened
+    here: their engine reads them, by the first file's header.
+
     Raises ``ValueError`` naming the file and the column when a local file's header names a
-    column twice or leaves one without a name.
+    column twice or leaves one without a name; naming both files and both headers when a
+    local file's header is not the first's; naming the file, the line and the first column
+    when a local file holds a record of empty fields (``,,,``), a row of nulls that a blank
+    line is not.
     """
-    names = None if remote else _csv_names(paths[0])
+    names = None if remote else _same_headers(paths)
+    if names is not None:
+        _refuse_empty_records(paths, names)
     frame = pl.scan_csv(
         paths, glob=remote, infer_schema_length=None,
         with_column_names=None if names is None else (lambda found: _renamed(found, names)),
@@ -295,23 +321,50 @@ def csv_schema(paths: list[str], remote: bool) -> pl.Schema:
     return pl.Schema({name: pl.String if name in ids else dtype for name, dtype in schema.items()})
 
 
-def _csv_names(path: str) -> list[str]:
-    """The fields of a local CSV file's header (RFC 4180: quotes doubled inside a quoted
-    field); ``ValueError`` naming a column the header names twice, a field without a name, or
-    a header that is not UTF-8."""
-    opener: Any = open
-    if path.lower().endswith(".gz"):
+def open_text(path: str | Path, encoding: str = "utf-8-sig") -> Any:
+    """A local text file, read through gzip where its name ends in ``.gz`` (in any case), a
+    byte order mark skipped (``encoding="utf-8"`` keeps it, for formats that refuse one)."""
+    if str(path).lower().endswith(".gz"):
         import gzip
 
-        opener = gzip.open
+        return gzip.open(path, "rt", encoding=encoding, newline="")
+    return open(path, encoding=encoding, newline="")
+
+
+def csv_header(path: str | Path) -> list[str]:
+    """The fields of a local CSV file's header, its first record (RFC 4180: quotes doubled
+    inside a quoted field); ``[]`` for an empty file. ``ValueError`` naming the file where the
+    header is not UTF-8."""
     try:
-        with opener(path, "rt", encoding="utf-8-sig", newline="") as text:
-            names = next(csv.reader(text), [])
+        with open_text(path) as text:
+            return next(csv.reader(text), [])
     except UnicodeDecodeError as error:
         raise ValueError(
-            f"the CSV file {path!r} is not UTF-8 text ({error.reason} in its header): "
+            f"the CSV file {str(path)!r} is not UTF-8 text ({error.reason} in its header): "
             "save it as UTF-8"
         ) from None
+
+
+def _same_headers(paths: list[str]) -> list[str]:
+    """The names of the first file's header (:func:`_csv_names`), which every other file's
+    header must repeat: a column reordered, added or missing would be read by position as
+    another."""
+    names = _csv_names(paths[0])
+    for path in paths[1:]:
+        other = csv_header(path)
+        if other != names:
+            raise ValueError(
+                f"the CSV files {paths[0]!r} and {path!r} have different headers "
+                f"({','.join(names)} and {','.join(other)}): give every file of one table the "
+                "same columns in the same order"
+            )
+    return names
+
+
+def _csv_names(path: str) -> list[str]:
+    """The fields of a local CSV file's header; ``ValueError`` naming a column the header
+    names twice, a field without a name, or a header that is not UTF-8."""
+    names = csv_header(path)
     seen: set[str] = set()
     for position, name in enumerate(names, start=1):
         if not name:
@@ -327,6 +380,56 @@ def _csv_names(path: str) -> list[str]:
             )
         seen.add(name)
     return names
+
+
+# A line of commas alone: a record of empty fields, where the file has two columns or more.
+_EMPTY_RECORD = r"^,+\r?$"
+
+
+def _refuse_empty_records(paths: list[str], names: list[str]) -> None:
+    """``ValueError`` at the first record of empty fields (``,,,``, or fewer commas) of local
+    CSV files, naming the file, the line and the first column.
+
+    Polars reads such a record and a blank line alike, as a row of nulls; the lines themselves
+    tell them apart. Polars scans the lines for one of commas alone (one pass, in parallel);
+    only where it finds one is the file read again as CSV records, up to that line, to tell a
+    record from a line inside a quoted field that spans lines."""
+    if len(names) < 2:
+        return  # one column: an empty record is a blank line
+    found = (
+        pl.scan_lines(paths, glob=False, row_index_name="index", include_file_paths="path")
+        .filter(pl.col("line").str.contains(_EMPTY_RECORD))
+        .group_by("path")
+        .agg(pl.col("index"))
+        .collect()
+    )
+    lines = {path: {i + 1 for i in index} for path, index in found.iter_rows()}
+    for path in paths:
+        line = _first_empty_record(path, lines.get(path, set()))
+        if line is not None:
+            raise ValueError(
+                f"the CSV file {path!r} has a record of empty fields on line {line}: column "
+                f"{names[0]!r} has a null there (only a blank line is no row); remove the line "
+                "or fill it"
+            )
+
+
+def _first_empty_record(path: str, candidates: set[int]) -> int | None:
+    """The first of the lines ``candidates`` (numbered from 1) that starts a record of ``path``
+    whose fields are all empty, or None."""
+    if not candidates:
+        return None
+    last = max(candidates)
+    with open_text(path) as text:
+        reader = csv.reader(text)
+        start = 1
+        for record in reader:
+            if start > last:
+                break
+            if start in candidates and len(record) > 1 and not any(record):
+                return start
+            start = reader.line_num + 1
+    return None
 
 
 def _renamed(found: list[str], names: list[str]) -> list[str]:

@@ -16,10 +16,15 @@ removed with it, so a flush to the disk would slow the out-of-core path and prot
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+
+# What a filesystem that cannot fsync a directory answers (some network and FUSE filesystems):
+# the rename is done by then, so the file is written.
+_NO_DIRECTORY_FSYNC = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP})
 
 # What names a temporary file: ``.NAME`` + this + random hex digits, beside ``NAME``.
 TEMPORARY_MARK = ".tmp-"
@@ -130,11 +135,16 @@ def _fsync(path: Path) -> None:
 
 
 def _fsync_directory(directory: Path) -> None:
-    """The rename on the disk. POSIX only: Windows opens no directory to fsync."""
+    """The rename on the disk. POSIX only: Windows opens no directory to fsync. A filesystem
+    that refuses fsync on a directory (EINVAL, ENOTSUP) leaves the rename as durable as it
+    makes it: the file is written, and no error is raised."""
     if os.name != "posix":
         return
     handle = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(handle)
+    except OSError as error:
+        if error.errno not in _NO_DIRECTORY_FSYNC:
+            raise
     finally:
         os.close(handle)

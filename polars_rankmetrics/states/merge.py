@@ -15,6 +15,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -106,8 +107,17 @@ def is_state(data: Any) -> bool:
 
 
 def _paths(path: str | os.PathLike[str]) -> list[str]:
+    """The state files ``path`` names: a file, a glob's matches, or a directory's ``*.parquet``
+    files below it. Hidden files are not states: a writer killed mid-write leaves its temporary
+    file, ``.NAME.tmp-XXXXXXXX``, beside the states (as the data files of a directory, which
+    ``evaluate`` reads by their extension)."""
     text = os.fspath(path)
-    return sorted(glob.glob(text)) if glob.has_magic(text) else [text]
+    if glob.has_magic(text):
+        return sorted(glob.glob(text))
+    if os.path.isdir(text):
+        return sorted(str(p) for p in Path(text).rglob("*.parquet")
+                      if p.is_file() and not p.name.startswith("."))  # fmt: skip
+    return [text]
 
 
 def scan(states: Any, name: str = "states") -> pl.LazyFrame:

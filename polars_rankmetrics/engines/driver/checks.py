@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_rankmetrics.checks import validation
+from polars_rankmetrics.checks import types, validation
 from polars_rankmetrics.engines.base import Session
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
@@ -65,7 +65,7 @@ def check_samples(session: Session, cols: Columns, checked: Checked, summary: pl
 
 def check_all(session: Session, cols: Columns, keys: Sequence[MetricKey]) -> Context:
     """Every check on a source evaluated in one piece; the context its metrics need."""
-    validation.check_schema(session.schema(), cols, session.count_rows)
+    types.check_schema(session.schema(), cols, session.count_rows)
     checked = check_table(session, cols, keys)
     validation.check_weight_totals(check_piece(session, cols, checked), cols)
     return Context(cols.truth, binary_truth=checked.facts.binary_truth, score=cols.score)

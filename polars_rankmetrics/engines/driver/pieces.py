@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.checks import validation
+from polars_rankmetrics.checks import types, validation
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.engines.base import (
     Engine,
@@ -75,7 +75,7 @@ def split(
     opens a source without judging it), the whole-table checks, and the buckets the budget needs
     (by the rows and, once the label sets are known, the largest sample), written once."""
     assert settings.spill_dir is not None  # a managed directory
-    validation.check_schema(whole.schema(), cols, whole.count_rows)
+    types.check_schema(whole.schema(), cols, whole.count_rows)
     bytes_per_row = max(whole.bytes_per_row(), prepared.bytes_per_row)
     rows = whole.count_rows() if prepared.rows is None else prepared.rows
     budget = settings.memory_limit
@@ -91,7 +91,7 @@ def split(
             # too large for the budget is first split apart, table by table (the join is never
             # whole).
             if rows == 0:
-                validation.raise_empty()
+                types.raise_empty()
             return Split(n, prepared.split(n, buckets), None, reporter)
         if n == 1:
             whole.hold()

@@ -35,7 +35,7 @@ from typing import Any, Unpack
 import duckdb
 import polars as pl
 
-from polars_rankmetrics.checks import validation
+from polars_rankmetrics.checks import types
 from polars_rankmetrics.engines.base import Opener, Settings
 from polars_rankmetrics.engines.duckdb.session import DefinedViews, DuckDBSession
 from polars_rankmetrics.engines.duckdb.source import count_rows, register_source
@@ -207,7 +207,7 @@ def register_views(
         )
     expect_nan(con)
     schema = register_source(con, Source.of(source), cols)
-    validation.check_schema(schema, cols, partial(count_rows, con))
+    types.check_schema(schema, cols, partial(count_rows, con))
     statements = input_statements(
         "rankmetrics_source", cols, "duckdb", cuts, temporary=True,
         bool_truth=schema[cols.truth] == pl.Boolean,

@@ -3,7 +3,8 @@
 sniffs nothing. Its sniffer would type a column otherwise: a number with spaces around it
 (`` 0.9``) or a truth written ``t``/``f`` as a number or a boolean where Polars reads text, a
 date as a date, and it would trim the header's names. RFC 4180's dialect as on Polars: ``""`` is
-an empty string, and a record with no value at all (a blank line) is no row."""
+an empty string, and a blank line is no row (a record of empty fields, ``,,,``, is refused by
+``csv_schema`` before any engine reads the files)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ _OPTIONS = (
 def read_csv(paths: str, schema: pl.Schema) -> str:
     """A SELECT over the CSV files ``paths`` (a list of quoted string literals) of the columns
     and types ``schema`` (:func:`~polars_rankmetrics.inputs.sources.csv_schema`), without the
-    records that hold no value."""
+    rows of nulls that blank lines are (DuckDB reads one as such in a file of one column)."""
     columns = ", ".join(
         f"{quote_literal(name)}: {quote_literal(_TYPES[dtype.base_type()])}"
         for name, dtype in schema.items()

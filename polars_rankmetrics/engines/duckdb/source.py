@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from polars_rankmetrics.checks import validation
+from polars_rankmetrics.checks import types
 from polars_rankmetrics.engines.duckdb.csv_dialect import read_csv
 from polars_rankmetrics.engines.sql.export import quote_identifier, quote_literal
 from polars_rankmetrics.inputs.columns import Columns
@@ -33,8 +33,8 @@ def _literal_glob(path: str) -> str:
 
 
 # A column whose chunks hold fewer rows than this on average is exported in one chunk: DuckDB
-# pays about 30 us a chunk it scans (20,000 chunks of 10 rows: 0.74 s against 0.12 s whole),
-# while a copy costs about 10 ms a million rows.
+# pays a fixed cost for each chunk it scans, which many small chunks make larger than the cost
+# of copying the column whole.
 _CHUNK_ROWS = 10_000
 
 
@@ -69,7 +69,7 @@ def _source_query(
     """A SELECT over ``source``, and the files it reads if it reads files. A string is the name
     of a table or view of ``con`` if it has one (``tables``: a new connection has none), else a
     path. A frame is registered once the columns ``cols`` reads are checked as the Polars
-    engine checks them (:func:`~polars_rankmetrics.checks.validation.check_schema`)."""
+    engine checks them (:func:`~polars_rankmetrics.checks.types.check_frame`)."""
     if source.kind == "duckdb":
         return source.data.sql_query(), None  # type: ignore[attr-defined]
     if source.kind == "dataset":
@@ -79,7 +79,7 @@ def _source_query(
         frame = source.in_memory()
         # The frame's own types checked as the Polars engine checks them: DuckDB reads some
         # through Arrow as others (Object as bytes, Duration as an interval).
-        validation.check_schema(frame.schema, cols.in_source(), lambda: frame.height)
+        types.check_frame(frame, cols)
         halves = [name for name, dtype in frame.schema.items() if dtype == pl.Float16]
         if halves:  # Arrow's half floats, which DuckDB does not read, widened exactly
             frame = frame.with_columns(pl.col(halves).cast(pl.Float32))
@@ -92,8 +92,7 @@ def _source_query(
         # The files' types as Polars reads them (a Parquet file's Arrow types, a CSV file's
         # inferred ones) checked as the Polars engine checks them: DuckDB reads a Parquet
         # Duration as BIGINT and a 128-bit integer as bytes.
-        scan = source.polars()
-        validation.check_schema(scan.collect_schema(), cols.in_source(), lambda: _count(scan))
+        types.check_frame(source.polars(), cols)
     paths = ", ".join(
         quote_literal(path if is_url(path) else _literal_glob(path)) for path in files.paths
     )
@@ -105,17 +104,12 @@ def _source_query(
     return f"SELECT * FROM read_parquet([{paths}], hive_partitioning = {hive})", files
 
 
-def _count(frame: pl.DataFrame | pl.LazyFrame) -> int:
-    """The rows of ``frame`` (of a scan of Parquet files, from their footers)."""
-    return int(frame.lazy().select(pl.len()).collect().item())
-
-
 def register_source(
     con: duckdb.DuckDBPyConnection, source: Source, cols: Columns, *, tables: bool = True
 ) -> pl.Schema:
     """``rankmetrics_source`` over ``source``, those of its ``by`` columns it has renamed as
     ``cols`` names them inside (:meth:`.Columns.inside`); its schema, which the caller checks
-    (:func:`~polars_rankmetrics.checks.validation.check_schema`: a missing column is refused
+    (:func:`~polars_rankmetrics.checks.types.check_schema`: a missing column is refused
     under the user's name). ``tables``: see :func:`_source_query`.
 
     A relation is read where it is when its SQL stands alone (over files, say); one over

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
-from polars_rankmetrics.checks.validation import row_problems, ruled_out
+from polars_rankmetrics.checks.types import ruled_out
+from polars_rankmetrics.checks.validation import row_problems
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.registry import MetricKey
 
@@ -32,7 +33,7 @@ def counted_problems(cols: Columns, keys: Sequence[MetricKey], schema: pl.Schema
     column, no propensity flags without a propensity-scored key, no pred flags without a pred
     column), and ``non_binary_truth``, which also tells whether the truth is binary; less those
     the column types of ``schema`` rule out
-    (:func:`~polars_rankmetrics.checks.validation.ruled_out`: a boolean truth column is binary)."""
+    (:func:`~polars_rankmetrics.checks.types.ruled_out`: a boolean truth column is binary)."""
     checked, ruled = row_problems(cols, keys), ruled_out(schema, cols)
     return [
         pid for pid in SQL_PROBLEMS

@@ -7,7 +7,7 @@ statement run) and :meth:`SQLSession._source_type` (a source column's SQL type).
 defines the other views itself (:func:`setup_statements`: the input and cut-off views, then the
 views of ``sql/``, all in its dialect and temporary) before its first query that reads them: an
 engine binds a view as it defines it, and the driver checks the source's columns first
-(:func:`~polars_rankmetrics.checks.validation.check_schema`), so that a missing column is
+(:func:`~polars_rankmetrics.checks.types.check_schema`), so that a missing column is
 refused by name, as on every engine. The views only the metrics read are defined after the
 checks' queries, before the first of the metrics': a table the checks refuse costs none of them.
 """
