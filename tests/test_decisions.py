@@ -413,12 +413,16 @@ def test_a_sample_without_a_value_drops_out_of_the_estimates_as_in_evaluate():
     ]
     df = pl.concat(tables)
     keys = ["lwlrap", "lrap", "roc_auc_samples"]
-    plain = rm.evaluate(df, keys, by="model")
+    one_class = r"roc_auc_samples on 4 samples with one class only, set to NaN\."
+    with pytest.warns(rm.UndefinedMetricWarning, match=one_class):
+        plain = rm.evaluate(df, keys, by="model")
     assert not math.isnan(plain["lwlrap"][0])
-    with_ci = rm.evaluate(df, keys, by="model", ci=0.9, n_boot=50)
+    with pytest.warns(rm.UndefinedMetricWarning, match=one_class):
+        with_ci = rm.evaluate(df, keys, by="model", ci=0.9, n_boot=50)
     for key in keys:
         np.testing.assert_allclose(with_ci[key], plain[key], rtol=1e-12)
-    compared = rm.compare(df, keys, by="model").sort("metric")
+    with pytest.warns(rm.UndefinedMetricWarning, match=one_class):
+        compared = rm.compare(df, keys, by="model").sort("metric")
     expected = plain.sort("model")
     for row in compared.iter_rows(named=True):
         np.testing.assert_allclose(row["value"], expected[row["metric"]][1], rtol=1e-12)

@@ -24,7 +24,7 @@ from polars_rankmetrics.metrics.registry import parse_key
 
 TOP_K_ENGINES = [replace(engine, bucket_rows=engine.bucket_rows and 7) for engine in ENGINES]
 # scikit-learn warns on the degenerate rows (no positive label) that these tables hold on purpose.
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:sklearn")
 RANKING = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "dcg", "ndcg", "dcg@2", "ndcg@3"]
 
 
@@ -77,6 +77,8 @@ def _with_weights(predictions, truth, weights, present):
 
 
 @pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
+# The drawn tables hold samples without positives, whose average precision and ROC AUC warn.
+@pytest.mark.filterwarnings("ignore::polars_rankmetrics.UndefinedMetricWarning")
 @settings(max_examples=25, deadline=None)
 @given(table=top_k_tables(), every_row=st.booleans())
 def test_ranking_metrics_equal_scikit_learn_on_the_filled_matrix(engine, table, every_row):
