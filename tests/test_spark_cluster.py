@@ -27,15 +27,17 @@ from test_trec_measures import WORKED_QRELS, WORKED_RUN
 import polars_rankmetrics as rm
 from polars_rankmetrics.spark_engine import local_session
 
+# Two keys a family (the local Spark tests run every key): each family's views, run by the
+# cluster's executors.
 KEYS = [
     # ranking
-    "coverage_error", "lrap", "lwlrap", "ndcg@3",
+    "lrap", "ndcg@3",
     # threshold
-    "precision_samples", "recall_micro", "f1_macro", "hamming_loss", "roc_auc_macro",
+    "f1_macro", "roc_auc_macro",
     # probabilities
-    "log_loss_samples", "brier_micro", "ece_macro",
+    "log_loss_samples", "ece_macro",
     # retrieval
-    "precision@2", "mrr", "map@3",
+    "precision@2", "map@3",
 ]  # fmt: skip
 # The few keys a test needs where the first test runs them all.
 FEW_KEYS = ["lrap", "precision_samples", "precision@2"]

@@ -135,6 +135,8 @@ def daily(example):
     return example.with_columns(day=(pl.col("sample").hash(7) % 4).cast(pl.Int32))
 
 
+# Labels of one class in a day, on purpose: the warning is the union's, tested elsewhere.
+@pytest.mark.filterwarnings("ignore::polars_rankmetrics.UndefinedMetricWarning")
 def test_a_by_column_left_out_is_merged_over_and_a_filter_is_a_window(daily):
     keys = ["lrap", "ndcg@5", "f1_micro", "average_precision_macro"]
     states = rm.state(daily, keys, by=["model", "day"], zero_division=0)
@@ -413,6 +415,8 @@ def test_a_top_k_state_with_propensities(example):
         rm.finalize([states[1], other], by="model")
 
 
+# Labels of one class in a day, on purpose: the warning is the union's, tested elsewhere.
+@pytest.mark.filterwarnings("ignore::polars_rankmetrics.UndefinedMetricWarning")
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_intervals_of_merged_states_are_the_poisson_intervals_of_the_union(daily, method):
     keys = ["lrap", "ndcg@5", "f1_micro", "roc_auc_samples"]
