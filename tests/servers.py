@@ -282,19 +282,14 @@ def _watchdog(group: int, root: Path) -> subprocess.Popen[bytes]:
 
 
 def connect_session(url: str):
-    """A Spark Connect session of the server at ``url``, leaving this process out of Connect
-    mode: pyspark's builder marks the whole process (``SPARK_CONNECT_MODE_ENABLED``), after
-    which ``SparkSession.getActiveSession()`` answers with the Connect session, and the tests'
-    local session shares this process. A test that wants the Connect session active (as it is
-    in a user's process) sets that variable for itself."""
-    from pyspark.sql import SparkSession
+    """A Spark Connect session of the server at ``url``, built by Connect's own builder: it
+    leaves this process out of Connect mode (pyspark's ``builder.remote`` marks the whole
+    process, ``SPARK_CONNECT_MODE_ENABLED``, and refuses to while a local session runs), so the
+    tests' local session shares this process. A test that wants the Connect session active (as
+    it is in a user's process) sets that variable for itself."""
+    from pyspark.sql.connect.session import SparkSession
 
-    before = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
-    try:
-        return SparkSession.builder.remote(url).getOrCreate()
-    finally:
-        if before is None:
-            os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+    return SparkSession.builder.remote(url).getOrCreate()
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> None:

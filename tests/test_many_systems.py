@@ -322,10 +322,9 @@ def test_the_leaderboard_letters_follow_compare_and_the_interval_evaluate():
         rows = {r["model"]: r for r in board.filter(metric=key).iter_rows(named=True)}
         for r in interval.iter_rows(named=True):
             got = rows[r["model"]]
-            assert (got["value"], got["value_lo"], got["value_hi"]) == (
-                r[key],
-                r[f"{key}_lo"],
-                r[f"{key}_hi"],
+            # Equal to the last bits the engines' parallel sums leave free.
+            assert (got["value"], got["value_lo"], got["value_hi"]) == pytest.approx(
+                (r[key], r[f"{key}_lo"], r[f"{key}_hi"]), rel=1e-12
             )
         for p in pairs.filter(metric=key).iter_rows(named=True):
             share = bool(set(rows[p["model"]]["group"]) & set(rows[p["model_other"]]["group"]))

@@ -177,6 +177,13 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
     elif source.startswith('rm.compare(df, ["lrap", "ndcg@5"], by="model"'):
         assert value["metric"].to_list() == ["lrap", "ndcg@5"]
         assert (value["p_adjusted"] < 0.01).all() and (value["delta"] > 0).all()
+    elif source.startswith('rm.leaderboard(df, ["lrap", "ndcg@5"], by="model"'):
+        # The candidate is far better on both keys: rank 1, a letter of its own.
+        assert value.select("model", "metric", "rank").rows() == [
+            ("candidate", "lrap", 1), ("baseline", "lrap", 2),
+            ("candidate", "ndcg@5", 1), ("baseline", "ndcg@5", 2),
+        ]  # fmt: skip
+        assert value["group"].to_list() == ["a", "b", "a", "b"]
     elif source.startswith('rm.evaluate(df, ["lrap", "ndcg@10"], by="model", ci=0.95'):
         means = rm.evaluate(df, ["lrap", "ndcg@10"], by="model")
         for key in ("lrap", "ndcg@10"):
