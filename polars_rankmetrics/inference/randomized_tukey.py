@@ -63,7 +63,7 @@ from polars_rankmetrics.metrics.registry import MetricKey
 _STREAM = 52
 # Bound on the elements of one block of permutations (permutations x rows x models): the
 # memory does not grow with ``n_resamples``, and a block's draws depend only on its index.
-_BLOCK_ELEMENTS = 1 << 21
+_BLOCK_ELEMENTS = 1 << 22
 # The blocks are shared among this many threads (numpy and scipy release the GIL in the
 # draws, the gathers and the sparse product); the draws do not depend on it.
 _THREADS = 2
