@@ -20,6 +20,7 @@ from polars.testing import assert_frame_equal
 from scipy import stats
 
 import polars_rankmetrics as rm
+from polars_rankmetrics.inference import randomized_tukey as randomized_module
 from polars_rankmetrics.inference import studentized
 from polars_rankmetrics.inference.letters import compact_letters
 from polars_rankmetrics.inference.randomized_tukey import randomized_tukey
@@ -224,6 +225,49 @@ def test_randomized_tukey_within_monte_carlo_tolerance_of_row_shuffles():
         assert abs(got["p_value"] - p) <= tolerance, (a, b, got["p_value"], p)
         half = np.quantile(ranges, 0.9)
         assert got["delta_hi"] - delta == pytest.approx(half, abs=0.02)
+
+
+@pytest.mark.parametrize("m", [3, 4])
+def test_each_row_is_shuffled_by_a_uniform_permutation(m):
+    # Every one of the m! orders as often as any other: a chi-square test of the counts
+    # against uniform at the 1e-6 level; and each column a permutation of 0..m-1.
+    table = randomized_module._shuffled(m, 60_000, np.random.default_rng(3))
+    assert np.array_equal(
+        np.sort(table, axis=0), np.broadcast_to(np.arange(m)[:, None], table.shape)
+    )
+    code = sum(table[i].astype(np.int64) * m**i for i in range(m))
+    counts = np.unique(code, return_counts=True)[1]
+    assert counts.size == math.factorial(m)
+    assert stats.chisquare(counts).pvalue > 1e-6
+
+
+def test_wide_rows_are_shuffled_into_permutations():
+    table = randomized_module._shuffled(300, 40, np.random.default_rng(4))
+    assert np.array_equal(
+        np.sort(table, axis=0), np.broadcast_to(np.arange(300)[:, None], table.shape)
+    )
+    assert not np.array_equal(table[:, 0], np.arange(300))
+
+
+def test_randomized_ranges_do_not_depend_on_threads_and_match_row_shuffles(monkeypatch):
+    # Small blocks (one permutation each, its rows in two steps): the draws are the same with
+    # one thread or two and for any count of permutations, and their distribution that of a
+    # loop of row shuffles.
+    rng = np.random.default_rng(12)
+    x = rng.random((30, 5)) + np.array([0.0, 0.03, 0.06, 0.1, 0.2])
+    sums = x[:, :, None]
+    monkeypatch.setattr(randomized_module, "_BLOCK_ELEMENTS", 100)
+    resamples = 1000
+    found = randomized_module.ranges(sums, np.ones_like(sums), resamples, 7)[:, 0]
+    monkeypatch.setattr(randomized_module, "_THREADS", 1)
+    alone = randomized_module.ranges(sums, np.ones_like(sums), 100, 7)[:, 0]
+    assert np.array_equal(found[:100], alone)
+    reference = reference_randomized(x, resamples, seed=98)
+    for q in (0.1, 0.5, 0.9):
+        # Two independent estimates of the same quantile: at most 4.5 standard errors apart
+        # in probability (the reference's fraction below the other's quantile).
+        below = np.mean(reference <= np.quantile(found, q))
+        assert abs(below - q) <= 4.5 * math.sqrt(2 * q * (1 - q) / resamples), q
 
 
 def test_weights_and_baselines_are_refused_with_one_line_reasons():
