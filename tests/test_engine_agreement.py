@@ -479,16 +479,7 @@ def test_csv_files_are_read_by_their_own_headers(engine, header, tmp_path):
         )
 
 
-@pytest.mark.parametrize(
-    "engine",
-    [
-        "polars",
-        pytest.param("duckdb", marks=pytest.mark.xfail(
-            strict=True, reason="DuckDB's parallel CSV scanner refuses a quoted newline with "
-            "null_padding (the padding of short records, as Polars pads them)",
-        )),
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_a_line_of_commas_inside_a_quoted_field_is_no_empty_record(engine, tmp_path):
     """The lines of commas alone are only candidates: one inside a quoted field that spans
     lines is part of a value, and the file evaluates."""

@@ -19,7 +19,7 @@ _TYPES = {
 }  # fmt: skip
 
 _OPTIONS = (
-    "delim = ',', quote = '\"', escape = '\"', header = true, null_padding = true, "
+    "delim = ',', quote = '\"', escape = '\"', header = true, "
     "allow_quoted_nulls = false"
 )
 
