@@ -18,10 +18,7 @@ _TYPES = {
     pl.Boolean: "BOOLEAN", pl.String: "VARCHAR",
 }  # fmt: skip
 
-_OPTIONS = (
-    "delim = ',', quote = '\"', escape = '\"', header = true, "
-    "allow_quoted_nulls = false"
-)
+_OPTIONS = "delim = ',', quote = '\"', escape = '\"', header = true, allow_quoted_nulls = false"
 
 
 def read_csv(paths: str, schema: pl.Schema) -> str:
