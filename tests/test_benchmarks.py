@@ -43,8 +43,9 @@ def test_scripts_are_found():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
-# ranx's nDCG casts its qrels' integer type through numba, which warns (the peers' code).
-@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning:ranx")
+# ranx's nDCG casts its qrels' integer type through numba, which warns (the peers' code) in
+# the name of the compiled file, not of a module.
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning")
 def test_small_mode(script: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))  # the scripts import their helpers by name
     # The children that run the rankmetrics command find it beside this interpreter.

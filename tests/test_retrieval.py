@@ -198,7 +198,7 @@ def test_untied_runs_equal_pytrec_eval(seed):
 
 @pytest.mark.parametrize("seed", [2, 3])
 # ranx casts its qrels' integer type through numba, which warns (the peers' code).
-@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning:ranx")
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning")
 def test_untied_runs_equal_ranx(seed):
     ranx = pytest.importorskip("ranx")
     run, qrels = _untied_run(seed)
