@@ -155,6 +155,9 @@ def _other_path(item) -> bool:
     return isinstance(engine, Engine) and (engine.name != "polars" or bool(engine.bucket_rows))
 
 
+_CLUSTER_MODULE = "tests/test_spark_cluster.py::"
+
+
 def _on_spark(nodeid: str) -> bool:
     """Whether a test runs on Spark (its session, or a command that starts one): each such test
     names Spark in its id, by its name or by an engine parameter."""
@@ -177,14 +180,19 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """pytest-xdist's scheduler, but for one unit of work: every Spark test, on one worker, so
-    one JVM starts and warms up where each worker would start its own. Each other test is a
-    unit of its own, handed to the next free worker in the order above. (xdist's ``--dist
-    loadgroup`` cannot do it: under pytest 9.2 it ignores its groups, pytest-xdist issue 1386.)"""
+    """pytest-xdist's scheduler, but for two units of work: every test of the local Spark
+    session, on one worker, so that one JVM starts and warms up where each worker would start
+    its own; and the cluster's tests, which talk to their own server and not to that JVM. xdist
+    hands out the units with the most tests first, so the two start together on two workers.
+    Each other test is a unit of its own, handed to the next free worker in the order above.
+    (xdist's ``--dist loadgroup`` cannot do it: under pytest 9.2 it ignores its groups,
+    pytest-xdist issue 1386.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class SparkOnOneWorker(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(_CLUSTER_MODULE):
+                return "spark cluster"
             return "spark" if _on_spark(nodeid) else nodeid
 
     return SparkOnOneWorker(config, log)
