@@ -68,7 +68,7 @@ def _column(series: Any) -> pl.Series:
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all strings: inferred below
             pass
     try:
-        return pl.Series(series.name, pl.from_pandas(series))
+        return pl.Series(series.name, pl.from_pandas(series, nan_to_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pl.exceptions.PolarsError) as error:
         sample = series.head(3).tolist()
         raise ValueError(

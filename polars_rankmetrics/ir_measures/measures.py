@@ -55,6 +55,8 @@ _PLAIN = {"RR", "Rprec", "Bpref", "infAP", "NumQ", "NumRel", "SetAP", "SetR", "S
 def key(measure: Measure) -> MetricKey:
     """The TREC key that computes ``measure``, named ``str(measure)``. ``Judged`` without a
     cut-off is keyed ``Judged@1`` here: :func:`judged_cutoff` sets it per evaluation."""
+    if not supported(measure):
+        raise ValueError(f"unsupported measure {measure}")
     name = measure.NAME
     params: dict[str, object] = {}
     if name in _CUT:
@@ -84,6 +86,16 @@ def key(measure: Measure) -> MetricKey:
     if gains is not None:
         params["gains"] = tuple(sorted((int(level), float(g)) for level, g in gains.items()))
     return dataclasses.replace(found, params=(*found.params, *params.items()), alias=str(measure))
+
+
+def supported(measure: Measure) -> bool:
+    """Whether ``measure`` and its parameters are among :data:`SUPPORTED_MEASURES` (the rule
+    of ``ir_measures.providers.Provider.supports``)."""
+    return any(
+        spec.NAME == measure.NAME
+        and all(rule.validate(measure[name]) for name, rule in spec.params.items())
+        for spec in SUPPORTED_MEASURES
+    )
 
 
 def judged_only(measure: Measure) -> bool:
