@@ -175,14 +175,7 @@ def test_every_form_gives_the_default_pipelines_values(tmp_path):
 
 def test_register_serves_the_pipeline_and_unregister_restores_it(monkeypatch):
     before = list(ir_measures.DefaultPipeline.providers)
-    served = []
-    evaluator = rm_ir.RankmetricsProvider._evaluator
-
-    def counted(self, measures, qrels):
-        served.append(set(measures))
-        return evaluator(self, measures, qrels)
-
-    monkeypatch.setattr(rm_ir.RankmetricsProvider, "_evaluator", counted)
+    served = _counted(monkeypatch)
     qrels = list(ir_measures.read_trec_qrels(QRELS_TEXT))
     run = list(ir_measures.read_trec_run(RUN_TEXT))
     # Compat and RR@2 are served by the compat and msmarco providers
@@ -234,3 +227,55 @@ def test_a_run_without_a_qrels_topic_gives_the_defaults():
     got = _values(provider.iter_calc([P @ 5, Judged @ 2], qrels, {"9": {"d1": 1.0}}))
     assert got == {(m, q): 0.0 for m in ("P@5", "Judged@2") for q in ("1", "2")}
     assert _values(provider.iter_calc([P @ 5], qrels, [])) == {("P@5", "1"): 0.0, ("P@5", "2"): 0.0}
+
+
+def _counted(monkeypatch) -> list[set]:
+    """The measures of each evaluator the provider makes, from here on."""
+    served: list[set] = []
+    evaluator = rm_ir.RankmetricsProvider._evaluator
+
+    def counted(self, measures, qrels):
+        served.append(set(measures))
+        return evaluator(self, measures, qrels)
+
+    monkeypatch.setattr(rm_ir.RankmetricsProvider, "_evaluator", counted)
+    return served
+
+
+def test_pyterrier_experiment_gives_the_same_table(monkeypatch):
+    # PyTerrier evaluates result DataFrames through ir_measures' default pipeline; Terrier's
+    # Java is not started for them
+    pt = pytest.importorskip("pyterrier")
+    topics = pd.DataFrame({"qid": ["1", "2", "3"], "query": ["a", "b", "c"]})
+    qrels = pd.DataFrame(
+        {"qid": ["1", "1", "2", "3", "3"], "docno": ["d1", "d2", "d3", "d1", "d4"],
+         "label": [1, 2, 0, 1, -1]}
+    )  # fmt: skip
+    systems = [
+        pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": ["d1", "d2", "d3", "d3"],
+                      "score": [2.0, 1.0, 1.0, 0.5]}),
+        pd.DataFrame({"qid": ["1", "1", "3", "3"], "docno": ["d3", "d2", "d1", "d4"],
+                      "score": [2.0, 1.0, 1.0, 1.0]}),
+    ]  # fmt: skip
+    metrics = [AP, nDCG @ 10, P @ 2, RR, Judged @ 2, "map", "ndcg_cut_10", "recall_5"]
+
+    def tables():
+        options = {"eval_metrics": metrics, "names": ["one", "two"]}
+        summary = pt.Experiment(systems, topics, qrels, baseline=0, **options)
+        per_query = pt.Experiment(systems, topics, qrels, perquery=True, **options)
+        # the columns come in the order the measures do, which is a set's
+        return (
+            summary[sorted(summary.columns)],
+            per_query.sort_values(["name", "qid", "measure"], ignore_index=True),
+        )
+
+    expected = tables()
+    served = _counted(monkeypatch)
+    rm_ir.register()
+    try:
+        got = tables()
+    finally:
+        rm_ir.unregister()
+    assert served and not pt.java.started()
+    for got_table, expected_table in zip(got, expected, strict=True):
+        pd.testing.assert_frame_equal(got_table, expected_table, check_exact=False, rtol=1e-12)
