@@ -6,6 +6,7 @@ timed), each in a fresh process, and the process's peak RSS.
 
     python benchmarks/ir_measures.py [--topics 10000] [--docs 1000] [--rounds 1]
     python benchmarks/ir_measures.py --small   # 200 x 100, once each, no record
+    python benchmarks/ir_measures.py --render  # docs/ir_measures.md's table from the record
 
 The measures: ``nDCG@10, P@5, AP, RR, R@100`` (``--measures``), served by ir_measures' default
 pipeline (pytrec_eval for all five) or by the provider. The record keeps both sets of values
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from importlib.metadata import version
@@ -25,7 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from measure import data_directory, fastest, rounds, run  # noqa: E402
-from record import save  # noqa: E402
+from record import load, measured_in, save  # noqa: E402
+from record import render as record_render  # noqa: E402
 from trec import write_files  # noqa: E402
 
 # This file's name is the library's: the directory leaves the path so that ``import
@@ -74,11 +77,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=rounds, default=1)
     parser.add_argument("--small", action="store_true", help="200 x 100, no record")
     parser.add_argument("--note", default="", help="a note for the record")
+    parser.add_argument("--render", action="store_true", help="docs' table from the record")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # internal: one call
     args = parser.parse_args()
     if args.child:
         setup, run_path, qrels_path = args.child
         child(setup, Path(run_path), Path(qrels_path), args.measures)
+        return
+    if args.render:
+        render(f"ir_measures-{args.topics}x{args.docs}")
         return
     if args.small:
         args.topics, args.docs = 200, 100
@@ -109,14 +116,51 @@ def main() -> None:
     print(f"speed-up {speedup:.1f}x, largest difference {difference:.2e}")
     if args.small:
         return
-    save(f"ir_measures-{args.topics}x{args.docs}", [{
-        "command": " ".join(["python", "benchmarks/ir_measures.py", *sys.argv[1:]]),
+    name = f"ir_measures-{args.topics}x{args.docs}"
+    save(name, [{
+        "command": shlex.join(["python", "benchmarks/ir_measures.py", *sys.argv[1:]]),
         "topics": args.topics, "docs": args.docs, "measures": args.measures.split(","),
         "input": "pandas DataFrames (query_id, doc_id, score / relevance; ids as text)",
         "ir_measures": version("ir-measures"),
         "default": default, "provider": provider, "speedup": round(speedup, 2),
         "largest_difference": difference, "note": args.note,
     }])  # fmt: skip
+    render(name)
+
+
+def render(name: str) -> None:
+    """docs/ir_measures.md's table, from the record."""
+    saved = load(name)
+    if saved is None:
+        return
+    row = saved["results"][0]
+    lines = [
+        f"`{row['command']}` (`benchmarks/results/{name}.json`): "
+        f"`ir_measures.calc_aggregate([{', '.join(row['measures'])}], qrels, run)` on "
+        f"{row['topics']:,} topics x {row['docs']:,} documents given as pandas DataFrames, "
+        "the call alone timed, each setup in a fresh process:",
+        "",
+        "| setup | seconds | peak RSS | load average before |",
+        "|---|---|---|---|",
+    ]
+    for setup, text in (
+        ("default", "ir_measures' default pipeline (pytrec_eval)"),
+        ("provider", "`polars_rankmetrics.ir_measures.register()` first"),
+    ):
+        measured = row[setup]
+        lines.append(
+            f"| {text} | {measured['seconds']:.1f} | {measured['peak_rss_mib']:,} MiB | "
+            f"{measured['load_before']:.1f} |"
+        )  # fmt: skip
+    lines += [
+        "",
+        f"{row['speedup']:.1f}x faster; the five means differ by at most "
+        f"{row['largest_difference']:.0e}. {row['note']}".strip(),
+        "",
+        measured_in(saved),
+    ]
+    print("\n".join(lines))
+    record_render("ir_measures", "\n".join(lines))
 
 
 if __name__ == "__main__":
