@@ -222,6 +222,21 @@ def test_bad_runs_are_refused_naming_the_problem(run, message):
         list(provider.iter_calc([P @ 5], {"1": {"d1": 1}}, run))
 
 
+@pytest.mark.parametrize(
+    ("qrels", "message"),
+    [
+        (pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d1"], "relevance": [1, 0]}),
+         "repeats label 'd1'"),
+        (pd.DataFrame({"query_id": ["1"], "doc_id": ["d1"], "relevance": [1.5]}),
+         "relevance must be a number \\(integer\\)"),
+        ({"1": {"d1": "high"}}, "relevance must be a number"),
+    ],
+)  # fmt: skip
+def test_bad_qrels_are_refused_naming_the_problem(qrels, message):
+    with pytest.raises(ValueError, match=message):
+        list(provider.iter_calc([P @ 5], qrels, {"1": {"d1": 1.0}}))
+
+
 def test_a_run_without_a_qrels_topic_gives_the_defaults():
     qrels = {"1": {"d1": 1}, "2": {"d2": 0}}
     got = _values(provider.iter_calc([P @ 5, Judged @ 2], qrels, {"9": {"d1": 1.0}}))

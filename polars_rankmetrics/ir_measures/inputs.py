@@ -81,7 +81,12 @@ def _cast(frame: pl.DataFrame, schema: dict[str, Any], kind: str) -> pl.DataFram
     not one is refused, naming the column and a sample."""
     value = list(schema)[2]
     ids = frame.select(pl.col("sample", "label").cast(pl.String))
+    given = frame.get_column(value)
     try:
+        if schema[value].is_integer() and given.dtype.is_float():
+            fractional = given.filter(given.is_nan() | (given != given.floor()))
+            if fractional.len() > 0:  # a cast would truncate it
+                raise pl.exceptions.InvalidOperationError(f"{fractional[0]} is not an integer")
         values = frame.select(pl.col(value).cast(schema[value], strict=True))
     except pl.exceptions.PolarsError:
         sample = frame.get_column(value).head(3).to_list()
