@@ -6,6 +6,7 @@ import importlib
 import pytest
 
 from polars_rankmetrics import frames, sklearn
+from polars_rankmetrics import ir_measures as ir_measures_provider
 from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
@@ -35,6 +36,7 @@ leaderboard = importlib.import_module("polars_rankmetrics.leaderboard")
         evaluate,
         expressions,
         frames,
+        ir_measures_provider,
         labels,
         leaderboard,
         letters,

@@ -240,6 +240,14 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         # A statement of the SQL state's example, whose window test_sql_state.py checks against
         # evaluate's Poisson intervals.
         assert value is not None
+    elif source == "with_provider, without":
+        # docs/ir_measures.md: ir_measures' values with the provider first in its pipeline and
+        # without it (pytrec_eval's, judged's, msmarco's)
+        with_provider, without = value
+        assert with_provider.keys() == without.keys() and len(without) == 6
+        assert with_provider == close(without, abs=1e-12)
+    elif source in ("rm_ir.register()", "rm_ir.unregister()"):
+        assert value is None  # changes ir_measures' pipeline (tests/test_ir_measures.py)
     elif source.startswith(("register_views(", "con.sql(")):
         assert value is None  # defines views; .show() prints (tests/test_duckdb.py checks both)
     else:
