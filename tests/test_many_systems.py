@@ -21,7 +21,7 @@ from scipy import stats
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.inference import randomized_tukey as randomized_module
-from polars_rankmetrics.inference import studentized
+from polars_rankmetrics.inference import shuffles, studentized
 from polars_rankmetrics.inference.letters import compact_letters
 from polars_rankmetrics.inference.randomized_tukey import randomized_tukey
 from polars_rankmetrics.inference.tukey import tukey_hsd
@@ -227,22 +227,51 @@ def test_randomized_tukey_within_monte_carlo_tolerance_of_row_shuffles():
         assert got["delta_hi"] - delta == pytest.approx(half, abs=0.02)
 
 
+def row_permutations(m: int, rows: int, seed: int) -> np.ndarray:
+    """``m`` x ``rows``: the kernel's permutation of each row (counters ``0..rows-1``)."""
+    key = shuffles.key(seed, 52)
+    bits, starts, thresholds = shuffles.plan(m)
+    order, draws = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    table = np.empty((m, rows), dtype=np.int64)
+    for c in range(rows):
+        shuffles.shuffle(order, draws, key, np.uint64(c), bits, starts, thresholds)
+        table[:, c] = order
+    return table
+
+
 @pytest.mark.parametrize("m", [3, 4])
 def test_each_row_is_shuffled_by_a_uniform_permutation(m):
     # Every one of the m! orders as often as any other: a chi-square test of the counts
     # against uniform at the 1e-6 level; and each column a permutation of 0..m-1.
-    table = randomized_module._shuffled(m, 60_000, np.random.default_rng(3))
+    table = row_permutations(m, 60_000, 3)
     assert np.array_equal(
         np.sort(table, axis=0), np.broadcast_to(np.arange(m)[:, None], table.shape)
     )
-    code = sum(table[i].astype(np.int64) * m**i for i in range(m))
+    code = sum(table[i] * m**i for i in range(m))
     counts = np.unique(code, return_counts=True)[1]
     assert counts.size == math.factorial(m)
     assert stats.chisquare(counts).pvalue > 1e-6
 
 
+def test_rows_of_many_models_take_draws_from_several_words_uniformly():
+    # 40 models: the draws of a row come in batches from several words. Each position's model
+    # and each pair of adjacent positions' models uniform (chi-square at the 1e-6 level).
+    m = 40
+    assert shuffles.plan(m)[1].size > 3
+    table = row_permutations(m, 40_000, 5)
+    assert np.array_equal(
+        np.sort(table, axis=0), np.broadcast_to(np.arange(m)[:, None], table.shape)
+    )
+    for position in (0, 1, 17, m - 1):
+        counts = np.bincount(table[position], minlength=m)
+        assert stats.chisquare(counts).pvalue > 1e-6, position
+    pairs = np.bincount(table[0] * m + table[m - 1], minlength=m * m)
+    assert np.all(pairs[:: m + 1] == 0)  # one model never in two positions
+    assert stats.chisquare(np.delete(pairs, np.arange(0, m * m, m + 1))).pvalue > 1e-6
+
+
 def test_wide_rows_are_shuffled_into_permutations():
-    table = randomized_module._shuffled(300, 40, np.random.default_rng(4))
+    table = row_permutations(300, 40, 4)
     assert np.array_equal(
         np.sort(table, axis=0), np.broadcast_to(np.arange(300)[:, None], table.shape)
     )
@@ -250,16 +279,17 @@ def test_wide_rows_are_shuffled_into_permutations():
 
 
 def test_randomized_ranges_do_not_depend_on_threads_and_match_row_shuffles(monkeypatch):
-    # Small blocks (one permutation each, its rows in two steps): the draws are the same with
-    # one thread or two and for any count of permutations, and their distribution that of a
-    # loop of row shuffles.
+    # Small chunks (7 permutations each, a group of the kernel split over chunks) on two
+    # threads, then one chunk on one: the draws are the same for any threads, chunks and
+    # count of permutations, and their distribution that of a loop of row shuffles.
     rng = np.random.default_rng(12)
     x = rng.random((30, 5)) + np.array([0.0, 0.03, 0.06, 0.1, 0.2])
     sums = x[:, :, None]
-    monkeypatch.setattr(randomized_module, "_BLOCK_ELEMENTS", 100)
+    monkeypatch.setattr(randomized_module, "_CHUNK", 7)
     resamples = 1000
     found = randomized_module.ranges(sums, np.ones_like(sums), resamples, 7)[:, 0]
     monkeypatch.setattr(randomized_module, "_THREADS", 1)
+    monkeypatch.setattr(randomized_module, "_CHUNK", 1000)
     alone = randomized_module.ranges(sums, np.ones_like(sums), 100, 7)[:, 0]
     assert np.array_equal(found[:100], alone)
     reference = reference_randomized(x, resamples, seed=98)

@@ -22,10 +22,12 @@ each unit's sums of weighted values and of weights (:mod:`.units`) are shuffled 
 systems, a system's mean is its ratio of sums, and effect sizes, wins, ties and losses are
 null (units hold no per-sample value).
 
-The permutations are drawn a block at a time, each row's by Fisher-Yates, and each block's
-system sums formed by one sparse product a step of rows at a time, the blocks shared between
-two threads: the memory does not grow with ``n_resamples`` or the samples, and the draws do not
-depend on the threads.
+Each row's permutation is a Fisher-Yates shuffle driven by a counter-based generator, a
+SplitMix64 stream keyed by ``seed``, the permutation's index and the row's index
+(:mod:`.shuffles`, which gives the exact rule), drawn and summed into the system means in
+compiled code, a group of permutations per pass over the rows, the permutations shared between
+two threads: the memory does not grow with ``n_resamples``, and the draws do not depend on the
+threads.
 
 References
 ----------
@@ -37,7 +39,6 @@ Sakai, T. (2018). Laboratory Experiments in Information Retrieval, ch. 4.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
@@ -61,53 +62,10 @@ from polars_rankmetrics.metrics.registry import MetricKey
 
 # The stream of the permutations under the seed (apart from every other draw's).
 _STREAM = 52
-# Bound on the elements of one block of permutations (permutations x rows x models): the
-# memory does not grow with ``n_resamples``, and a block's draws depend only on its index.
-_BLOCK_ELEMENTS = 1 << 22
-# The blocks are shared among this many threads (numpy and scipy release the GIL in the
-# draws, the gathers and the sparse product); the draws do not depend on it.
+# The permutations are shared among this many threads, a chunk at a time (the kernel releases
+# the GIL); the draws do not depend on them.
 _THREADS = 2
-
-
-def _shuffled(m: int, columns: int, rng: np.random.Generator) -> np.ndarray:
-    """``m`` x ``columns``: each column an independent uniform permutation of ``0..m-1``, by
-    Fisher-Yates run on all the columns at once (O(m) per column)."""
-    dtype = np.int8 if m <= 127 else np.int16 if m <= 32767 else np.int32
-    table = np.empty((m, columns), dtype=dtype)
-    table[:] = np.arange(m, dtype=dtype)[:, None]
-    flat = table.reshape(-1)
-    at = np.arange(columns, dtype=np.intp)
-    for i in range(m - 1, 0, -1):
-        # Swap each column's entry i with its entry j, j uniform on 0..i.
-        swap = rng.integers(0, i + 1, size=columns, dtype=dtype).astype(np.intp)
-        swap *= columns
-        swap += at
-        other = flat[swap]
-        flat[swap] = table[i]
-        table[i] = other
-    return table
-
-
-def _permuted_sums(both: np.ndarray, m: int, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` x ``m`` x width: each model's sums over the rows of ``both`` ((rows x m) x
-    width, a row's models in turn) after each of ``count`` permutations of every row's models.
-    The permutations are a sparse matrix of ones, (permutations x models) x (rows x models),
-    one entry per permuted value, so that scipy's product gathers and adds them in one pass."""
-    from scipy import sparse  # type: ignore[import-untyped]
-
-    rows, width = both.shape[0] // m, both.shape[1]
-    nnz = count * rows * m
-    index = np.int32 if nnz < 2**31 else np.int64
-    table = _shuffled(m, count * rows, rng).reshape(m, count, rows)
-    # Value (row, l) goes to model table[l, b, row] of permutation b: row count * m + model.
-    target = np.empty((rows, m, count), dtype=index)
-    offsets = (np.arange(count, dtype=index) * m)[None, None, :]
-    np.add(table.transpose(2, 0, 1), offsets, out=target, casting="unsafe")
-    spread = sparse.csc_matrix(
-        (np.ones(nnz), target.reshape(-1), np.arange(0, nnz + 1, count, dtype=index)),
-        shape=(count * m, rows * m),
-    )
-    return np.asarray(spread @ both).reshape(count, m, width)
+_CHUNK = 256
 
 
 def ranges(sums: np.ndarray, weights: np.ndarray, n_resamples: int, seed: int | None) -> np.ndarray:
@@ -118,34 +76,26 @@ def ranges(sums: np.ndarray, weights: np.ndarray, n_resamples: int, seed: int | 
     values, or units of the same samples and every value defined) the denominators do not
     move, and only the sums are gathered.
 
-    The permutations come in blocks of a fixed size, each block from its own stream under
-    ``seed`` (by the block's index) and its rows in steps of a fixed size, so that the draws
-    depend on the seed and the shape only, not on the threads. No rows: every range is NaN."""
+    Each row's permutation is drawn from ``seed``, the permutation's index and the row's index
+    alone (:mod:`.shuffles`), so that the draws do not depend on the threads or on
+    ``n_resamples``. No rows: every range is NaN."""
+    from polars_rankmetrics.inference import shuffles
+
     rows, m, k = sums.shape
-    entropy = resampling.entropy(seed)
+    key = shuffles.key(resampling.entropy(seed), _STREAM)
+    bits, starts, thresholds = shuffles.plan(m)
     fixed = bool(np.all(weights == weights[:, :1, :]))
     both = sums if fixed else np.concatenate([sums, weights], axis=2)
-    flat = np.ascontiguousarray(both, dtype=np.float64).reshape(rows * m, -1)
-    totals = weights[:, 0, :].sum(axis=0) if fixed else None
-    step = max(1, min(rows, _BLOCK_ELEMENTS // max(m, 1)))
-    block = max(1, _BLOCK_ELEMENTS // max(step * m, 1))
+    table = np.ascontiguousarray(np.asarray(both, dtype=np.float64).transpose(0, 2, 1))
+    totals = weights[:, 0, :].sum(axis=0) if fixed else np.empty(0)
     out = np.empty((n_resamples, k))
 
-    def run(start: int) -> None:
-        count = min(block, n_resamples - start)
-        rng = resampling.generator(entropy, _STREAM, start // block)
-        summed = np.zeros((count, m, flat.shape[1]))
-        for first in range(0, rows, step):
-            part = flat[first * m : (first + step) * m]
-            summed += _permuted_sums(part, m, count, rng)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = summed / totals if totals is not None else summed[..., :k] / summed[..., k:]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: no defined mean
-            out[start : start + count] = np.nanmax(means, axis=1) - np.nanmin(means, axis=1)
+    def run(first: int) -> None:
+        part = out[first : first + _CHUNK]
+        shuffles.ranges(table, totals, key, first, bits, starts, thresholds, part)
 
     with ThreadPoolExecutor(_THREADS) as pool:
-        list(pool.map(run, range(0, n_resamples, block)))
+        list(pool.map(run, range(0, n_resamples, _CHUNK)))
     return out
 
 
