@@ -143,12 +143,28 @@ def test_top_k_tables_and_propensities_on_every_engine(sql_engine):
     propensities = pl.DataFrame({"label": range(6), "propensity": [0.2, 0.5, 1.0] * 2})
     keys = [
         "lrap", "ranking_loss", "ndcg", "ndcg@2", "coverage_error", "precision@2", "mrr", "map@3",
-        "psprecision@2", "psprecision_norm@2", "psndcg@3", "psndcg_norm@3",
+        "psprecision@2", "psprecision_norm@2", "psndcg@3", "psndcg_norm@3", "hits@2",
+        "r_precision", "r_precision@2", "psprecision_ratio@2", "psrecall_ratio@3",
+        "psndcg_ratio@2",
     ]  # fmt: skip
     inputs = driver.TopK(truth, 8, propensities)
     ours = run(sql_engine, predictions, keys, by="model", per_sample=True, inputs=inputs)
     expected = rm.evaluate(predictions, keys, by="model", per_sample=True, truth_table=truth,
                            n_labels=8, propensities=propensities)  # fmt: skip
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_top_k_label_keys_on_every_engine(sql_engine):
+    """label_coverage@K, macro_precision@K and macro_recall@K (rankmetrics_topk_label_counts):
+    tied scores, weights, unscored true labels and a group without any positive."""
+    table = random_cases()
+    predictions = table.filter(pl.col("label") < 4).drop("truth")
+    truth = table.filter(pl.col("truth") > 0).select("model", "sample", "label")
+    keys = ["label_coverage@1", "label_coverage@3", "macro_precision@2", "macro_recall@2"]
+    inputs = driver.TopK(truth, 8, None)
+    ours = run(sql_engine, predictions, keys, by="model", weight="weight", inputs=inputs)
+    expected = rm.evaluate(predictions, keys, by="model", weight="weight", truth_table=truth,
+                           n_labels=8)  # fmt: skip
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
 

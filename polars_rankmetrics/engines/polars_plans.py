@@ -95,10 +95,14 @@ for _name, _plan in {
     "mrr": Plan(ranks="blocks", rows="first_hits"),
     "map": Plan(ranks="blocks", extras=("harmonics",), rows="positives"),
     "r_precision": _RETRIEVAL,
+    "hits": _RETRIEVAL,
     "psprecision": _RETRIEVAL,
     "psprecision_norm": _RETRIEVAL,
     "psndcg": Plan(rows="positives"),
     "psndcg_norm": Plan(rows="positives"),
+    "psprecision_ratio": Plan(ranks="blocks", rows="positives", without_positives=None),
+    "psrecall_ratio": Plan(ranks="blocks", rows="positives", without_positives=None),
+    "psndcg_ratio": Plan(rows="positives", without_positives=None),
 }.items():
     plan(_name, _plan)
 # The threshold metrics read the predicted and true sets, no rank.
