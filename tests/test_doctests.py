@@ -10,7 +10,7 @@ from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.inference import letters, units
-from polars_rankmetrics.inputs import convert
+from polars_rankmetrics.inputs import convert, sparse
 from polars_rankmetrics.metrics import ranking as expressions
 from polars_rankmetrics.metrics import ranks
 from polars_rankmetrics.report import labels, page, per_class
@@ -46,6 +46,7 @@ leaderboard = importlib.import_module("polars_rankmetrics.leaderboard")
         sklearn_ranking,
         sklearn_report,
         spark_engine,
+        sparse,
         state_build,
         topk,
         units,
