@@ -26,11 +26,13 @@ CROSS JOIN rankmetrics_cutoffs AS c
 WHERE r.score IS NOT NULL;
 
 -- rankmetrics_hits_per_sample: precision (expected true labels within the top k, over k; NULL
--- without k) and recall (the same over the sample's true labels).
+-- without k), hits (those expected true labels) and recall (the same over the
+-- sample's true labels).
 CREATE OR REPLACE VIEW rankmetrics_hits_per_sample AS
 SELECT
     s.grp, s.sample, c.k, s.weight, s.n_positives,
     coalesce(h.hits, 0) / c.k AS precision,
+    coalesce(h.hits, 0) AS hits,
     CASE WHEN s.n_positives > 0 THEN coalesce(h.hits, 0) / s.n_positives ELSE 0 END AS recall
 FROM rankmetrics_retrieval_samples AS s
 CROSS JOIN rankmetrics_cutoffs AS c
@@ -131,26 +133,33 @@ LEFT JOIN (
     GROUP BY x.grp, x.sample, coalesce(c.k, 0)
 ) AS h ON h.grp = s.grp AND h.sample = s.sample AND h.cut = coalesce(c.k, 0);
 
--- rankmetrics_r_precision_per_sample: expected true labels within the top R (R the sample's
--- true labels), over R.
+-- rankmetrics_r_precision_per_sample: r_precision, without k the expected true labels within the
+-- top R (R the sample's true labels) over R; with k (LibMultiLabel's RP@k) those within the top
+-- k over min(k, R).
 CREATE OR REPLACE VIEW rankmetrics_r_precision_per_sample AS
 SELECT
-    s.grp, s.sample, s.weight, s.n_positives,
-    CASE WHEN s.n_positives > 0 THEN coalesce(r.hits, 0) / s.n_positives ELSE 0 END
-        AS r_precision
+    s.grp, s.sample, c.k, s.weight, s.n_positives,
+    CASE
+        WHEN s.n_positives > 0
+            THEN coalesce(r.hits, 0) / least(coalesce(c.k, s.n_positives), s.n_positives)
+        ELSE 0
+    END AS r_precision
 FROM rankmetrics_retrieval_samples AS s
+CROSS JOIN rankmetrics_cutoffs AS c
 LEFT JOIN (
     SELECT
-        t.grp, t.sample,
+        t.grp, t.sample, coalesce(c.k, 0) AS cut,
         sum(
-            CAST(greatest(least(t.rank, s.n_positives) - t.block_start + 1, 0) AS DOUBLE)
+            CAST(greatest(least(t.rank, coalesce(c.k, s.n_positives)) - t.block_start + 1, 0)
+                AS DOUBLE)
             / (t.rank - t.block_start + 1)
         ) AS hits
     FROM rankmetrics_positive_ranks AS t
     JOIN rankmetrics_retrieval_samples AS s ON t.grp = s.grp AND t.sample = s.sample
+    CROSS JOIN rankmetrics_cutoffs AS c
     WHERE t.score IS NOT NULL
-    GROUP BY t.grp, t.sample
-) AS r ON r.grp = s.grp AND r.sample = s.sample;
+    GROUP BY t.grp, t.sample, coalesce(c.k, 0)
+) AS r ON r.grp = s.grp AND r.sample = s.sample AND r.cut = coalesce(c.k, 0);
 
 -- The propensity-scored metrics (gain 1 / propensity): psprecision (over k) and psndcg (over
 -- the dcg of min(R, k) true labels of gain 1, Jain et al.), each in a view of its own, and their
@@ -230,7 +239,7 @@ LEFT JOIN best AS b ON b.grp = p.grp AND b.sample = p.sample AND b.cut = coalesc
 CREATE OR REPLACE VIEW rankmetrics_retrieval_per_sample AS
 SELECT
     h.grp, h.sample, h.k, h.weight, h.n_positives,
-    h.precision, h.recall, f.hit_rate, f.mrr, m.map, r.r_precision,
+    h.precision, h.hits, h.recall, f.hit_rate, f.mrr, m.map, r.r_precision,
     p.psprecision, p.psprecision_norm, p.psndcg, p.psndcg_norm
 FROM rankmetrics_hits_per_sample AS h
 JOIN rankmetrics_map_per_sample AS m
@@ -239,4 +248,5 @@ JOIN rankmetrics_first_hits_per_sample AS f
     ON f.grp = h.grp AND f.sample = h.sample AND coalesce(f.k, 0) = coalesce(h.k, 0)
 JOIN rankmetrics_propensity_per_sample AS p
     ON p.grp = h.grp AND p.sample = h.sample AND coalesce(p.k, 0) = coalesce(h.k, 0)
-JOIN rankmetrics_r_precision_per_sample AS r ON r.grp = h.grp AND r.sample = h.sample;
+JOIN rankmetrics_r_precision_per_sample AS r
+    ON r.grp = h.grp AND r.sample = h.sample AND coalesce(r.k, 0) = coalesce(h.k, 0);

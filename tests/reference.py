@@ -98,7 +98,11 @@ def ranked_list_value(name: str, k: int | None, relevant: list[bool], gains: lis
                 found += 1
                 total += found / (i + 1)
         return total / n_true if n_true else 0.0
+    if name == "hits":
+        return float(hits)
     if name == "r_precision":
+        if k is not None:  # LibMultiLabel's RP@k
+            return hits / min(k, n_true) if n_true else 0.0
         return sum(relevant[:n_true]) / n_true if n_true else 0.0
     if name.startswith("psprecision"):
         value = sum(g for r, g in zip(cut, gains, strict=False) if r) / k

@@ -95,6 +95,7 @@ for _name, _plan in {
     "mrr": Plan(ranks="blocks", rows="first_hits"),
     "map": Plan(ranks="blocks", extras=("harmonics",), rows="positives"),
     "r_precision": _RETRIEVAL,
+    "hits": _RETRIEVAL,
     "psprecision": _RETRIEVAL,
     "psprecision_norm": _RETRIEVAL,
     "psndcg": Plan(rows="positives"),

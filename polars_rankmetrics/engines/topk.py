@@ -21,6 +21,7 @@ count only scored labels as retrieved, as trec_eval and ranx do, and need no ``n
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -452,30 +453,51 @@ def repeated_in(
     raise AssertionError(f"no repeated label in sample {where}")
 
 
+PROPENSITY_PRESETS: dict[str, tuple[float, float]] = {
+    "wikipedia": (0.5, 0.4),
+    "amazon": (0.6, 2.6),
+    "other": (0.55, 1.5),
+}
+"""The Extreme Classification Repository's (A, B) of the propensity model per kind of data set:
+Wikipedia (WikiLSHTC-325K, WikipediaLarge-500K), Amazon (Amazon-670K, Amazon-3M) and every
+other data set."""
+
+
 def label_propensities(
     train: Any,
     *,
-    a: float = 0.55,
-    b: float = 1.5,
+    dataset: str | None = None,
+    a: float | None = None,
+    b: float | None = None,
     labels: Sequence[object] | pl.Series | None = None,
+    n_samples: int | None = None,
     sample: str = "sample",
     label: str = "label",
 ) -> pl.DataFrame:
     """Label propensities from a training set's true labels, by Jain, Prabhu and Varma's model
     (KDD 2016), as the Extreme Classification Repository computes them:
     ``p = 1 / (1 + C (N_l + B)^-A)``, ``C = (ln N - 1) (B + 1)^A``, where ``N`` is the number of
-    training samples and ``N_l`` those with label l.
+    training samples and ``N_l`` those with label l. ``1 / p`` is pyxclib's
+    ``compute_inv_propesity(train, A, B)`` and napkinXC's ``Jain_et_al_inverse_propensity``.
 
     Parameters
     ----------
     train
         The training set's true labels: one row per (sample, label) pair, as a truth table (a
         frame or path).
+    dataset
+        The repository's preset (A, B) (:data:`PROPENSITY_PRESETS`): ``"wikipedia"`` (0.5,
+        0.4), ``"amazon"`` (0.6, 2.6) or ``"other"`` (0.55, 1.5, also the default without
+        ``dataset``, ``a`` or ``b``).
     a, b
-        The model's A and B (0.55 and 1.5, the repository's values for most data sets).
+        The model's A and B, instead of a preset (one given alone takes the other's default).
     labels
         Every label to give a propensity, including those never seen in training (count 0);
         default: the labels of ``train``.
+    n_samples
+        ``N``, the number of training samples, where some have no label (and so no row in
+        ``train``): pyxclib and napkinXC count the rows of the training matrix. Default: the
+        distinct samples of ``train``.
 
     Returns
     -------
@@ -485,7 +507,8 @@ def label_propensities(
     Raises
     ------
     ValueError
-        For fewer than 2 training samples.
+        For an unknown ``dataset``, ``dataset`` given with ``a`` or ``b``, fewer than 2
+        training samples, or ``n_samples`` below the distinct samples of ``train``.
 
     Examples
     --------
@@ -503,6 +526,7 @@ def label_propensities(
     │ b     ┆ 0.910239   │
     └───────┴────────────┘
     """
+    a, b = _model(dataset, a, b)
     table = to_lazy(train).select(sample, label)
     counts = table.group_by(label).agg(pl.len().alias("__count"))
     if labels is not None:
@@ -510,12 +534,31 @@ def label_propensities(
         counts = every.join(counts, on=label, how="left").with_columns(
             pl.col("__count").fill_null(0)
         )
-    n = table.select(pl.col(sample).n_unique()).collect().item()
+    seen = table.select(pl.col(sample).n_unique()).collect().item()
+    if n_samples is not None and (isinstance(n_samples, bool) or n_samples < seen):
+        raise ValueError(
+            f"n_samples={n_samples!r} is below the {seen} distinct samples of column {sample!r}"
+        )
+    n = seen if n_samples is None else n_samples
     if n < 2:
         raise ValueError(f"column {sample!r}: label_propensities needs at least 2 training samples")
-    c = (pl.lit(float(n)).log() - 1.0) * (b + 1.0) ** a
+    c = (math.log(n) - 1.0) * (b + 1.0) ** a
     p = 1.0 / (1.0 + c * (pl.col("__count").cast(pl.Float64) + b).pow(-a))
     return counts.select(label, p.alias("propensity")).sort(label).collect()
+
+
+def _model(dataset: str | None, a: float | None, b: float | None) -> tuple[float, float]:
+    """The (A, B) of :func:`label_propensities`' arguments."""
+    if dataset is None:
+        default_a, default_b = PROPENSITY_PRESETS["other"]
+        return default_a if a is None else a, default_b if b is None else b
+    if a is not None or b is not None:
+        raise ValueError(f"give dataset={dataset!r} or a= and b=, not both")
+    if dataset not in PROPENSITY_PRESETS:
+        raise ValueError(
+            f"unknown dataset {dataset!r}; the presets are {', '.join(PROPENSITY_PRESETS)}"
+        )
+    return PROPENSITY_PRESETS[dataset]
 
 
 TIES = ("average", "trec_eval")

@@ -177,8 +177,8 @@ TREC_VIEW = "rankmetrics_trec_per_sample"
 TREC_ERR_VIEW = "rankmetrics_trec_err_per_sample"
 TREC_GAIN_VIEW = "rankmetrics_trec_gain_per_sample"
 VIEWS_WITH_K = frozenset(
-    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, PSPRECISION_VIEW, PSNDCG_VIEW,
-     PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW, TREC_GAIN_VIEW}
+    {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW, PSPRECISION_VIEW,
+     PSNDCG_VIEW, PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW, TREC_GAIN_VIEW}
 )  # fmt: skip
 
 
@@ -577,9 +577,14 @@ _retrieval(
     polars=lambda key, c: qx.average_precision_at(c.truth, score=c.score, k=key.k),
 )  # fmt: skip
 _retrieval(
-    "r_precision", "precision among the top R, R the sample's number of true labels",
-    R_PRECISION_VIEW,
-    polars=lambda key, c: qx.r_precision(c.truth, score=c.score),
+    "r_precision",
+    "precision among the top R, R the sample's true labels (@K: hits in the top K over min(K, R))",
+    R_PRECISION_VIEW, takes_k=True,
+    polars=lambda key, c: qx.r_precision(c.truth, score=c.score, k=key.k),
+)  # fmt: skip
+_retrieval(
+    "hits", "number of true labels among the top K", HITS_VIEW, requires_k=True, takes_k=True,
+    polars=lambda key, c: qx.hits_at(_k(key), c.truth, score=c.score),
 )  # fmt: skip
 
 

@@ -104,13 +104,28 @@ def recall_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
     return _per_true(expected_hits(truth, score, k), truth).alias(f"recall@{k}")
 
 
-def r_precision(truth: str = "truth", *, score: str = "score") -> pl.Expr:
+def r_precision(truth: str = "truth", *, score: str = "score", k: int | None = None) -> pl.Expr:
     """R-precision: precision@R, R being the sample's number of true labels; 0 without any.
+    With ``k`` (LibMultiLabel's RP@K): expected true labels among the top K, over min(K, R),
+    so 1 is reached by every sample whose top K holds min(K, R) true labels.
     Ties: averaged over the orders of each tied block, or trec_eval's order with
     ``ties="trec_eval"``.
     """
     n_true = _true(truth).sum()
-    return _per_true(expected_hits(truth, score, n_true), truth).alias("r_precision")
+    if k is None:
+        return _per_true(expected_hits(truth, score, n_true), truth).alias("r_precision")
+    best = pl.min_horizontal(n_true.cast(pl.Float64), float(k))
+    hits = expected_hits(truth, score, k)
+    return pl.when(best > 0).then(hits / best).otherwise(0.0).alias(f"r_precision@{k}")
+
+
+def hits_at(k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
+    """hits@K: the expected number of true labels among the top K (precision@K times K); 0
+    without a true label scored.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
+    return expected_hits(truth, score, k).cast(pl.Float64).alias(f"hits@{k}")
 
 
 def hit_rate_at(k: int) -> pl.Expr:
