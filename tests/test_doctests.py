@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-from polars_rankmetrics import frames, sklearn
+from polars_rankmetrics import frames, sklearn, xclib
 from polars_rankmetrics.engines import duckdb as duckdb_engine
 from polars_rankmetrics.engines import spark as spark_engine
 from polars_rankmetrics.engines import topk
@@ -18,6 +18,7 @@ from polars_rankmetrics.sklearn import classification as sklearn_classification
 from polars_rankmetrics.sklearn import ranking as sklearn_ranking
 from polars_rankmetrics.sklearn import report as sklearn_report
 from polars_rankmetrics.states import build as state_build
+from polars_rankmetrics.xclib import metrics as xclib_metrics
 
 # The package's evaluate, compare and leaderboard attributes are the functions: the modules
 # are found by name.
@@ -50,6 +51,8 @@ leaderboard = importlib.import_module("polars_rankmetrics.leaderboard")
         state_build,
         topk,
         units,
+        xclib,
+        xclib_metrics,
     ],
     ids=lambda m: m.__name__,
 )
