@@ -173,7 +173,7 @@ def test_bad_input_is_refused_with_a_message(call, message):
 
 def test_the_tables_hold_each_samples_best_k_and_a_row_for_every_sample():
     """pyxclib evaluates every row: a sample without scores and without a true label still
-    counts (0), through one prediction of the padding label."""
+    counts (0), through the padding labels."""
     y = sp.csr_matrix(np.array([[0, 1, 0], [0, 0, 0]], dtype=float))
     X = sp.csr_matrix((2, 3))
     assert xclib.precision(X, y, k=1)[0] == 0.0

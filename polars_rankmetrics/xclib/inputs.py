@@ -2,10 +2,10 @@
 ``X`` and the truth ``true_labels`` as a top-k table and a truth table
 (:func:`~polars_rankmetrics.inputs.sparse.top_k`), ``inv_psp`` as a propensity table.
 
-pyxclib evaluates every row of ``true_labels``: a sample with no true label and no stored score
-is in neither table, so it is given one prediction row of the label ``n_labels``, pyxclib's own
-padding index, which is never true (every retrieval metric of a sample without a true label is
-0, whatever it predicts).
+Each sample's entries are completed to K rows by padding labels, as pyxclib pads its top K
+(:func:`_padded`): pyxclib evaluates every row of ``true_labels``, also one with no stored score
+and no true label, and ``ndcg@K`` (the rank table's nDCG, tie-averaged) then never reaches a
+sample's unscored true labels, which is pyxclib's nDCG: only stored entries are retrieved.
 """
 
 from __future__ import annotations
@@ -88,18 +88,44 @@ def tables(
         chosen = valid[rows]
         rows = np.cumsum(valid)[rows[chosen]] - 1
         labels, values, truth = labels[chosen], values[chosen], truth.valid()
-    present = np.zeros(truth.n_samples, dtype=bool)
-    present[rows] = True
-    present[truth.samples] = True
-    absent = np.flatnonzero(~present)
-    if absent.size:  # in sample order, as top_k gives its rows: the rank order evaluate reads
-        order = np.argsort(np.concatenate([rows, absent]), kind="stable")
-        rows = np.concatenate([rows, absent])[order]
-        labels = np.concatenate([labels, np.full(absent.size, truth.n_labels)])[order]
-        values = np.concatenate([values, np.zeros(absent.size, dtype=values.dtype)])[order]
-    table = {"sample": rows, "label": labels, "score": values.astype(np.float64)}
+    rows, labels, values = _padded(rows, labels, _ranks(rows, values), truth, k)
+    table = {"sample": rows, "label": labels, "score": values}
     predictions = pl.DataFrame(table, schema=_SCHEMA | {"score": pl.Float64}, orient="col")
     return predictions, truth.table()
+
+
+def _ranks(rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Scores in the same order within each sample, ties kept, finite: minus the number of
+    distinct (sample, score) pairs up to each entry (the entries come by sample, in rank
+    order). The metrics read only the order; a finite score ranks above the padding."""
+    if rows.size == 0:
+        return np.zeros(0)
+    changes = np.ones(rows.size, dtype=np.int64)
+    changes[1:] = (rows[1:] != rows[:-1]) | (values[1:] != values[:-1])
+    return -np.cumsum(changes).astype(np.float64)
+
+
+def _padded(
+    rows: np.ndarray, labels: np.ndarray, values: np.ndarray, truth: Truth, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each sample with fewer than ``k`` entries completed to ``k`` by the padding labels
+    ``n_labels``, ``n_labels + 1``, ... (never true) scored minus infinity, as pyxclib pads
+    its top k: nothing past a sample's stored entries is retrieved, and ``ndcg@K`` never
+    reaches the unscored true labels. Every sample then has a row (pyxclib counts them all)."""
+    counts = np.bincount(rows, minlength=truth.n_samples)
+    short = np.flatnonzero(counts < k)
+    if short.size == 0:
+        return rows, labels, values
+    missing = k - counts[short]
+    pad_rows = np.repeat(short, missing)
+    first = np.repeat(np.cumsum(missing) - missing, missing)
+    pad_labels = truth.n_labels + np.arange(pad_rows.size) - first
+    order = np.argsort(np.concatenate([rows, pad_rows]), kind="stable")  # rows by sample
+    return (
+        np.concatenate([rows, pad_rows])[order],
+        np.concatenate([labels, pad_labels])[order],
+        np.concatenate([values, np.full(pad_rows.size, -np.inf)])[order],
+    )
 
 
 def _scores(X: object) -> Stored:

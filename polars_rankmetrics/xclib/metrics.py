@@ -7,9 +7,10 @@ pyxclib                  key (at each K = 1..k)                         propensi
 =======================  =============================================  ====================
 ``precision``            ``precision@K``                                -
 ``recall``               ``recall@K``                                   -
-``ndcg``                 ``psndcg@K`` with every propensity 1: the      1
-                         dcg of the retrieved true labels over the
-                         ideal dcg of min(K, |y|) positions
+``ndcg``                 ``ndcg@K``, each sample padded to K rows       -
+                         (:mod:`.inputs`): the dcg of the retrieved
+                         true labels over the ideal dcg of min(K, |y|)
+                         positions
 ``psprecision``          ``psprecision_ratio@K``                        1 / ``inv_psp``
 ``psndcg``               ``psndcg_ratio@K``                             1 / ``inv_psp``
 ``psrecall``             ``psrecall_ratio@K``                           1 / ``inv_psp``
@@ -36,12 +37,11 @@ from polars_rankmetrics.xclib.inputs import Truth, propensities, tables
 if TYPE_CHECKING:
     from polars_rankmetrics.options import RunOptions
 
-# Each of pyxclib's metrics: its key, and whether it reads the propensities of inv_psp
-# (the others read none, or every propensity 1).
+# Each of pyxclib's metrics: its key, and whether it reads the propensities of inv_psp.
 _KEYS = {
     "precision": ("precision@{}", False),
     "recall": ("recall@{}", False),
-    "ndcg": ("psndcg@{}", False),
+    "ndcg": ("ndcg@{}", False),
     "psprecision": ("psprecision_ratio@{}", True),
     "psndcg": ("psndcg_ratio@{}", True),
     "psrecall": ("psrecall_ratio@{}", True),
@@ -58,23 +58,21 @@ def _values(
     metrics: list[str], X: object, truth: Truth, k: int, inv_psp: object,
     remove_invalid: bool, options: RunOptions,
 ) -> list[np.ndarray]:  # fmt: skip
-    """The values of pyxclib's ``metrics`` at 1..k, in one evaluation per propensity table."""
+    """The values of pyxclib's ``metrics`` at 1..k, in one evaluation."""
     predictions, truth_table = tables(X, truth, k, remove_invalid=remove_invalid)
-    calls: dict[bool, list[str]] = {}
-    for name in metrics:
-        calls.setdefault(_KEYS[name][1], []).append(name)
-    found: dict[str, np.ndarray] = {}
-    for scored, names in calls.items():
-        if scored:
-            table = propensities(inv_psp, truth)
-        else:
-            table = truth_table.select("label").unique().with_columns(propensity=pl.lit(1.0))
-        keys = [_KEYS[name][0].format(at) for name in names for at in range(1, k + 1)]
-        result = evaluate(predictions, keys, truth_table=truth_table, propensities=table, **options)
-        for name in names:
-            columns = [_KEYS[name][0].format(at) for at in range(1, k + 1)]
-            found[name] = result.select(columns).to_numpy().reshape(-1).astype(np.float64)
-    return [found[name] for name in metrics]
+    keys = [_KEYS[name][0].format(at) for name in metrics for at in range(1, k + 1)]
+    scored = any(_KEYS[name][1] for name in metrics)
+    result = evaluate(
+        predictions, keys, truth_table=truth_table, n_labels=truth.n_labels + k,
+        propensities=propensities(inv_psp, truth) if scored else None, **options,
+    )  # fmt: skip
+    return [
+        result.select(_KEYS[name][0].format(at) for at in range(1, k + 1))
+        .to_numpy()
+        .reshape(-1)
+        .astype(np.float64)
+        for name in metrics
+    ]
 
 
 def precision(
