@@ -65,8 +65,9 @@ def evaluate(
         Metric keys (a list, or one key): ``coverage_error``, ``lrap``, ``ranking_loss``,
         ``lwlrap``, ``dcg``, ``ndcg``, ``dcg@K`` / ``ndcg@K`` for any K >= 1, the threshold
         metrics below, and the retrieval metrics ``precision@K``, ``recall@K``,
-        ``hit_rate@K``, ``mrr``, ``mrr@K``, ``map``, ``map@K``, ``r_precision``,
-        ``psprecision@K``, ``psndcg@K`` and their ``_norm`` variants (see
+        ``hit_rate@K``, ``hits@K``, ``mrr``, ``mrr@K``, ``map``, ``map@K``, ``r_precision``,
+        ``r_precision@K``, ``psprecision@K``, ``psndcg@K``, their ``_norm`` variants and
+        pyxclib's ``psprecision_ratio@K``, ``psrecall_ratio@K``, ``psndcg_ratio@K`` (see
         :mod:`polars_rankmetrics.metrics.retrieval`). Default: the six ranking metrics.
         With ``truth_table`` (the qrels), the TREC keys, by trec_eval's names (``P_5``,
         ``recall_100``, ``map_cut_10``, ``ndcg_cut_10``, ``Rprec``, ``recip_rank``,
@@ -89,7 +90,7 @@ def evaluate(
         The size of the label space of a top-k evaluation, which the ranking metrics need (they
         count the unscored labels, in closed form); the retrieval metrics do not.
     propensities
-        For ``psprecision@K`` and ``psndcg@K``: a table of the label column and ``propensity``
+        For the propensity-scored keys: a table of the label column and ``propensity``
         (in (0, 1]), for example from :func:`~polars_rankmetrics.label_propensities`.
     by
         Column(s) splitting the table into independent evaluations (one result row each). Any

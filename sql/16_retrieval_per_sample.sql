@@ -196,7 +196,7 @@ LEFT JOIN rankmetrics_propensity_hits AS h
 -- rankmetrics_psndcg_per_sample: psndcg, and the expected dcg it is made of.
 CREATE OR REPLACE VIEW rankmetrics_psndcg_per_sample AS
 SELECT
-    s.grp, s.sample, c.k, s.weight, s.n_positives, d.ps_dcg,
+    s.grp, s.sample, c.k, s.weight, s.n_positives, d.ps_dcg, ideal.cumulative AS ideal_dcg,
     coalesce(d.ps_dcg / nullif(ideal.cumulative, 0), 0) AS psndcg
 FROM rankmetrics_retrieval_samples AS s
 CROSS JOIN rankmetrics_cutoffs AS c
@@ -204,8 +204,12 @@ LEFT JOIN rankmetrics_propensity_dcg AS d
     ON d.grp = s.grp AND d.sample = s.sample AND d.cut = coalesce(c.k, 0)
 LEFT JOIN rankmetrics_discounts AS ideal ON ideal.position = least(s.n_positives, c.k);
 
--- rankmetrics_propensity_per_sample: the four propensity-scored metrics, the _norm ones from the
--- gain and dcg of the two views above.
+-- rankmetrics_propensity_per_sample: the propensity-scored metrics, the _norm and _ratio ones
+-- from the gain and dcg of the two views above and of the best ranking (the true labels by
+-- descending 1 / propensity). A _ratio key (pyxclib's PSP@k, PSR@k, PSnDCG@k) is a ratio of sums
+-- over samples: each sample's value over its best (NULL without a true label), weighted by that
+-- best (best_psprecision, best_psrecall: over the true labels, best_psndcg: over the dcg of
+-- min(k, R) gains of 1; 0 without a true label).
 CREATE OR REPLACE VIEW rankmetrics_propensity_per_sample AS
 WITH best_gains AS (
     SELECT
@@ -229,7 +233,13 @@ SELECT
     p.grp, p.sample, p.k, p.weight, p.n_positives, p.psprecision,
     coalesce(p.ps_hits / nullif(b.ps_hits, 0), 0) AS psprecision_norm,
     n.psndcg,
-    coalesce(n.ps_dcg / nullif(b.ps_dcg, 0), 0) AS psndcg_norm
+    coalesce(n.ps_dcg / nullif(b.ps_dcg, 0), 0) AS psndcg_norm,
+    coalesce(p.ps_hits, 0) / nullif(b.ps_hits, 0) AS psprecision_ratio,
+    coalesce(p.ps_hits, 0) / nullif(b.ps_hits, 0) AS psrecall_ratio,
+    coalesce(n.ps_dcg, 0) / nullif(b.ps_dcg, 0) AS psndcg_ratio,
+    coalesce(b.ps_hits, 0) / p.k AS best_psprecision,
+    coalesce(b.ps_hits / nullif(p.n_positives, 0), 0) AS best_psrecall,
+    coalesce(b.ps_dcg / nullif(n.ideal_dcg, 0), 0) AS best_psndcg
 FROM rankmetrics_psprecision_per_sample AS p
 JOIN rankmetrics_psndcg_per_sample AS n
     ON n.grp = p.grp AND n.sample = p.sample AND coalesce(n.k, 0) = coalesce(p.k, 0)

@@ -104,6 +104,12 @@ def ranked_list_value(name: str, k: int | None, relevant: list[bool], gains: lis
         if k is not None:  # LibMultiLabel's RP@k
             return hits / min(k, n_true) if n_true else 0.0
         return sum(relevant[:n_true]) / n_true if n_true else 0.0
+    if name.endswith("_ratio"):  # each sample's value over its best (no value without one)
+        if not n_true:
+            return math.nan
+        kind = name.removesuffix("_ratio")
+        best_kind = "psndcg_norm" if kind == "psndcg" else "psprecision_norm"
+        return ranked_list_value(best_kind, k, relevant, gains, true_gains)
     if name.startswith("psprecision"):
         value = sum(g for r, g in zip(cut, gains, strict=False) if r) / k
         if name.endswith("_norm"):

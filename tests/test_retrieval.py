@@ -21,7 +21,8 @@ TOP_K_ENGINES = [replace(engine, bucket_rows=engine.bucket_rows and 7) for engin
 KEYS = [
     ("precision", 1), ("precision", 3), ("recall", 2), ("hit_rate", 1), ("hit_rate", 2),
     ("mrr", None), ("mrr", 2), ("map", None), ("map", 2), ("r_precision", None),
-    ("r_precision", 2), ("hits", 3),
+    ("r_precision", 2), ("hits", 3), ("psprecision_ratio", 2), ("psrecall_ratio", 3),
+    ("psndcg_ratio", 2),
     ("psprecision", 2), ("psprecision_norm", 2), ("psndcg", 2), ("psndcg_norm", 3),
 ]  # fmt: skip
 

@@ -144,7 +144,8 @@ def test_top_k_tables_and_propensities_on_every_engine(sql_engine):
     keys = [
         "lrap", "ranking_loss", "ndcg", "ndcg@2", "coverage_error", "precision@2", "mrr", "map@3",
         "psprecision@2", "psprecision_norm@2", "psndcg@3", "psndcg_norm@3", "hits@2",
-        "r_precision", "r_precision@2",
+        "r_precision", "r_precision@2", "psprecision_ratio@2", "psrecall_ratio@3",
+        "psndcg_ratio@2",
     ]  # fmt: skip
     inputs = driver.TopK(truth, 8, propensities)
     ours = run(sql_engine, predictions, keys, by="model", per_sample=True, inputs=inputs)

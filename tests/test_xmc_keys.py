@@ -9,6 +9,10 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from reference import expected_over_orders
+from test_retrieval import TOP_K_ENGINES, runs
 
 import polars_rankmetrics as rm
 
@@ -62,3 +66,131 @@ def test_label_propensities_refuse_bad_models():
         rm.label_propensities(train, dataset="amazon", a=0.5)
     with pytest.raises(ValueError, match="n_samples=1 is below the 2 distinct samples"):
         rm.label_propensities(train, n_samples=1)
+
+
+def _xmc_case(seed: int, n_samples: int = 40, n_labels: int = 30, k: int = 5):
+    """A random tie-free sparse case as napkinXC's lists and as the library's tables: each
+    sample 1-7 stored scores (some fewer than k), 0-6 true labels (some none), and the
+    training counts of a training set that never sees some labels."""
+    rng = np.random.default_rng(seed)
+    ranked, true, pred_rows, true_rows = [], [], [], []
+    for i in range(n_samples):
+        labels = rng.choice(n_labels, size=rng.integers(1, 8), replace=False)
+        scores = rng.permutation(len(labels)) + rng.random()
+        order = np.argsort(-scores)
+        ranked.append([int(j) for j in labels[order]])
+        pred_rows += [(i, int(j), float(s)) for j, s in zip(labels, scores, strict=True)]
+        positives = rng.choice(n_labels, size=rng.integers(0, 7), replace=False)
+        # skew the truth towards the predictions, so that there are hits
+        positives = np.union1d(positives, labels[rng.random(len(labels)) < 0.4])
+        true.append([int(j) for j in positives])
+        true_rows += [(i, int(j)) for j in positives]
+    predictions = pl.DataFrame(pred_rows, schema=["sample", "label", "score"], orient="row")
+    truth = pl.DataFrame(true_rows, schema=["sample", "label"], orient="row")
+    n_train = 80
+    train_dense = (rng.random((n_train, n_labels)) < rng.random(n_labels) * 0.3).astype(float)
+    train_dense[:, rng.choice(n_labels, size=4, replace=False)] = 0  # never seen in training
+    return predictions, truth, ranked, true, train_dense, k
+
+
+ORACLE_KEYS = {
+    "precision": "precision_at_k", "recall": "recall_at_k",
+    "psprecision_ratio": "psprecision_at_k", "psrecall_ratio": "psrecall_at_k",
+    "psndcg_ratio": "psndcg_at_k",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_xmc_keys_equal_napkinxc(engine, seed):
+    napkinxc = pytest.importorskip("napkinxc.metrics")
+    from scipy.sparse import csr_matrix
+
+    predictions, truth, ranked, true, train_dense, k = _xmc_case(seed)
+    n_train, n_labels = train_dense.shape
+    inv_ps = napkinxc.Jain_et_al_inverse_propensity(csr_matrix(train_dense), A=0.6, B=2.6)
+    rows, columns = np.nonzero(train_dense)
+    train = pl.DataFrame({"sample": rows, "label": columns})
+    propensities = rm.label_propensities(
+        train, dataset="amazon", labels=range(n_labels), n_samples=n_train
+    )
+    keys = [f"{name}@{j}" for name in ORACLE_KEYS for j in range(1, k + 1)]
+    ours = rm.evaluate(predictions, keys, truth_table=truth, n_labels=n_labels,
+                       propensities=propensities, engine=engine)  # fmt: skip
+    for name, function in ORACLE_KEYS.items():
+        oracle = getattr(napkinxc, function)
+        theirs = (
+            oracle(true, ranked, inv_ps, k=k)
+            if name.startswith("ps")
+            else oracle(true, ranked, k=k)
+        )
+        got = [ours[f"{name}@{j}"][0] for j in range(1, k + 1)]
+        np.testing.assert_allclose(got, theirs, rtol=1e-12, err_msg=name)
+
+
+def test_ndcg_equals_napkinxc_where_every_sample_has_k_scores():
+    """ndcg@K ranks a sample's unscored true labels in its unscored block (the library's rule
+    for top-k tables), where pyxclib and napkinXC count only stored scores: the two agree where
+    every sample has at least K scores."""
+    napkinxc = pytest.importorskip("napkinxc.metrics")
+    predictions, truth, ranked, true, _, k = _xmc_case(4, n_samples=120)
+    full = [i for i, labels in enumerate(ranked) if len(labels) >= k]
+    keys = [f"ndcg@{j}" for j in range(1, k + 1)]
+    kept = pl.col("sample").is_in(full)
+    ours = rm.evaluate(predictions.filter(kept), keys, truth_table=truth.filter(kept),
+                       n_labels=30)  # fmt: skip
+    theirs = napkinxc.ndcg_at_k([true[i] for i in full], [ranked[i] for i in full], k=k)
+    np.testing.assert_allclose([ours[key][0] for key in keys], theirs, rtol=1e-12)
+
+
+def _sums(name: str, k: int, scored, true_gains) -> tuple[float, float]:
+    """One sample's term of a _ratio key's two sums: its expected propensity-scored value
+    (over the orders of its tied blocks) and the best one, written from pyxclib's code."""
+    n_true = len(true_gains)
+    if not n_true:
+        return 0.0, 0.0
+    best = sorted(true_gains, reverse=True)[:k]
+    if name == "psndcg_ratio":
+        value = expected_over_orders("psndcg", k, scored, true_gains)
+        ideal = sum(1 / math.log2(i + 2) for i in range(min(k, n_true)))
+        return value, sum(g / math.log2(i + 2) for i, g in enumerate(best)) / ideal
+    hits = expected_over_orders("psprecision", k, scored, true_gains) * k
+    over = k if name == "psprecision_ratio" else n_true
+    return hits / over, sum(best) / over
+
+
+@pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_ratio_keys_are_ratios_of_weighted_sums_by_group(engine, data):
+    """Two models in one table (by=), sample weights, buckets of whole samples: each _ratio key
+    is the weighted sum of the samples' values over the weighted sum of their best values."""
+    keys = {"psprecision_ratio@2": 2, "psrecall_ratio@3": 3, "psndcg_ratio@2": 2}
+    propensity = {j: data.draw(st.sampled_from([0.2, 0.5, 1.0])) for j in range(6)}
+    parts, expected = [], {}
+    for model in ("a", "b"):
+        predictions, truth, propensities, samples = data.draw(
+            runs(top_k=True, propensity=propensity)
+        )
+        samples = [s for s in samples if s[1]]  # a sample's weight is read from its predictions
+        assume(samples)
+        truth = truth.filter(pl.col("sample").is_in([s for s, _, _ in samples]))
+        weights = {s: float(data.draw(st.sampled_from([0.5, 1.0, 2.0]))) for s, _, _ in samples}
+        weight = pl.col("sample").replace_strict(weights, default=None, return_dtype=pl.Float64)
+        parts.append((predictions.drop("truth").with_columns(pl.lit(model).alias("model"),
+                                                             weight.alias("w")),
+                      truth.with_columns(pl.lit(model).alias("model"))))  # fmt: skip
+        expected[model] = {}
+        for key, k in keys.items():
+            terms = [_sums(key.split("@")[0], k, scored, gains) for _, scored, gains in samples]
+            numerator = sum(weights[s[0]] * v for s, (v, _) in zip(samples, terms, strict=True))
+            denominator = sum(weights[s[0]] * b for s, (_, b) in zip(samples, terms, strict=True))
+            expected[model][key] = numerator / denominator if denominator else math.nan
+    predictions = pl.concat([p for p, _ in parts])
+    truth = pl.concat([t for _, t in parts])
+    result = engine.evaluate(predictions, list(keys), truth_table=truth,
+                             propensities=propensities, by="model", weight="w")  # fmt: skip
+    for row in result.iter_rows(named=True):
+        for key in keys:
+            np.testing.assert_allclose(row[key], expected[row["model"]][key], rtol=1e-12,
+                                       atol=1e-12, err_msg=key)  # fmt: skip

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import polars.selectors as cs
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines.base import SAMPLE_TABLES, Settings
@@ -50,7 +51,7 @@ from polars_rankmetrics.metrics.ranks import (
     with_harmonics,
     with_lowest_positive,
 )
-from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.registry import IDEAL_PREFIX, Context, MetricKey, ideal_column
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
 from polars_rankmetrics.metrics.sums import means, undefined_column, weight_column
 from polars_rankmetrics.metrics.undefined import (
@@ -114,6 +115,7 @@ def per_sample(
         values = rows.group_by(cols.sample_keys).agg(
             pl.lit(True).alias(_HAS_POSITIVES),
             *(key.expression(context) for key in by_rows["positives"]),
+            *_ideals(by_rows["positives"], context),
         )
         samples = samples.drop(LOWEST_POSITIVE, SCORED, LABELS, POSITIVES).join(
             values, on=cols.sample_keys, how="left", nulls_equal=True
@@ -125,6 +127,7 @@ def per_sample(
             .alias(str(key))
             for key in by_rows["positives"]
         ).drop(_HAS_POSITIVES)
+        samples = samples.with_columns(pl.col(_ideal_columns(keys)).fill_null(0.0))
     else:
         lf = lf.drop(RANK, BLOCK_START) if layout.carries_ranks else lf
         rows = with_extras(ranked(lf, cols, context).cache(), cols, keys, context)
@@ -135,6 +138,7 @@ def per_sample(
         from_sums = [key for key in aggregated if counted(key)]
         sums = set_counts(true, is_predicted) if from_sums else []
         others = [key.expression(context) for key in aggregated if not counted(key)]
+        others += _ideals(aggregated, context)
         samples = rows.group_by(cols.sample_keys).agg(*facts(true), *sums, *others)
         if from_sums:
             labels = pl.col(validation.SAMPLE_ROWS).cast(pl.Float64)
@@ -154,6 +158,15 @@ def per_sample(
 
 
 _ROWS = ("all", "positives", "first_hits")
+
+
+def _ideals(keys: Sequence[MetricKey], context: Context) -> list[pl.Expr]:
+    """The per-sample weights of ``keys`` weighted by ``"ideal"`` (:func:`ideal_column`)."""
+    return [key.ideal_expression(context) for key in keys if key.metric.weighting == "ideal"]
+
+
+def _ideal_columns(keys: Sequence[MetricKey]) -> list[str]:
+    return [ideal_column(key) for key in keys if key.metric.weighting == "ideal"]
 
 
 def _counts_predicted(keys: Sequence[MetricKey], context: Context) -> bool:
@@ -250,6 +263,7 @@ def per_sample_result(
     return (
         samples.with_columns(*weights, *ill)
         .drop(*_FACTS, N_POSITIVES, N_PREDICTED, strict=False)
+        .drop(cs.starts_with(IDEAL_PREFIX))
         .sort(cols.sample_keys)
     )
 
@@ -261,6 +275,8 @@ def _ill_defined(key: MetricKey, condition: str) -> pl.Expr:
 def _key_weight(key: MetricKey) -> pl.Expr:
     """A sample's weight in ``key``'s mean."""
     weight = pl.col(_WEIGHT)
+    if key.metric.weighting == "ideal":
+        return weight * pl.col(ideal_column(key))
     return weight * pl.col(N_POSITIVES) if key.metric.weighting == "positives" else weight
 
 

@@ -100,6 +100,9 @@ for _name, _plan in {
     "psprecision_norm": _RETRIEVAL,
     "psndcg": Plan(rows="positives"),
     "psndcg_norm": Plan(rows="positives"),
+    "psprecision_ratio": Plan(ranks="blocks", rows="positives", without_positives=None),
+    "psrecall_ratio": Plan(ranks="blocks", rows="positives", without_positives=None),
+    "psndcg_ratio": Plan(rows="positives", without_positives=None),
 }.items():
     plan(_name, _plan)
 # The threshold metrics read the predicted and true sets, no rank.

@@ -56,13 +56,14 @@ _DECIMALS = 12
 
 
 def check_unweighted(keys: Sequence[MetricKey], test: str) -> None:
-    """Refuse the keys whose mean weighs each sample (by its positives): the Tukey tests
-    compare unweighted means."""
+    """Refuse the keys whose mean weighs each sample (by its positives, or its best value):
+    the Tukey tests compare unweighted means."""
     for key in keys:
         if key.metric.weighting != "sample":
+            by = "its positives" if key.metric.weighting == "positives" else "its best value"
             raise ValueError(
                 f"test={test!r} compares unweighted means over samples, and {key} weighs each "
-                "sample by its positives: use test='permutation' or test='bootstrap' for it"
+                f"sample by {by}: use test='permutation' or test='bootstrap' for it"
             )
 
 

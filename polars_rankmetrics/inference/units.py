@@ -110,9 +110,9 @@ def _table(frame: pl.DataFrame, hashes: np.ndarray, keys: Sequence[MetricKey]) -
         value, weight = values(frame, key)[order], weights(frame, key)[order]
         defined = ~np.isnan(value)
         # The per-sample rows give an undefined value weight 0: a key weighted by the sample's
-        # positives is undefined only without positives (weight 0, not counted); any other
-        # key's undefined value counts, as if of positive weight.
-        counted = ~defined if key.metric.weighting != "positives" else np.zeros_like(defined)
+        # positives or its best value is undefined only without positives (weight 0, not
+        # counted); any other key's undefined value counts, as if of positive weight.
+        counted = ~defined if key.metric.weighting == "sample" else np.zeros_like(defined)
         sums = (
             np.where(defined, weight * np.where(defined, value, 0.0), 0.0),
             np.where(defined, weight, 0.0),

@@ -15,8 +15,12 @@ A record says how one sample's value is computed on each engine:
   TREC key, the row of its parameters.
 
 and how the per-sample values reduce to one number per group: their mean weighted by the sample
-weight (``weighting="sample"``), or by the sample weight times the sample's positive count
-(``weighting="positives"``: lwlrap, where samples without positives have no value and no weight).
+weight (``weighting="sample"``), by the sample weight times the sample's positive count
+(``weighting="positives"``: lwlrap, where samples without positives have no value and no weight),
+or by the sample weight times a value of the sample's own (``weighting="ideal"``: ``ideal``, a
+Polars expression, and ``sql_ideal``, a column of the view). A ratio of sums over samples,
+``sum v_i / sum b_i``, is the mean of ``v_i / b_i`` weighted by ``b_i``: the propensity-scored
+``_ratio`` keys (pyxclib's PSP@K) have per-sample values and merge as every weighted mean does.
 
 A null per-sample value either drops the sample out of the mean (``undefined="skip"``: lwlrap
 without positives, a 0/0 with ``zero_division`` NaN) or makes the mean NaN
@@ -58,7 +62,6 @@ import polars as pl
 from polars_rankmetrics.metrics import classification as cx
 from polars_rankmetrics.metrics import probabilities as px
 from polars_rankmetrics.metrics import ranking as rx
-from polars_rankmetrics.metrics import retrieval as qx
 from polars_rankmetrics.metrics import trec as tx
 
 
@@ -135,7 +138,7 @@ class Metric:
     family: str = "ranking"
     takes_k: bool = False
     binary_truth: bool = True
-    weighting: Literal["sample", "positives"] = "sample"
+    weighting: Literal["sample", "positives", "ideal"] = "sample"
     min_labels: int = 1
     scales_with_log_base: bool = False
     # Whether the key needs a cut-off (precision@K); takes_k alone makes it optional.
@@ -155,6 +158,10 @@ class Metric:
     geometric: bool = False
     # Whether trec_eval sums it over topics instead of averaging (num_ret, num_rel, ...).
     summed: bool = False
+    # With weighting="ideal": the sample's weight besides its sample weight (the best value of
+    # a ratio of sums), as a Polars expression and as a column of the SQL view.
+    ideal: Callable[[MetricKey, Context], pl.Expr] | None = None
+    sql_ideal: str = ""
 
 
 REGISTRY: dict[str, Metric] = {}
@@ -270,6 +277,19 @@ class MetricKey:
         if self.metric.polars is None:
             raise ValueError(f"{self} has no per-sample value (it is averaged over labels)")
         return self.metric.polars(self, context).alias(str(self))
+
+    def ideal_expression(self, context: Context) -> pl.Expr:
+        """The per-sample weight of a key weighted by ``"ideal"``, named :func:`ideal_column`."""
+        assert self.metric.ideal is not None  # weighting="ideal"
+        return self.metric.ideal(self, context).cast(pl.Float64).alias(ideal_column(self))
+
+
+IDEAL_PREFIX = "__ideal "
+
+
+def ideal_column(key: MetricKey) -> str:
+    """The per-sample column of ``key``'s own weight (``weighting="ideal"``)."""
+    return f"{IDEAL_PREFIX}{key}"
 
 
 def _valid() -> str:
@@ -537,87 +557,14 @@ for _name, _what in _CALIBRATION.items():
 PROBABILITY_METRICS = tuple(m for m in REGISTRY if REGISTRY[m].probabilities)
 
 
-def _retrieval(
-    name: str, description: str, view: str, *, polars: Callable[[MetricKey, Context], pl.Expr],
-    takes_k: bool = False, requires_k: bool = False, needs_propensities: bool = False,
-) -> None:  # fmt: skip
-    register(Metric(
-        name, description, "higher", polars, view, name, family="retrieval",
-        takes_k=takes_k, requires_k=requires_k, needs_propensities=needs_propensities,
-    ))  # fmt: skip
-
-
 def _k(key: MetricKey) -> int:
     assert key.k is not None  # requires_k
     return key.k
 
 
-_retrieval(
-    "precision", "true labels among the top K, over K", HITS_VIEW, requires_k=True, takes_k=True,
-    polars=lambda key, c: qx.precision_at(_k(key), c.truth, score=c.score),
-)  # fmt: skip
-_retrieval(
-    "recall", "true labels among the top K, over the sample's true labels", HITS_VIEW,
-    requires_k=True,
-    takes_k=True, polars=lambda key, c: qx.recall_at(_k(key), c.truth, score=c.score),
-)  # fmt: skip
-_retrieval(
-    "hit_rate", "1 if a true label is among the top K", FIRST_HITS_VIEW, requires_k=True,
-    takes_k=True,
-    polars=lambda key, c: qx.hit_rate_at(_k(key)),
-)  # fmt: skip
-_retrieval(
-    "mrr", "reciprocal rank of the first true label (0 if none is scored or within K)",
-    FIRST_HITS_VIEW, takes_k=True,
-    polars=lambda key, c: qx.mrr(k=key.k),
-)  # fmt: skip
-_retrieval(
-    "map", "sum of precision@r at the ranks r <= K of true labels, over the true labels",
-    MAP_VIEW, takes_k=True,
-    polars=lambda key, c: qx.average_precision_at(c.truth, score=c.score, k=key.k),
-)  # fmt: skip
-_retrieval(
-    "r_precision",
-    "precision among the top R, R the sample's true labels (@K: hits in the top K over min(K, R))",
-    R_PRECISION_VIEW, takes_k=True,
-    polars=lambda key, c: qx.r_precision(c.truth, score=c.score, k=key.k),
-)  # fmt: skip
-_retrieval(
-    "hits", "number of true labels among the top K", HITS_VIEW, requires_k=True, takes_k=True,
-    polars=lambda key, c: qx.hits_at(_k(key), c.truth, score=c.score),
-)  # fmt: skip
-
-
-def _propensity_scored(
-    metric: Callable[..., pl.Expr], normalised: bool
-) -> Callable[[MetricKey, Context], pl.Expr]:
-    def expression(key: MetricKey, c: Context) -> pl.Expr:
-        return metric(_k(key), c.truth, score=c.score, normalised=normalised)
-
-    return expression
-
-
-# psprecision and psndcg have views of their own: only their _norm variants sort the true labels
-# by propensity (rankmetrics_propensity_per_sample).
-_PROPENSITY_VIEWS = {
-    "psprecision": PSPRECISION_VIEW, "psndcg": PSNDCG_VIEW,
-    "psprecision_norm": PROPENSITY_VIEW, "psndcg_norm": PROPENSITY_VIEW,
-}  # fmt: skip
-for _normalised, _suffix, _how in ((False, "", "Jain et al."), (True, "_norm", "over the best")):
-    _retrieval(
-        f"psprecision{_suffix}", f"propensity-scored precision@K ({_how})",
-        _PROPENSITY_VIEWS[f"psprecision{_suffix}"],
-        requires_k=True,
-        takes_k=True, needs_propensities=True,
-        polars=_propensity_scored(qx.ps_precision_at, _normalised),
-    )  # fmt: skip
-    _retrieval(
-        f"psndcg{_suffix}", f"propensity-scored nDCG@K ({_how})",
-        _PROPENSITY_VIEWS[f"psndcg{_suffix}"],
-        requires_k=True, takes_k=True,
-        needs_propensities=True,
-        polars=_propensity_scored(qx.ps_ndcg_at, _normalised),
-    )  # fmt: skip
+# The retrieval family's records (metrics.retrieval_registry), registered at this point of the
+# registry's order: after the probability metrics, before the TREC keys.
+from polars_rankmetrics.metrics import retrieval_registry  # noqa: E402, F401
 
 
 # trec_eval's measures (metrics.trec), over a run joined with its qrels by trec_eval's rules

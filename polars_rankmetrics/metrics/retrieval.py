@@ -217,3 +217,49 @@ def ps_ndcg_at(
     ideal = rx.ideal_dcg(_gain(truth), k, binary_truth=not normalised)
     name = f"psndcg_norm@{k}" if normalised else f"psndcg@{k}"
     return pl.when(ideal > 0).then(actual / ideal).otherwise(0.0).alias(name)
+
+
+# pyxclib's and napkinXC's propensity-scored metrics are ratios of dataset sums: the sum over
+# samples of the value over the same sum for the best ranking (each sample's true labels by
+# descending 1 / propensity). As a weighted mean, each sample's value is its own ratio to its
+# best, weighted by that best (the key's "ideal" weighting): the weighted sums are the two
+# sums of the ratio. A sample without a true label has no ratio and weighs 0.
+RATIOS = ("psprecision", "psrecall", "psndcg")
+"""The metrics that have a ratio-of-sums key (``psprecision_ratio@K``, ...)."""
+
+
+def _best_hits(truth: str, k: int) -> pl.Expr:
+    """The sum of the K largest 1 / propensity among the sample's true labels."""
+    # top_k takes a row count (Polars' index type): a K past every sample's rows keeps them all.
+    return _gain(truth).filter(_true(truth)).top_k(min(k, _LARGEST_INDEX)).sum()
+
+
+def ps_ratio(kind: str, k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
+    """One sample's share of ``kind``'s best: the ``kind``@K (``psprecision``, ``psrecall`` or
+    ``psndcg``) of the ranking over that of the best ranking; null without a true label. Its
+    mean weighted by :func:`ps_ideal` is pyxclib's PSP@K, PSR@K or PSnDCG@K.
+    Ties: averaged over the orders of each tied block, or trec_eval's order with
+    ``ties="trec_eval"``.
+    """
+    if kind == "psndcg":
+        gain = pl.when(pl.col(score).is_not_null()).then(_gain(truth)).otherwise(0.0)
+        actual = rx.tie_averaged_dcg(gain, k)
+        best = rx.ideal_dcg(_gain(truth), k, binary_truth=False)
+    else:
+        actual, best = _ps_hits(truth, score, k), _best_hits(truth, k)
+    return pl.when(best > 0).then(actual / best).alias(f"{kind}_ratio@{k}")
+
+
+def ps_ideal(kind: str, k: int, truth: str = "truth") -> pl.Expr:
+    """One sample's best achievable ``kind``@K, its weight in the ratio of sums: the best
+    psprecision@K (the K largest gains over K), psrecall@K (over the true labels, as pyxclib's
+    and napkinXC's best PSR@K: the K largest gains, not all of them) or psndcg@K (their dcg over
+    the dcg of min(K, R) gains of 1); 0 without a true label."""
+    n_true = _n_true(truth)
+    if kind == "psprecision":
+        return _best_hits(truth, k) / k
+    if kind == "psrecall":
+        return pl.when(n_true > 0).then(_best_hits(truth, k) / n_true).otherwise(0.0)
+    best = rx.ideal_dcg(_gain(truth), k, binary_truth=False)
+    normaliser = rx.ideal_dcg(_gain(truth), k, binary_truth=True)
+    return pl.when(normaliser > 0).then(best / normaliser).otherwise(0.0)

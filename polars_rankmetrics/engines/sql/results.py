@@ -76,6 +76,8 @@ def cutoffs(keys: Sequence[MetricKey]) -> list[int | None]:
 
 def key_weight(key: MetricKey) -> str:
     """A sample's weight in ``key``'s mean, over a per-sample view's columns."""
+    if key.metric.weighting == "ideal":
+        return f"weight * {key.metric.sql_ideal}"
     return "weight * n_positives" if key.metric.weighting == "positives" else "weight"
 
 
