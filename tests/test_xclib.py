@@ -46,13 +46,37 @@ def test_precision_recall_ndcg_equal_napkinxc(case):
     np.testing.assert_allclose(xclib.ndcg(X, y, k=k), nx.ndcg_at_k(y, X, k=k), atol=1e-12)
 
 
+def _close(got, expected):
+    """Equal to 1e-12, NaN where napkinXC's is (0 / 0: no sample has a true label)."""
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases())
+def test_propensity_scored_metrics_equal_napkinxc(case):
+    X, y, train, k = case
+    inv_ps = xclib.compute_inv_propesity(train)  # some labels never seen in training
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = {
+            "psprecision": nx.psprecision_at_k(y, X, inv_ps=inv_ps, k=k),
+            "psndcg": nx.psndcg_at_k(y, X, inv_ps=inv_ps, k=k),
+            "psrecall": nx.psrecall_at_k(y, X, inv_ps=inv_ps, k=k),
+        }
+    for name, values in expected.items():
+        _close(getattr(xclib, name)(X, y, inv_ps, k=k), values)
+
+
 @settings(max_examples=25, deadline=None)
 @given(cases())
 def test_metrics_eval_equals_napkinxc(case):
-    X, y, _, k = case
-    p, n = xclib.Metrics(y).eval(X, K=k)
-    np.testing.assert_allclose(p, nx.precision_at_k(y, X, k=k), atol=1e-12)
-    np.testing.assert_allclose(n, nx.ndcg_at_k(y, X, k=k), atol=1e-12)
+    X, y, train, k = case
+    inv_ps = xclib.compute_inv_propesity(train)
+    p, n, psp, psn = xclib.Metrics(y, inv_ps).eval(X, K=k)
+    _close(p, nx.precision_at_k(y, X, k=k))
+    _close(n, nx.ndcg_at_k(y, X, k=k))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        _close(psp, nx.psprecision_at_k(y, X, inv_ps=inv_ps, k=k))
+        _close(psn, nx.psndcg_at_k(y, X, inv_ps=inv_ps, k=k))
 
 
 def test_remove_invalid_leaves_out_samples_without_a_true_label():
@@ -122,6 +146,19 @@ def test_ties_take_the_expected_value_over_every_order(seed):
     for name in functions:
         got = getattr(xclib, name)(X, y, k=k)
         np.testing.assert_allclose(got, np.mean(expected[name], axis=0), atol=1e-12)
+    # PSP: the expected sum of the samples' propensity-scored precision over the sum of their
+    # best (which no order changes).
+    inv_ps = 1 + np.arange(scores.shape[1]) / 3
+    numerators, best = [], []
+    for i in range(scores.shape[0]):
+        true = [list(np.flatnonzero(truth[i]))]
+        ideal = [sorted(true[0], key=lambda j: -inv_ps[j])]
+        metric = nx.PSPrecisionAtK(inv_ps, k=k, normalize=False)
+        orders = list(_orders(stored[i], scores[i]))
+        numerators.append(np.mean([metric.calculate(true, [o]) for o in orders], axis=0))
+        best.append(metric.calculate(true, ideal))
+    expected_psp = np.sum(numerators, axis=0) / np.sum(best, axis=0)
+    np.testing.assert_allclose(xclib.psprecision(X, y, inv_ps, k=k), expected_psp, atol=1e-12)
 
 
 def test_compute_inv_propesity_equals_napkinxc_with_rows_without_a_label():
