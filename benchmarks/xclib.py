@@ -1,7 +1,7 @@
 """pyxclib's ``Metrics(y, inv_psp).eval(X, 5)`` against ``polars_rankmetrics.xclib``'s on an
 Amazon-670K-sized test set held as CSR matrices in memory: seconds (wall and CPU, all threads)
-of the first call (pyxclib's includes its numba compile) and of the warm calls, peak RSS, and
-the four arrays compared.
+of the first call (pyxclib's includes its numba compile) and of the warm calls (also without
+``inv_psp``: P and nDCG alone), peak RSS, and the four arrays compared.
 
     python benchmarks/xclib.py [--samples 153025] [--labels 670091] [--depth 100] [--rounds 3]
     python benchmarks/xclib.py --small   # a tiny case, no record
@@ -109,9 +109,17 @@ def child(library: str, args: argparse.Namespace) -> None:
         evaluator.eval(X, 5)
         warm.append(round(time.perf_counter() - start, 3))
         warm_cpu.append(round(time.process_time() - cpu, 3))
+    plain, plain_cpu = [], []  # without inv_psp: [P, nDCG]
+    for _ in range(args.rounds):
+        start, cpu = time.perf_counter(), time.process_time()
+        metrics.Metrics(y).eval(X, 5)
+        plain.append(round(time.perf_counter() - start, 3))
+        plain_cpu.append(round(time.process_time() - cpu, 3))
     print(json.dumps({
         "first_call_seconds": round(first, 3), "first_call_cpu_seconds": round(first_cpu, 3),
         "warm_seconds": min(warm), "warm_rounds": warm, "warm_cpu_seconds": min(warm_cpu),
+        "without_inv_psp_warm_seconds": min(plain),
+        "without_inv_psp_warm_cpu_seconds": min(plain_cpu),
         "rss_with_data_mib": round(data_rss),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "values": [np.asarray(v, dtype=np.float64).tolist() for v in values], **checks,

@@ -58,6 +58,11 @@ class Stored:
             values = self.dense[rows]
             return values, np.broadcast_to(np.arange(length), values.shape)
         assert self.indptr is not None and self.indices is not None and self.data is not None
+        if rows[-1] - rows[0] + 1 == rows.size:  # consecutive rows: a view, nothing copied
+            start = self.indptr[rows[0]]
+            end = start + rows.size * length
+            shape = (rows.size, length)
+            return self.data[start:end].reshape(shape), self.indices[start:end].reshape(shape)
         at = self.indptr[rows][:, None] + np.arange(length)
         return self.data[at], self.indices[at]
 
