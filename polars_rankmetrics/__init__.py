@@ -27,6 +27,7 @@ from polars_rankmetrics.metrics.registry import DEFAULT_METRICS
 from polars_rankmetrics.metrics.undefined import UndefinedMetricWarning
 from polars_rankmetrics.report import Report, html_report, label_report, lwlrap_per_class
 from polars_rankmetrics.report.calibration import calibration_table
+from polars_rankmetrics.report.frequency import by_label_frequency
 from polars_rankmetrics.states import finalize, state
 from polars_rankmetrics.trec import trec_eval
 
@@ -48,6 +49,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "Report",
     "UndefinedMetricWarning",
+    "by_label_frequency",
     "calibration_table",
     "compare",
     "coverage_error",

@@ -194,3 +194,51 @@ def test_ratio_keys_are_ratios_of_weighted_sums_by_group(engine, data):
         for key in keys:
             np.testing.assert_allclose(row[key], expected[row["model"]][key], rtol=1e-12,
                                        atol=1e-12, err_msg=key)  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_by_label_frequency_bins_and_contributions(engine):
+    """Against a slow reference: labels binned by descending training count, each bin's
+    precision@K and psprecision@K the share of its labels' hits (the bins add up to the whole),
+    its psprecision_ratio@K the bin's own PSP@K."""
+    predictions, truth, ranked, true, train_dense, k = _xmc_case(5)
+    n_samples, n_labels = len(ranked), train_dense.shape[1]
+    rows, columns = np.nonzero(train_dense)
+    train = pl.DataFrame({"sample": rows, "label": columns})
+    propensities = rm.label_propensities(train, labels=range(n_labels), n_samples=80)
+    gain = dict(zip(propensities["label"], 1 / propensities["propensity"], strict=True))
+    keys = ["precision@3", "psprecision@3", "psprecision_ratio@3"]
+    result = rm.by_label_frequency(predictions, keys, truth_table=truth, train=train, bins=4,
+                                   propensities=propensities, engine=engine)  # fmt: skip
+    count = train_dense.sum(axis=0)
+    seen = set(columns.tolist()) | set(truth["label"].to_list())  # every label binned
+    order = sorted(seen, key=lambda j: (-count[j], j))
+    parts = np.array_split(np.array(order), 4)
+    assert result["bin"].to_list() == [0, 1, 2, 3]
+    assert result["labels"].to_list() == [len(p) for p in parts]
+    for b, part in enumerate(parts):
+        members = set(part.tolist())
+        hits = [sum(1 for j in ranked[i][:3] if j in true[i] and j in members)
+                for i in range(n_samples)]  # fmt: skip
+        ps_hits = [sum(gain[j] for j in ranked[i][:3] if j in true[i] and j in members)
+                   for i in range(n_samples)]  # fmt: skip
+        best = [sum(sorted((gain[j] for j in true[i] if j in members), reverse=True)[:3])
+                for i in range(n_samples)]  # fmt: skip
+        row = result.row(b, named=True)
+        assert row["min_count"] == min(count[j] for j in members)
+        assert row["max_count"] == max(count[j] for j in members)
+        assert row["precision@3"] == pytest.approx(sum(hits) / 3 / n_samples, rel=1e-12)
+        assert row["psprecision@3"] == pytest.approx(sum(ps_hits) / 3 / n_samples, rel=1e-12)
+        ratio = sum(ps_hits) / sum(best) if sum(best) else math.nan
+        np.testing.assert_allclose(row["psprecision_ratio@3"], ratio, rtol=1e-12)
+    whole = rm.evaluate(predictions, keys[:2], truth_table=truth, propensities=propensities)
+    for key in keys[:2]:
+        assert result[key].sum() == pytest.approx(whole[key][0], rel=1e-12)
+
+
+def test_by_label_frequency_refuses_bad_bins():
+    predictions = pl.DataFrame({"sample": [0], "label": ["a"], "score": [1.0]})
+    truth = pl.DataFrame({"sample": [0], "label": ["a"]})
+    train = pl.DataFrame({"sample": [0, 1], "label": ["a", "b"]})
+    with pytest.raises(ValueError, match="bins must be an integer from 1 to the 2 labels, not 3"):
+        rm.by_label_frequency(predictions, "precision@1", truth_table=truth, train=train, bins=3)
