@@ -2,6 +2,7 @@
 a slow reference that sorts each sample's stored entries (score descending, label ascending)
 and keeps the first k."""
 
+import napkinxc.metrics as nx
 import numpy as np
 import polars as pl
 import pytest
@@ -121,11 +122,19 @@ def test_ids_name_the_rows_and_columns():
     assert truth.rows() == [("q1", "c")]
 
 
-def test_evaluate_reads_the_tables():
-    y_score = sp.csr_matrix(np.array([[0.9, 0.0, 0.4], [0.0, 0.7, 0.2]]))
-    predictions, truth = rm.from_sparse(y_score, sp.csr_matrix(np.array([[0, 0, 1], [0, 1, 0]])))
-    result = rm.evaluate(predictions, ["precision@1", "recall@2"], truth_table=truth)
-    assert result.row(0) == (0.5, 1.0)
+def test_evaluate_reads_the_tables_as_napkinxc_reads_the_matrices():
+    rng = np.random.default_rng(5)
+    stored = rng.random((30, 12)) < 0.5
+    y_score = _csr(rng.random((30, 12)), stored)
+    y_true = sp.csr_matrix((rng.random((30, 12)) < 0.3).astype(float))
+    predictions, truth = rm.from_sparse(y_score, y_true, k=3)
+    result = rm.evaluate(predictions, ["precision@3", "recall@3"], truth_table=truth)
+    counted = np.flatnonzero(stored.any(axis=1) | (y_true.getnnz(axis=1) > 0))  # in a table
+    expected = (
+        nx.precision_at_k(y_true[counted], y_score[counted], k=3)[-1],
+        nx.recall_at_k(y_true[counted], y_score[counted], k=3)[-1],
+    )
+    assert result.row(0) == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize(
