@@ -67,7 +67,8 @@ def evaluate(
         metrics below, and the retrieval metrics ``precision@K``, ``recall@K``,
         ``hit_rate@K``, ``hits@K``, ``mrr``, ``mrr@K``, ``map``, ``map@K``, ``r_precision``,
         ``r_precision@K``, ``psprecision@K``, ``psndcg@K``, their ``_norm`` variants and
-        pyxclib's ``psprecision_ratio@K``, ``psrecall_ratio@K``, ``psndcg_ratio@K`` (see
+        pyxclib's ``psprecision_ratio@K``, ``psrecall_ratio@K``, ``psndcg_ratio@K``, and over
+        labels ``label_coverage@K``, ``macro_precision@K``, ``macro_recall@K`` (see
         :mod:`polars_rankmetrics.metrics.retrieval`). Default: the six ranking metrics.
         With ``truth_table`` (the qrels), the TREC keys, by trec_eval's names (``P_5``,
         ``recall_100``, ``map_cut_10``, ``ndcg_cut_10``, ``Rprec``, ``recip_rank``,

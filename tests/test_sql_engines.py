@@ -154,6 +154,20 @@ def test_top_k_tables_and_propensities_on_every_engine(sql_engine):
     assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
 
 
+def test_top_k_label_keys_on_every_engine(sql_engine):
+    """label_coverage@K, macro_precision@K and macro_recall@K (rankmetrics_topk_label_counts):
+    tied scores, weights, unscored true labels and a group without any positive."""
+    table = random_cases()
+    predictions = table.filter(pl.col("label") < 4).drop("truth")
+    truth = table.filter(pl.col("truth") > 0).select("model", "sample", "label")
+    keys = ["label_coverage@1", "label_coverage@3", "macro_precision@2", "macro_recall@2"]
+    inputs = driver.TopK(truth, 8, None)
+    ours = run(sql_engine, predictions, keys, by="model", weight="weight", inputs=inputs)
+    expected = rm.evaluate(predictions, keys, by="model", weight="weight", truth_table=truth,
+                           n_labels=8)  # fmt: skip
+    assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+
+
 @ILL_DEFINED
 @pytest.mark.parametrize("zero_division", [0.0, float("nan")])
 def test_the_label_summary_views_give_the_averages_over_labels(sql_engine, zero_division):

@@ -32,12 +32,15 @@ from polars_rankmetrics.metrics.registry import REGISTRY, parse_keys
 
 def every_sql_key() -> list[str]:
     """Every key of the registry that the SQL state computes (a cut-off of 2 where one is
-    required), but those reading propensities, which the SQL state refuses, and the TREC keys,
-    which the SQL finalize refuses (trec_eval's rules)."""
+    required), but those reading propensities, which the SQL state refuses, the TREC keys,
+    which the SQL finalize refuses (trec_eval's rules), and the label-level top-k keys, which
+    a state does not record."""
     return [
         f"{name}@2" if metric.requires_k else name
         for name, metric in REGISTRY.items()
-        if not metric.needs_propensities and metric.family != "trec"
+        if not metric.needs_propensities
+        and metric.family != "trec"
+        and metric.reduction != "topk_labels"
     ]
 
 
@@ -484,6 +487,9 @@ def test_the_exporter_refuses_what_it_cannot_write():
     keys = parse_keys(["lrap"])
     with pytest.raises(ValueError, match="exported for duckdb, spark, postgres, not 'sqlite'"):
         state_statements("t", Columns(), "sqlite", keys, context=parameters())
+    with pytest.raises(ValueError, match="label_coverage@2 is averaged over labels from"):
+        state_statements("t", Columns(), "duckdb", parse_keys(["label_coverage@2"]),
+                         context=parameters())  # fmt: skip
     with pytest.raises(ValueError, match="psprecision@2 reads label propensities"):
         state_statements("t", Columns(), "duckdb", parse_keys(["psprecision@2"]),
                          context=parameters())  # fmt: skip

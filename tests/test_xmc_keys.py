@@ -117,6 +117,9 @@ def test_xmc_keys_equal_napkinxc(engine, seed):
     keys = [f"{name}@{j}" for name in ORACLE_KEYS for j in range(1, k + 1)]
     ours = rm.evaluate(predictions, keys, truth_table=truth, n_labels=n_labels,
                        propensities=propensities, engine=engine)  # fmt: skip
+    coverage = [f"label_coverage@{j}" for j in range(1, k + 1)]
+    got = rm.evaluate(predictions, coverage, truth_table=truth, engine=engine).row(0)
+    np.testing.assert_allclose(got, napkinxc.coverage_at_k(true, ranked, k=k), rtol=1e-12)
     for name, function in ORACLE_KEYS.items():
         oracle = getattr(napkinxc, function)
         theirs = (
@@ -242,3 +245,113 @@ def test_by_label_frequency_refuses_bad_bins():
     train = pl.DataFrame({"sample": [0, 1], "label": ["a", "b"]})
     with pytest.raises(ValueError, match="bins must be an integer from 1 to the 2 labels, not 3"):
         rm.by_label_frequency(predictions, "precision@1", truth_table=truth, train=train, bins=3)
+
+
+def _label_reference(samples, weights, k: int) -> dict[str, float]:
+    """label_coverage@k, macro_precision@k and macro_recall@k from their definitions, each
+    (label, sample) predicted within the top k with its expected share over the orders of the
+    sample's tied blocks: [(sample, scored [(score, label, relevant)], true labels)]."""
+    tp, fp, support = {}, {}, {}
+    for sample, scored, true_labels in samples:
+        w = weights[sample]
+        for label in true_labels:
+            support[label] = support.get(label, 0.0) + w
+        for score, label, relevant in scored:
+            above = sum(1 for s, _, _ in scored if s > score)
+            tied = sum(1 for s, _, _ in scored if s == score)
+            share = max(min(above + tied, k) - above, 0) / tied
+            counts = tp if relevant else fp
+            counts[label] = counts.get(label, 0.0) + w * share
+    labels = set(tp) | set(fp) | set(support)
+    true = [j for j in labels if support.get(j, 0) > 0]
+    predicted = [j for j in labels if tp.get(j, 0) + fp.get(j, 0) > 0]
+    covered = [j for j in true if tp.get(j, 0) > 0]
+    return {
+        "label_coverage": len(covered) / len(true) if true else math.nan,
+        "macro_precision": float(np.mean([tp.get(j, 0) / (tp.get(j, 0) + fp.get(j, 0))
+                                          for j in predicted])) if predicted else math.nan,
+        "macro_recall": float(np.mean([tp.get(j, 0) / support[j] for j in true]))
+        if true else math.nan,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
+@settings(max_examples=10, deadline=None)
+@given(data=st.data())
+def test_label_keys_follow_their_definitions(engine, data):
+    """Tied scores, true labels without a prediction, sample weights, two models (by=) and
+    buckets of whole samples."""
+    keys = {"label_coverage@1": 1, "macro_precision@2": 2, "macro_recall@2": 2,
+            "label_coverage@3": 3}  # fmt: skip
+    parts, expected = [], {}
+    for model in ("a", "b"):
+        predictions, truth, _, _ = data.draw(runs(top_k=True))
+        assume(predictions.height)
+        samples = []
+        for sample, rows in predictions.group_by("sample"):
+            trues = truth.filter(pl.col("sample") == sample[0])["label"].to_list()
+            scored = [(s, j, j in trues) for j, s in zip(rows["label"], rows["score"], strict=True)]
+            samples.append((sample[0], scored, trues))
+        truth = truth.filter(pl.col("sample").is_in(predictions["sample"].implode()))
+        weights = {s: float(data.draw(st.sampled_from([0.5, 1.0, 2.0]))) for s, _, _ in samples}
+        weight = pl.col("sample").replace_strict(weights, default=None, return_dtype=pl.Float64)
+        parts.append((predictions.drop("truth").with_columns(pl.lit(model).alias("model"),
+                                                             weight.alias("w")),
+                      truth.with_columns(pl.lit(model).alias("model"))))  # fmt: skip
+        expected[model] = {
+            key: _label_reference(samples, weights, k)[key.split("@")[0]] for key, k in keys.items()
+        }
+    predictions = pl.concat([p for p, _ in parts])
+    truth = pl.concat([t for _, t in parts])
+    result = engine.evaluate(predictions, list(keys), truth_table=truth, by="model", weight="w")
+    for row in result.iter_rows(named=True):
+        for key in keys:
+            np.testing.assert_allclose(row[key], expected[row["model"]][key], rtol=1e-12,
+                                       atol=1e-12, err_msg=key)  # fmt: skip
+
+
+def test_label_keys_have_no_per_sample_value_nor_state():
+    predictions = pl.DataFrame({"sample": [0, 1], "label": ["a", "b"], "score": [1.0, 0.5]})
+    truth = pl.DataFrame({"sample": [0, 1], "label": ["a", "a"]})
+    with pytest.raises(ValueError, match="macro_recall@1 is averaged over labels: it has no"):
+        rm.evaluate(predictions, "macro_recall@1", truth_table=truth, per_sample=True)
+    with pytest.raises(ValueError, match="a state cannot keep label_coverage@2: averaged over"):
+        rm.state(predictions, "label_coverage@2", truth_table=truth)
+    with pytest.raises(ValueError, match="label_coverage@2 is computed over labels"):
+        rm.compare(predictions.with_columns(m=pl.lit("x")), "label_coverage@2",
+                   truth_table=truth, by="m", baseline="x")  # fmt: skip
+
+
+def test_the_exported_sql_gives_the_label_summary_and_hits(tmp_path):
+    """`rankmetrics sql --input PRED --truth-table TRUTH --k 2`, run on DuckDB:
+    rankmetrics_topk_label_summary and the retrieval view give evaluate's numbers."""
+    import subprocess
+    import sys
+
+    import duckdb
+
+    predictions, truth, *_ = _xmc_case(6, n_samples=25)
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_rankmetrics", "sql", "--input", "run", "--truth-table",
+         "qrels", "--n-labels", "30", "--k", "2"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    con = duckdb.connect()
+    con.register("run", predictions.to_arrow())
+    con.register("qrels", truth.to_arrow())
+    con.execute(done.stdout)
+    summary = con.sql(
+        "SELECT label_coverage, macro_precision, macro_recall FROM rankmetrics_topk_label_summary"
+    ).fetchall()
+    keys = ["label_coverage@2", "macro_precision@2", "macro_recall@2"]
+    expected = rm.evaluate(predictions, keys, truth_table=truth)
+    np.testing.assert_allclose(summary[0], expected.row(0), rtol=1e-12)
+    per_sample = con.sql(
+        "SELECT sample, hits, r_precision FROM rankmetrics_retrieval_per_sample WHERE k = 2 "
+        "ORDER BY sample"
+    ).pl()
+    ours = rm.evaluate(predictions, ["hits@2", "r_precision@2"], truth_table=truth,
+                       per_sample=True)  # fmt: skip
+    assert per_sample["sample"].to_list() == ours["sample"].to_list()
+    np.testing.assert_allclose(per_sample["hits"], ours["hits@2"], rtol=1e-12)
+    np.testing.assert_allclose(per_sample["r_precision"], ours["r_precision@2"], rtol=1e-12)

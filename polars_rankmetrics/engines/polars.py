@@ -416,7 +416,8 @@ class PolarsSession:
         if summed is not None:
             check(summed[0])
             return summed
-        lazy = {t: self._label_table(t, context) for t in tables if t not in SAMPLE_TABLES}
+        cuts = sorted({k.k for k in keys if k.metric.reduction == "topk_labels" and k.k})
+        lazy = {t: self._label_table(t, context, cuts) for t in tables if t not in SAMPLE_TABLES}
         samples, *label_tables = pl.collect_all(
             [per_sample(self.lf, self.cols, sample_keys, context), *lazy.values()],
             engine=self.engine,
@@ -493,9 +494,11 @@ class PolarsSession:
         )
         return summary.collect(engine=self.engine), {"sums": sums}
 
-    def _label_table(self, table: str, context: Context) -> pl.LazyFrame:
+    def _label_table(self, table: str, context: Context, cuts: Sequence[int]) -> pl.LazyFrame:
         cols = self.cols
         group, weight = self._label_table_options()
+        if table == "topk_labels":
+            return self._topk_label_counts(group, context, cuts)
         if table == "labels":
             is_predicted = predicted(cols.score, pred=cols.pred, threshold=context.threshold)
             return label_counts(self.lf, group, cols.label, cols.truth, is_predicted, weight)
@@ -509,6 +512,44 @@ class PolarsSession:
             .group_by([*group, pl.col(cols.label).alias(LABEL)])
             .agg(precision.sum().alias("precision_sum"))
         )
+
+    def _topk_label_counts(
+        self, group: list[pl.Expr], context: Context, cuts: Sequence[int]
+    ) -> pl.LazyFrame:
+        """Per group, label and cut-off K of ``cuts`` (``cut``): ``tp`` and ``fp``, the label's
+        expected true and false predictions within its samples' top K (a scored row of a tied
+        block spanning a..b lies there with chance (min(b, K) - a + 1) / (b - a + 1)), and
+        ``support``, its true samples, each summed with the sample weights (a top-k table's
+        rows of true labels without a prediction take their sample's weight)."""
+        cols = self.cols
+        ranked = window_ranks(
+            self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
+            n_labels=context.n_labels, blocks=True, top_k=context.top_k,
+        )  # fmt: skip
+        true = is_positive(cols.truth, self.lf.collect_schema()[cols.truth])
+        weight = (
+            pl.col(cols.weight).cast(pl.Float64).max().over(cols.sample_keys)
+            if cols.weight
+            else pl.lit(1.0)
+        )
+        rows = ranked.with_columns(weight.alias("__w"), true.alias("__true")).cache()
+        start, end = pl.col(BLOCK_START), pl.col(RANK)
+        w, is_true, scored = pl.col("__w"), pl.col("__true"), pl.col(cols.score).is_not_null()
+        parts = []
+        for k in cuts:
+            within = (pl.min_horizontal(end, k) - start + 1).clip(lower_bound=0).cast(pl.Float64)
+            share = pl.when(scored).then(within / (end - start + 1)).otherwise(0.0)
+            parts.append(
+                rows.group_by([*group, pl.col(cols.label).alias(LABEL)])
+                .agg(
+                    (w * share).filter(is_true).sum().alias("tp"),
+                    (w * share).filter(~is_true).sum().alias("fp"),
+                    w.filter(is_true).sum().alias("support"),
+                )
+                .with_columns(pl.lit(k, dtype=pl.Int64).alias("cut"))
+            )
+        names = [e.meta.output_name() for e in group]
+        return pl.concat(parts).select(*names, LABEL, "cut", "tp", "fp", "support")
 
     def bytes_per_row(self) -> float:
         return polars_bytes_per_row(self.schema(), self.cols)

@@ -223,12 +223,32 @@ def _cells(
     return result
 
 
+def topk_label_scores(counts: Frame, group: Sequence[str], kind: str, k: int) -> Frame:
+    """Per ``group``, one label-level top-k score (column ``kind``) at cut-off ``k`` from the
+    top-k label counts (``cut``, ``tp``, ``fp``, ``support`` per label): ``coverage``, the
+    labels with ``tp > 0`` over those with ``support > 0`` (napkinXC's coverage@k: labels of
+    the truth); ``precision``, ``tp / (tp + fp)`` averaged over the labels predicted within the
+    top k; ``recall``, ``tp / support`` averaged over the labels with a true sample (the labels
+    napkinXC's macro averages count). NaN where no label counts."""
+    tp, fp, support = pl.col("tp"), pl.col("fp"), pl.col("support")
+    if kind == "coverage":
+        true = (support > 0).sum()
+        value = pl.when(true > 0).then((tp > 0).sum() / true).otherwise(_NAN)
+    elif kind == "precision":
+        value = (tp / (tp + fp)).filter(tp + fp > 0).mean()
+    else:
+        value = (tp / support).filter(support > 0).mean()
+    rows = counts.filter(pl.col("cut") == k)
+    return rows.group_by(list(group)).agg(value.cast(pl.Float64).fill_null(_NAN).alias(kind))
+
+
 def label_means(
     tables: Mapping[str, pl.DataFrame], group: Sequence[str], keys: Sequence[MetricKey],
     context: Context,
 ) -> pl.DataFrame:  # fmt: skip
     """One row per ``group`` with a column per key, from the combined tables by reduction
-    (``"labels"``: label counts, ``"curves"``: score counts)."""
+    (``"labels"``: label counts, ``"curves"``: score counts, ``"topk_labels"``: top-k label
+    counts)."""
     group = list(group)
     options = {"beta": context.beta, "zero_division": context.zero_division}
     # The probability keys read the score counts once per grouping and number of bins, every
@@ -245,7 +265,10 @@ def label_means(
         kind, average = key.metric.label_score  # type: ignore[misc]
         table = tables[key.metric.reduction]
         value: pl.LazyFrame
-        if key.metric.reduction == "labels":
+        if key.metric.reduction == "topk_labels":
+            assert key.k is not None  # requires_k
+            value = topk_label_scores(table.lazy(), group, kind, key.k)
+        elif key.metric.reduction == "labels":
             if average == "micro":
                 pooled = table.lazy().group_by(group).agg(pl.col(SET_COUNTS).sum())
                 value = label_scores(pooled, [kind], **options).select(*group, kind)

@@ -42,7 +42,10 @@ average)`` how :mod:`polars_rankmetrics.metrics.label_averages` turns that table
   (``rankmetrics_score_counts``), from which the curves are cumulative sums, and the
   probability losses (``log_loss_macro``, ``brier_micro``, ...) sums over the distinct scores,
   and the calibration errors (``ece_micro@10``: ``k`` is the number of bins) sums over bins of
-  them.
+  them;
+- ``reduction="topk_labels"`` (``label_coverage@K``, ``macro_precision@K``, ...): per label
+  and cut-off K, the weighted expected true and false predictions within the samples' top K
+  and the label's true samples (``rankmetrics_topk_label_counts``).
 
 A metric that reads its scores as probabilities (``probabilities``: the log loss and Brier keys,
 :mod:`polars_rankmetrics.metrics.probabilities`) needs every score in [0, 1].
@@ -150,7 +153,7 @@ class Metric:
     undefined: Literal["skip", "nan"] = "skip"
     # Where a per-sample value is a convention (metrics.undefined.CONDITIONS): counted, to warn.
     ill_defined: str | None = None
-    reduction: Literal["samples", "labels", "curves"] = "samples"
+    reduction: Literal["samples", "labels", "curves", "topk_labels"] = "samples"
     label_score: tuple[str, str] | None = None
     # Whether it reads each score as a probability, which must then lie in [0, 1].
     probabilities: bool = False
@@ -183,9 +186,10 @@ PROBABILITY_VIEW = "rankmetrics_probability_per_sample"
 TREC_VIEW = "rankmetrics_trec_per_sample"
 TREC_ERR_VIEW = "rankmetrics_trec_err_per_sample"
 TREC_GAIN_VIEW = "rankmetrics_trec_gain_per_sample"
+TOPK_LABEL_VIEW = "rankmetrics_topk_label_counts"
 VIEWS_WITH_K = frozenset(
     {GAIN_VIEW, HITS_VIEW, MAP_VIEW, FIRST_HITS_VIEW, R_PRECISION_VIEW, PSPRECISION_VIEW,
-     PSNDCG_VIEW, PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW, TREC_GAIN_VIEW}
+     PSNDCG_VIEW, PROPENSITY_VIEW, TREC_VIEW, TREC_ERR_VIEW, TREC_GAIN_VIEW, TOPK_LABEL_VIEW}
 )  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from polars_rankmetrics.metrics.registry import (
     PSNDCG_VIEW,
     PSPRECISION_VIEW,
     R_PRECISION_VIEW,
+    TOPK_LABEL_VIEW,
     Context,
     Metric,
     MetricKey,
@@ -131,3 +132,19 @@ for _kind in qx.RATIOS:
         PROPENSITY_VIEW, requires_k=True, takes_k=True, needs_propensities=True,
         polars=_ratio(_kind), ideal=_ideal(_kind), sql_ideal=f"best_{_kind}",
     )  # fmt: skip
+
+
+# Over labels (metrics.label_averages.topk_label_scores): no per-sample value.
+_LABEL_KEYS = {
+    "label_coverage": ("coverage", "labels with a true prediction in some sample's top K, over "
+                       "the labels with a true sample (napkinXC's coverage@k)"),
+    "macro_precision": ("precision", "per label, its true predictions within the top K over its "
+                        "predictions within the top K, averaged over the labels predicted"),
+    "macro_recall": ("recall", "per label, its true predictions within the top K over its true "
+                     "samples, averaged over the labels with a true sample"),
+}  # fmt: skip
+for _name, (_score, _text) in _LABEL_KEYS.items():
+    register(Metric(
+        _name, _text, "higher", None, TOPK_LABEL_VIEW, "", family="retrieval",
+        takes_k=True, requires_k=True, reduction="topk_labels", label_score=(_score, "topk"),
+    ))  # fmt: skip

@@ -222,6 +222,8 @@ def label_cases(
         kind, average = key.metric.label_score  # type: ignore[misc]
         if kind in LOSSES or kind in CALIBRATION:  # every cell has a loss, every bin a gap
             continue
+        if key.metric.reduction == "topk_labels":  # averaged over the labels it is defined on
+            continue
         table = per_label[key.metric.reduction]
         if average == "micro":
             table = table.group_by(list(group)).agg(pl.exclude(label).sum())

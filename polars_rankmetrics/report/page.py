@@ -375,6 +375,7 @@ def _report(
             combined = {
                 reduction: combine(collected[reduction], [*group, *driver.LABEL_TABLES[reduction]])
                 for reduction in driver.LABEL_TABLES
+                if reduction in collected
             }
             probabilities = reads_probabilities(combined["curves"])
             if probabilities:

@@ -125,6 +125,13 @@ def state(
             "come from trec_eval's ordering of the run, and some are geometric means or sums "
             "over topics; evaluate them with rm.evaluate or rm.trec_eval"
         )
+    over_cuts = [str(k) for k in keys if k.metric.reduction == "topk_labels"]
+    if over_cuts:
+        raise ValueError(
+            f"a state cannot keep {', '.join(over_cuts)}: averaged over labels from per-label "
+            "counts at each cut-off, which a state does not record; evaluate them with "
+            "rm.evaluate"
+        )
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )

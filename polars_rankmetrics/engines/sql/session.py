@@ -75,7 +75,7 @@ def defined_views(settings: Settings) -> set[str]:
 _CHECK_VIEWS = ("rankmetrics_row_checks", "rankmetrics_group_labels", "rankmetrics_sample_checks")
 _TABLE_VIEWS = {
     "labels": "rankmetrics_label_counts", "curves": "rankmetrics_score_counts",
-    "precisions": "rankmetrics_label_precisions",
+    "precisions": "rankmetrics_label_precisions", "topk_labels": "rankmetrics_topk_label_counts",
 }  # fmt: skip
 
 
@@ -281,6 +281,11 @@ class SQLSession:
     def score_counts(self) -> pl.DataFrame:
         return self._grouped("SELECT grp, label, score, pos, neg FROM rankmetrics_score_counts")
 
+    def topk_label_counts(self) -> pl.DataFrame:
+        return self._grouped(
+            "SELECT grp, label, cut, tp, fp, support FROM rankmetrics_topk_label_counts"
+        )
+
     def label_precisions(self) -> pl.DataFrame:
         return self._grouped("SELECT grp, label, precision_sum FROM rankmetrics_label_precisions")
 
@@ -299,6 +304,7 @@ class SQLSession:
             "labels": self.label_counts,
             "curves": self.score_counts,
             "precisions": self.label_precisions,
+            "topk_labels": self.topk_label_counts,
         }
         return summary, {table: queries[table]() for table in tables}
 

@@ -115,6 +115,12 @@ def _check_request(keys: Sequence[MetricKey], by: Sequence[str]) -> None:
                 "writes them): compute its state with polars_rankmetrics.state(..., "
                 "propensities=...), which rankmetrics_finalize finalizes"
             )
+        if key.metric.reduction == "topk_labels":
+            raise ValueError(
+                f"{key} is averaged over labels from per-label counts at each cut-off, which a "
+                "state does not record: read it from rankmetrics_topk_label_summary "
+                "(sql/20_topk_label_counts.sql)"
+            )
 
 
 def _create(name: str, query: str, dialect: str, temporary: bool) -> list[str]:
