@@ -184,3 +184,16 @@ def test_the_input_matrix_is_left_as_it_was():
     assert predictions.rows() == [(0, 1, 0.9)]
     assert (csr.indices == before[0]).all() and (csr.data == before[1]).all()
     assert pl.DataFrame(predictions).height == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_label_coverage_of_the_tables_equals_napkinxc(seed):
+    rng = np.random.default_rng(seed)
+    stored = rng.random((40, 15)) < rng.random((40, 1))  # some rows short or empty
+    y_score = _csr(rng.permutation(600).reshape(40, 15) / 600, stored)  # tie-free
+    y_true = sp.csr_matrix((rng.random((40, 15)) < 0.2).astype(float))
+    predictions, truth = rm.from_sparse(y_score, y_true)
+    keys = [f"label_coverage@{k}" for k in range(1, 6)]
+    result = rm.evaluate(predictions, keys, truth_table=truth)
+    expected = nx.coverage_at_k(y_true, y_score, k=5)
+    assert list(result.row(0)) == pytest.approx(list(expected), rel=1e-12)
