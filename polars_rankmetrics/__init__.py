@@ -19,6 +19,7 @@ from polars_rankmetrics.frames import (
     ndcg_score,
 )
 from polars_rankmetrics.inputs.convert import from_dense, from_lists
+from polars_rankmetrics.inputs.sparse import from_sparse
 from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
 from polars_rankmetrics.leaderboard import leaderboard
 from polars_rankmetrics.metrics.ranks import rank_table
@@ -58,6 +59,7 @@ __all__ = [
     "finalize",
     "from_dense",
     "from_lists",
+    "from_sparse",
     "html_report",
     "label_ranking_average_precision_score",
     "label_ranking_loss",

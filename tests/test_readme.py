@@ -6,9 +6,11 @@ import re
 import subprocess
 from pathlib import Path
 
+import napkinxc.metrics as nx
 import numpy as np
 import polars as pl
 import pytest
+import scipy.sparse as sp
 from polars.testing import assert_frame_equal
 from reference import dense, pytrec_means
 from sklearn import metrics as skm
@@ -70,6 +72,12 @@ def _sklearn_by_model(metric, df, *, weighted=False, **options):
         weight = weights.to_numpy() if weighted else None
         values.append(metric(y_true, y_score, sample_weight=weight, **options))
     return values
+
+
+def _xmc_example():
+    """docs/xmc.md's matrices."""
+    y_score = sp.csr_matrix([[0.9, 0.0, 0.4, 0.0], [0.0, 0.7, 0.2, 0.1]])
+    return y_score, sp.csr_matrix([[0, 0, 1, 0], [0, 1, 0, 1]])
 
 
 def _finalized_keys(value: pl.DataFrame) -> list[str]:
@@ -236,6 +244,22 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert value["group"][0].startswith("a") and not set(value["group"][0]) & set(
             value["group"][-1]
         )
+    elif source.startswith('rm.evaluate(predictions, ["precision@1", "recall@2"]'):
+        y_score, y_true = _xmc_example()
+        assert value.row(0) == close((
+            nx.precision_at_k(y_true, y_score, k=1)[0], nx.recall_at_k(y_true, y_score, k=2)[1]
+        ))  # fmt: skip
+    elif source.startswith("Metrics(y_true, inv_psp).eval(y_score, K=2)"):
+        y_score, y_true = _xmc_example()
+        train = sp.csr_matrix([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]])
+        inv_ps = nx.Jain_et_al_inverse_propensity(train, A=0.55, B=1.5)
+        expected = [
+            nx.precision_at_k(y_true, y_score, k=2), nx.ndcg_at_k(y_true, y_score, k=2),
+            nx.psprecision_at_k(y_true, y_score, inv_ps=inv_ps, k=2),
+            nx.psndcg_at_k(y_true, y_score, inv_ps=inv_ps, k=2),
+        ]  # fmt: skip
+        for got, oracle in zip(value, expected, strict=True):
+            assert list(got) == close(list(oracle))
     elif source.startswith("con.execute("):
         # A statement of the SQL state's example, whose window test_sql_state.py checks against
         # evaluate's Poisson intervals.
