@@ -332,7 +332,7 @@ def tie_ordered(
         raise ValueError(f"max_docs must be a positive integer, not {most!r}")
     preparation = topk.TrecPreparation(most, trec.judged_only, trec.complete)
     qrels = topk.Qrels(truth_table, preparation)
-    return data, qrels, replace(context, relevance_level=level)
+    return data, qrels, replace(context, relevance_level=level, judged_only=trec.judged_only)
 
 
 @documented(Options)

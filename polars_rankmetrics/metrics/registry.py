@@ -105,6 +105,8 @@ class Context:
 
     ``relevance_level``: the TREC keys' relevance level (trec_eval's ``-l``): a judged document
     of relevance at least this is relevant (:mod:`polars_rankmetrics.metrics.trec`).
+    ``judged_only``: whether the run was stripped of the documents the qrels do not judge
+    (``-J``), where a topic left with no document has trec_eval's NaN for ``iprec_at_recall``.
     """
 
     truth: str = "truth"
@@ -120,6 +122,7 @@ class Context:
     top_k: bool = False
     rows: Rows = Rows()
     relevance_level: int = 1
+    judged_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -693,8 +696,10 @@ _trec(
 )  # fmt: skip
 _trec(
     "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1 (or recalls=)",
-    lambda key, c, level: tx.eleven_point_average(c.truth, c.score, level, _points(key)),
-    sql="iprec",
+    lambda key, c, level: tx.eleven_point_average(
+        c.truth, c.score, level, _points(key), empty_nan=c.judged_only
+    ),
+    sql="iprec", undefined="nan",
 )  # fmt: skip
 
 
@@ -743,8 +748,10 @@ def _gains(key: MetricKey) -> tuple[tuple[int, float], ...]:
 
 _trec(
     "trec_iprec_at_recall", "interpolated precision at a recall point (params recall=)",
-    lambda key, c, level: tx.interpolated_precision(c.truth, c.score, level, _recall_point(key)),
-    sql="iprec",
+    lambda key, c, level: tx.interpolated_precision(
+        c.truth, c.score, level, _recall_point(key), empty_nan=c.judged_only
+    ),
+    sql="iprec", undefined="nan",
 )  # fmt: skip
 for _name, _text, _function in (
     ("trec_p", "relevant documents among the first K, over K", tx.precision),
