@@ -129,3 +129,81 @@ def test_without_judged_only_a_missing_topic_scores_zero(files, capsys):
     # summary line of trec_eval -c -m iprec_at_recall.0 -m 11pt_avg qrels run).
     status, out, _ = _trec("-c -m iprec_at_recall.0 -m 11pt_avg qrels run", files, capsys)
     assert out == "iprec_at_recall_0.00  \tall\t0.2000\n11pt_avg              \tall\t0.1455\n"
+
+
+# Two files of one tag (a system run twice with other parameters: the same documents in other
+# orders), and a file whose tag varies by line (one run per tag here; trec_eval would take
+# the file as one run). The second file has a comment and tabs: the line-by-line reader.
+RUN_FILES = {
+    "bm25_k1.txt": "q1 Q0 a 1 3.0 bm25\nq1 Q0 b 2 2.0 bm25\nq1 Q0 c 3 1.0 bm25\n"
+                   "q2 Q0 x 1 2.0 bm25\nq2 Q0 y 2 2.0 bm25\n",
+    "bm25_k2.txt": "# k1 = 2\nq1\tQ0\tc 1 3.0 bm25\nq1 Q0 a 2 2.0 bm25\nq1 Q0 b 3 1.0 bm25\n"
+                   "q2 Q0 y 1 1.0 bm25\nq2 Q0 z 2 0.5 bm25\n",
+    "mixed.txt": "q1 Q0 b 1 1.0 dense\nq1 Q0 a 2 0.5 dense\nq2 Q0 z 1 1.0 rerank\n"
+                 "q2 Q0 x 2 1.0 rerank\n",
+}  # fmt: skip
+QRELS_FILES = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 x 1\nq2 0 y 0\nq2 0 z 1\n"
+# (run name, file, tag): each run is its file's lines of its tag.
+RUNS = [
+    ("bm25 (bm25_k1.txt)", "bm25_k1.txt", "bm25"),
+    ("bm25 (bm25_k2.txt)", "bm25_k2.txt", "bm25"),
+    ("dense", "mixed.txt", "dense"),
+    ("rerank", "mixed.txt", "rerank"),
+]
+MEASURES = ["map", "P_2", "ndcg_cut_3", "recip_rank", "bpref", "num_rel_ret"]
+
+
+@pytest.fixture
+def run_files(tmp_path):
+    for name, text in RUN_FILES.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "qrels").write_text(QRELS_FILES)
+    return tmp_path
+
+
+def _pytrec_means(directory, file, tag):
+    """pytrec_eval's (trec_eval's C code) mean of each of MEASURES over the topics of the
+    lines of ``file`` with ``tag``: the run evaluated alone."""
+    import pytrec_eval
+
+    qrels, run = {}, {}
+    for line in (directory / "qrels").read_text().splitlines():
+        topic, _, doc, rel = line.split()
+        qrels.setdefault(topic, {})[doc] = int(rel)
+    for line in (directory / file).read_text().splitlines():
+        fields = line.split()
+        if fields[0].startswith("#") or fields[5] != tag:
+            continue
+        run.setdefault(fields[0], {})[fields[2]] = float(fields[4])
+    asked = {"map", "P.2", "ndcg_cut.3", "recip_rank", "bpref", "num_rel_ret"}
+    per_topic = pytrec_eval.RelevanceEvaluator(qrels, asked).evaluate(run)
+    values = [[topic[m] for m in MEASURES] for topic in per_topic.values()]
+    means = [sum(column) / len(column) for column in zip(*values, strict=True)]
+    means[-1] *= len(values)  # num_rel_ret: trec_eval's sum over topics
+    return means
+
+
+def test_each_file_is_evaluated_apart_runs_named_by_tag_and_file(run_files, capsys):
+    names = ["bm25_k1.txt", "bm25_k2.txt", "mixed.txt"]
+    arguments = " ".join(f"-m {m.replace('_2', '.2').replace('_3', '.3')}" for m in MEASURES)
+    status, out, err = _trec(f"-m runid {arguments} qrels {' '.join(names)}", run_files, capsys)
+    assert (status, err) == (0, "")
+    blocks = [block.splitlines() for block in out.split("runid                 \tall\t")[1:]]
+    assert [block[0] for block in blocks] == [name for name, _, _ in RUNS]
+    for block, (_, file, tag) in zip(blocks, RUNS, strict=True):
+        got = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in block[1:]}
+        want = _pytrec_means(run_files, file, tag)
+        assert [got[m] for m in MEASURES] == pytest.approx(want, abs=5e-5), (file, tag)
+
+
+def test_reader_names_runs_by_tag_and_file(run_files):
+    import polars_rankmetrics as rm
+
+    paths = [run_files / name for name in RUN_FILES]
+    runs = rm.read_trec_run(paths).group_by("run").len().sort("run").collect().rows()
+    assert runs == [("bm25 (bm25_k1.txt)", 5), ("bm25 (bm25_k2.txt)", 5), ("dense", 2),
+                    ("rerank", 2)]  # fmt: skip
+    # A tag that one file alone holds keeps its name; a file given twice is refused.
+    assert rm.read_trec_run(paths[0]).select("run").unique().collect().item() == "bm25"
+    with pytest.raises(ValueError, match="given twice"):
+        rm.read_trec_run([paths[0], paths[0]])
