@@ -306,14 +306,26 @@ def parse_key(text: str) -> MetricKey:
 
 def parse_keys(metrics: str | Iterable[str | MetricKey] | None) -> list[MetricKey]:
     """Parse a list of keys (or one string of comma-separated keys, or ``None`` for the default
-    ranking set), each once; a :class:`MetricKey` is taken as it is."""
+    ranking set), each once; a :class:`MetricKey` is taken as it is.
+
+    In a list that holds a TREC key (trec_eval's or ir_measures' name), the names that are
+    both trec_eval's and the library's (``map``, ``ndcg``: :data:`SHARED_NAMES`) name
+    trec_eval's measure; the library's other keys (``precision@5``, ``lrap``) keep theirs.
+    Without a TREC key they are the library's."""
     if metrics is None:
         metrics = DEFAULT_METRICS
     elif isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",")]
-    keys = [m if isinstance(m, MetricKey) else parse_key(m) for m in metrics]
+    given = list(metrics)
+    keys = [m if isinstance(m, MetricKey) else parse_key(m) for m in given]
     if not keys:
         raise ValueError("metrics is empty; ask for at least one metric")
+    if any(key.metric.family == "trec" for key in keys):
+        keys = [
+            MetricKey(SHARED_NAMES[m], alias=m) if isinstance(m, str) and m in SHARED_NAMES
+            else key
+            for m, key in zip(given, keys, strict=True)
+        ]  # fmt: skip
     return list(dict.fromkeys(keys))
 
 
@@ -875,6 +887,9 @@ _TREC_NAMES = {
     "NumRelRet": "trec_num_rel_ret", "AP": "trec_map", "RR": "trec_recip_rank",
     "Bpref": "trec_bpref", "nDCG": "trec_ndcg",
 }  # fmt: skip
+SHARED_NAMES = {"map": "trec_map", "ndcg": "trec_ndcg"}
+"""trec_eval's names that are the library's keys too: trec_eval's measure in a list of keys
+that holds a TREC key (:func:`parse_keys`), the library's otherwise."""
 _TREC_CUTS = {
     "P": "trec_p", "recall": "trec_recall", "success": "trec_success", "map_cut": "trec_map",
     "ndcg_cut": "trec_ndcg", "relative_P": "trec_relative_p", "unj": "trec_unj",

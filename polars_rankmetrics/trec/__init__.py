@@ -10,7 +10,8 @@ from typing import Any, Unpack
 import polars as pl
 
 from polars_rankmetrics.engines import topk
-from polars_rankmetrics.evaluate import TrecOptions, evaluate
+from polars_rankmetrics.engines.key_rules import TrecOptions
+from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.inputs.trec import key_hash
 from polars_rankmetrics.metrics.registry import Context, MetricKey
