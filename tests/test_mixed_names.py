@@ -126,3 +126,31 @@ def test_compare_of_mixed_keys_reads_each_keys_values():
     assert values["mrr"] == pytest.approx(library["mrr"], abs=1e-12)
     assert values["map"] == pytest.approx(trec["map"], abs=1e-12)
     assert values["P_2"] == pytest.approx(trec["P_2"], abs=1e-12)
+
+
+def test_docs_name_table_names_keys_of_each_tool():
+    # docs/trec.md's table of names: each trec_eval and ir_measures name it gives (K = 10,
+    # X = 0.5) is a key here, and each ir_measures name is one ir_measures parses.
+    import re
+    from pathlib import Path
+
+    import ir_measures
+
+    from polars_rankmetrics.metrics.registry import parse_key
+
+    text = (Path(__file__).parent.parent / "docs" / "trec.md").read_text()
+    table = text.split("## One measure, four names")[1].split("\n\n")[2]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    checked = 0
+    for row in rows:
+        for column in (1, 2):
+            if "not taken here" in row[column]:
+                continue
+            for name in re.findall(r"`([^`]+)`", row[column]):
+                name = name.replace("_K", "_10").replace("@K", "@10").replace("_X", "_0.50")
+                name = name.replace("@X", "@0.5")
+                assert parse_key(name) is not None, name
+                if column == 2:
+                    assert ir_measures.parse_measure(name) is not None, name
+                checked += 1
+    assert checked > 40
