@@ -66,11 +66,13 @@ def evaluate(
         ``recall_100``, ``map_cut_10``, ``ndcg_cut_10``, ``Rprec``, ``recip_rank``,
         ``bpref``, ``infAP``, ``gm_map``, ``num_rel``, ...) or ir_measures' (``P@5``,
         ``P(rel=2)@5``, ``AP``, ``RR``, ``nDCG@10``, ``R@100``, ``Bpref``, ...), computed as
-        trec_eval computes them (:mod:`polars_rankmetrics.metrics.trec`; ``map`` and ``ndcg``
-        are the library's keys, trec_eval's are ``AP`` and ``nDCG``); they are asked for
-        apart from the other keys. Each result column is named by the
-        name asked for. ``gm_map`` and ``gm_bpref`` are geometric means; ``num_*`` are means
-        per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL
+        trec_eval computes them (:mod:`polars_rankmetrics.metrics.trec`). In a call with a TREC
+        key, ``map`` and ``ndcg`` are trec_eval's too, and the library's other keys keep their
+        definitions, each key read by its own rules
+        (:func:`~polars_rankmetrics.engines.key_rules.key_parts`: the binary ones take a
+        relevance at least ``relevance_level`` as relevant); without one, ``map`` and ``ndcg``
+        are the library's. Each result column is named by the name asked for. ``gm_map`` and
+        ``gm_bpref`` are geometric means; ``num_*`` are means per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL
         engines compute every TREC key, with its parameters and relevance level
         (sql/19_trec_per_sample.sql).
     truth_table

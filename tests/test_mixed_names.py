@@ -154,3 +154,13 @@ def test_docs_name_table_names_keys_of_each_tool():
                     assert ir_measures.parse_measure(name) is not None, name
                 checked += 1
     assert checked > 40
+
+
+def test_docs_example_of_mixed_names():
+    # docs/trec.md: a (relevant) and b tie at 1.0, then c (relevant). trec_eval orders b, a,
+    # c: AP (1/2 + 2/3) / 2, P_1 0; the library averages over (a, b, c) and (b, a, c):
+    # precision@1 (1 + 0) / 2, mrr (1 + 1/2) / 2.
+    run = pl.DataFrame({"sample": "q1", "label": ["a", "b", "c"], "score": [1.0, 1.0, 0.5]})
+    qrels = pl.DataFrame({"sample": "q1", "label": ["a", "b", "c"], "truth": [1, 0, 1]})
+    got = rm.evaluate(run, ["map", "P_1", "precision@1", "mrr"], truth_table=qrels)
+    assert got.row(0) == pytest.approx(((1 / 2 + 2 / 3) / 2, 0.0, 0.5, 0.75), abs=1e-12)

@@ -912,7 +912,7 @@ def trec_key(text: str) -> MetricKey | None:
     ir_measures' (``P@5``, ``P(rel=2)@5``, ``R@100``, ``Success@1``, ``AP``, ``AP@10``,
     ``RR``, ``nDCG``, ``nDCG@10``, ``Bpref``, ``infAP``, ``Rprec``, ``IPrec@0.5``, ``NumQ``,
     ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@20``). ``map`` and ``ndcg`` name the library's
-    own keys (ties averaged, truth > 0 relevant): trec_eval's are ``AP`` and ``nDCG``."""
+    own keys here; :func:`parse_keys` reads them as trec_eval's beside a TREC key."""
     if text in _TREC_NAMES:
         return MetricKey(_TREC_NAMES[text], alias=text)
     cut = re.fullmatch(r"(P|recall|success|map_cut|ndcg_cut|relative_P|unj)_([0-9]+)", text)
