@@ -72,8 +72,9 @@ def evaluate(
         (:func:`~polars_rankmetrics.engines.key_rules.key_parts`: the binary ones take a
         relevance at least ``relevance_level`` as relevant); without one, ``map`` and ``ndcg``
         are the library's. Each result column is named by the name asked for. ``gm_map`` and
-        ``gm_bpref`` are geometric means; ``num_*`` are means per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL
-        engines compute every TREC key, with its parameters and relevance level
+        ``gm_bpref`` are geometric means; ``num_*`` are means per topic here
+        (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL engines
+        compute every TREC key, with its parameters and relevance level
         (sql/19_trec_per_sample.sql).
     truth_table
         A top-k evaluation (:mod:`polars_rankmetrics.engines.topk`, Polars engine): the true
