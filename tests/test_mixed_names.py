@@ -164,3 +164,22 @@ def test_docs_example_of_mixed_names():
     qrels = pl.DataFrame({"sample": "q1", "label": ["a", "b", "c"], "truth": [1, 0, 1]})
     got = rm.evaluate(run, ["map", "P_1", "precision@1", "mrr"], truth_table=qrels)
     assert got.row(0) == pytest.approx(((1 / 2 + 2 / 3) / 2, 0.0, 0.5, 0.75), abs=1e-12)
+
+
+def test_command_states_both_tie_rules(tmp_path, capsys):
+    from polars_rankmetrics.cli import TIE_RULES, main
+
+    run, qrels = _frames()
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    arguments = [str(tmp_path / "run.parquet"), "--truth-table", str(tmp_path / "qrels.parquet"),
+                 "--by", "run", "--format", "csv"]  # fmt: skip
+    assert main(["evaluate", *arguments, "--metrics", "map,P_2,precision@2"]) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        f"rankmetrics: TREC keys: {TIE_RULES['trec_eval']}; the library's keys: "
+        f"{TIE_RULES['average']}\n"
+    )
+    got = pl.read_csv(out.encode())
+    want = rm.evaluate(run, ["map", "P_2", "precision@2"], truth_table=qrels, by="run")
+    assert got.columns == want.columns and got["map"].to_list() == pytest.approx(want["map"])
