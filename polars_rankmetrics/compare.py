@@ -15,7 +15,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
-from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
+from polars_rankmetrics.engines.key_rules import TrecOptions, key_parts, merged_per_sample
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
 from polars_rankmetrics.inference.paired import TESTS, baseline_values, paired, typed_baseline
@@ -260,18 +260,21 @@ def compare(
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
-    data, truth_table, context = tie_ordered(
-        data, truth_table, keys, cols, run, context, ties=ties,
+    parts = key_parts(
+        data, truth_table, keys, cols, context, ties=ties,
         trec=TrecOptions(relevance_level, max_docs, judged_only, complete),
     )  # fmt: skip
     validation.check_result_names(cols, [str(k) for k in keys])
     with driver.inside_names(cols) as inner:
-        collected, _ = run.collect(
-            data, inner, keys, ["per_sample"], parameters=context,
-            inputs=driver.TopK(truth_table, n_labels, propensities),
-        )  # fmt: skip
+        pieces = [
+            run.collect(
+                part.data, inner, part.keys, ["per_sample"], parameters=part.context,
+                inputs=driver.TopK(part.truth_table, n_labels, propensities),
+            )[0].pop("per_sample")
+            for part in parts
+        ]  # fmt: skip
         # Each model's rows as the driver hands them over: one copy of millions of samples.
-        groups, by_types = sample_groups(collected.pop("per_sample"), inner, keys)
+        groups, by_types = sample_groups(merged_per_sample(pieces, inner, keys), inner, keys)
         if base is None:
             pairs = all_pairs(
                 dict(groups), by_types, inner, keys, test=test, correction=correction,

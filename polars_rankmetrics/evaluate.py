@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.engines import driver, topk
+from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.key_rules import Part, TrecOptions, joined, key_parts
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_intervals, intervals
 from polars_rankmetrics.inference.samples import per_sample_keys, sample_groups, supported_keys
 from polars_rankmetrics.inference.units import unit_intervals, unit_tables
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics.parameters import parameters
-from polars_rankmetrics.metrics.registry import (
-    LABEL_VIEW,
-    SET_VIEW,
-    Context,
-    MetricKey,
-    parse_keys,
-)
+from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
 from polars_rankmetrics.options import Options, Run, documented
 
 
@@ -74,12 +68,15 @@ def evaluate(
         ``recall_100``, ``map_cut_10``, ``ndcg_cut_10``, ``Rprec``, ``recip_rank``,
         ``bpref``, ``infAP``, ``gm_map``, ``num_rel``, ...) or ir_measures' (``P@5``,
         ``P(rel=2)@5``, ``AP``, ``RR``, ``nDCG@10``, ``R@100``, ``Bpref``, ...), computed as
-        trec_eval computes them (:mod:`polars_rankmetrics.metrics.trec`; ``map`` and ``ndcg``
-        are the library's keys, trec_eval's are ``AP`` and ``nDCG``); they are asked for
-        apart from the other keys. Each result column is named by the
-        name asked for. ``gm_map`` and ``gm_bpref`` are geometric means; ``num_*`` are means
-        per topic here (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL
-        engines compute every TREC key, with its parameters and relevance level
+        trec_eval computes them (:mod:`polars_rankmetrics.metrics.trec`). In a call with a TREC
+        key, ``map`` and ``ndcg`` are trec_eval's too, and the library's other keys keep their
+        definitions, each key read by its own rules
+        (:func:`~polars_rankmetrics.engines.key_rules.key_parts`: the binary ones take a
+        relevance at least ``relevance_level`` as relevant); without one, ``map`` and ``ndcg``
+        are the library's. Each result column is named by the name asked for. ``gm_map`` and
+        ``gm_bpref`` are geometric means; ``num_*`` are means per topic here
+        (:func:`~polars_rankmetrics.trec_eval` prints trec_eval's sums). The SQL engines
+        compute every TREC key, with its parameters and relevance level
         (sql/19_trec_per_sample.sql).
     truth_table
         A top-k evaluation (:mod:`polars_rankmetrics.engines.topk`, Polars engine): the true
@@ -216,28 +213,48 @@ def evaluate(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
     run, cols = Run.of(options, by=by)
-    data, truth_table, context = tie_ordered(
-        data, truth_table, keys, cols, run, context, ties=ties,
+    parts = key_parts(
+        data, truth_table, keys, cols, context, ties=ties,
         trec=TrecOptions(relevance_level, max_docs, judged_only, complete),
     )  # fmt: skip
-    inputs = driver.TopK(truth_table, n_labels, propensities)
     check_bootstrap(bootstrap)
-    if ci is None:
+    if ci is not None:
+        check_intervals(ci, n_boot, ci_method)
+        if per_sample:
+            raise ValueError("ci= gives intervals of the means: not with per_sample=True")
+        supported_keys(keys, micro=True)
+    validation.check_result_names(cols, [str(k) for k in keys])
+    interval = {"level": ci, "n_boot": n_boot, "seed": seed, "method": ci_method,
+                "bootstrap": bootstrap}  # fmt: skip
+    results = [
+        _evaluated(run, cols, part, driver.TopK(part.truth_table, n_labels, propensities),
+                   per_sample=per_sample, interval=interval)
+        for part in parts
+    ]  # fmt: skip
+    on = list(cols.sample_keys if per_sample else cols.by)
+    return joined(results, on, keys)
+
+
+def _evaluated(
+    run: Run, cols: Columns, part: Part, inputs: driver.TopK, *, per_sample: bool,
+    interval: dict[str, Any],
+) -> pl.DataFrame:  # fmt: skip
+    """The result of one part's keys (:func:`~polars_rankmetrics.key_rules.key_parts`): the
+    means, per-sample values, or with ``interval["level"]`` the means and their intervals."""
+    data, keys, context = part.data, part.keys, part.context
+    if interval["level"] is None:
         result = run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
                               per_sample=per_sample)  # fmt: skip
         return _geometric(result, keys)
-    check_intervals(ci, n_boot, ci_method)
-    if per_sample:
-        raise ValueError("ci= gives intervals of the means: not with per_sample=True")
-    supported_keys(keys, micro=True)
+    ci, n_boot, seed = interval["level"], interval["n_boot"], interval["seed"]
+    ci_method = interval["method"]
     columns_read = per_sample_keys(keys)
-    validation.check_result_names(cols, [str(k) for k in keys])
     with driver.inside_names(cols) as inner:
         collected, _ = run.collect(
             data, inner, columns_read, ["per_sample"], parameters=context, inputs=inputs
         )
         groups, by_types = sample_groups(collected.pop("per_sample"), inner, columns_read)
-        if bootstrap == "poisson":
+        if interval["bootstrap"] == "poisson":
             result = unit_intervals(
                 unit_tables(groups, inner.sample, columns_read), by_types, inner, keys,
                 level=ci, n_boot=n_boot, seed=seed, method=ci_method, context=context,
@@ -254,87 +271,6 @@ def _geometric(result: pl.DataFrame, keys: Sequence[MetricKey]) -> pl.DataFrame:
     names = {str(key) for key in keys if key.metric.geometric}
     logs = [c for c in result.columns if c in names or c[:-3] in names and c[-3:] in ("_lo", "_hi")]
     return result.with_columns(pl.col(logs).exp()) if logs else result
-
-
-@dataclass(frozen=True)
-class TrecOptions:
-    """The options of the TREC keys (trec_eval's ``-l``, ``-M``, ``-J``, ``-c``: see
-    :func:`evaluate`)."""
-
-    relevance_level: int = 1
-    max_docs: int | None = None
-    judged_only: bool = False
-    complete: bool = False
-
-
-def _score_values_read(key: MetricKey, cols: Columns) -> str | None:
-    """What of the scores ``key`` reads besides their order within each sample (None: only
-    that order), which a tie rule cannot change and the tie-broken scores do not keep: their
-    values as probabilities, each label's scores across the samples, or the threshold's
-    decisions (where no ``pred`` column gives them)."""
-    metric = key.metric
-    if metric.probabilities:
-        return "the scores as probabilities"
-    if metric.reduction == "curves":
-        return "each label's scores across the samples"
-    if metric.sql_view in (SET_VIEW, LABEL_VIEW) and cols.pred is None:
-        return "the scores against the threshold (a pred column would give the decisions)"
-    return None
-
-
-def tie_ordered(
-    data: Any, truth_table: Any, keys: Sequence[MetricKey], cols: Columns, run: Run,
-    context: Context, *, ties: str | None, trec: TrecOptions,
-) -> tuple[Any, Any, Context]:  # fmt: skip
-    """The inputs with the tie rule applied
-    (:func:`~polars_rankmetrics.engines.topk.trec_order`), and, for the TREC keys, the run as
-    given, the qrels with the preparation that each bucket of whole topics of both takes
-    (:class:`~polars_rankmetrics.engines.topk.Qrels`: trec_eval's order and options,
-    :func:`~polars_rankmetrics.engines.topk.trec_tables`, applied per bucket so that no step
-    sorts the whole run under a memory limit) and the relevance level: what every verb
-    evaluating ``keys`` runs first (:func:`evaluate`, ``compare``)."""
-    trec_keys = [key for key in keys if key.metric.family == "trec"]
-    if ties is not None and ties not in topk.TIES:
-        raise ValueError(f"ties must be one of {', '.join(topk.TIES)}, not {ties!r}")
-    options = (trec.max_docs, trec.judged_only, trec.complete, trec.relevance_level)
-    if not trec_keys:
-        if options != (None, False, False, 1):
-            raise ValueError(
-                "relevance_level, max_docs, judged_only and complete are trec_eval's options "
-                "of the TREC keys (P_5, AP, nDCG@10, ...)"
-            )
-        if ties != "trec_eval":
-            return data, truth_table, context
-        for key in keys:
-            reads = _score_values_read(key, cols)
-            if reads is not None:
-                raise ValueError(
-                    f"ties='trec_eval' orders the tied scores within each sample, which {key} "
-                    f"does not read: it reads {reads}; evaluate it in a call without ties="
-                )
-        opened = cols.in_source()
-        return topk.trec_order(Source.of(data).lazy(), opened), truth_table, context
-    if len(trec_keys) < len(keys):
-        other = next(key for key in keys if key.metric.family != "trec")
-        raise ValueError(
-            f"{trec_keys[0]} is a TREC key and {other} is not: ask for them in two calls (the "
-            "TREC keys read the truth table as qrels)"
-        )
-    if ties == "average":
-        raise ValueError(
-            f"{trec_keys[0]} follows trec_eval's tie rule (ties='trec_eval'); ties='average' is "
-            "for the library's keys (precision@K, map, ndcg@K, ...)"
-        )
-    if truth_table is None:
-        raise ValueError(f"{trec_keys[0]} evaluates a run against qrels: give truth_table=")
-    level, most = trec.relevance_level, trec.max_docs
-    if isinstance(level, bool) or not isinstance(level, int) or level < 0:
-        raise ValueError(f"relevance_level must be an integer >= 0, not {level!r}")
-    if most is not None and (isinstance(most, bool) or not isinstance(most, int) or most < 1):
-        raise ValueError(f"max_docs must be a positive integer, not {most!r}")
-    preparation = topk.TrecPreparation(most, trec.judged_only, trec.complete)
-    qrels = topk.Qrels(truth_table, preparation)
-    return data, qrels, replace(context, relevance_level=level)
 
 
 @documented(Options)

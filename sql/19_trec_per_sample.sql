@@ -175,7 +175,8 @@ GROUP BY grp, sample, slot;
 --              floored at 1e-5 (their means are exponentiated, metrics.registry's geometric
 --              keys)
 --   iprec      interpolated precision at the recall point (iprec_at_recall), or its mean over
---              the points (11pt_avg)
+--              the points (11pt_avg); NULL, trec_eval's 0 / 0, on a topic that judged_only
+--              leaves nothing where a point's lround(x R) is 0
 --   set_p, set_recall, set_relative_p, set_map, set_f: the retrieved set's, unranked
 --   utility    ua rel_ret + ub (ret - rel_ret) + uc (R - rel_ret) + ud (rel_ret - ret - R)
 --   rbp        (1 - p) sum of gain p^(position - 1), the gains over the largest relevance
@@ -206,7 +207,8 @@ SELECT
     ln(greatest(CASE WHEN r > 0 THEN ap_all / r ELSE 0 END, 1e-5)) AS gm_map,
     CASE WHEN r > 0 THEN infap_sum / r ELSE 0 END AS infap,
     CASE WHEN r > 0 THEN bing_sum / r ELSE 0 END AS bing,
-    iprec,
+    CASE WHEN judged_only = 1 AND ret = 0 AND floor(first_point * r + 0.5) = 0 THEN NULL
+        ELSE iprec END AS iprec,
     CASE WHEN ret > 0 THEN found / ret ELSE 0 END AS set_p,
     CASE WHEN r > 0 THEN found / r ELSE 0 END AS set_recall,
     CASE WHEN ret > 0 AND r > 0 THEN found / least(ret, r) ELSE 0 END AS set_relative_p,
@@ -220,7 +222,7 @@ SELECT
 FROM (
     SELECT
         s.grp, s.sample, p.k, s.weight, s.n_positives,
-        CAST(p.cut AS DOUBLE) AS cut, p.p, p.beta, p.ua, p.ub, p.uc, p.ud,
+        CAST(p.cut AS DOUBLE) AS cut, p.p, p.beta, p.ua, p.ub, p.uc, p.ud, p.judged_only,
         CAST(s.n_scored AS DOUBLE) AS ret,
         CAST(coalesce(t.num_rel, 0) AS DOUBLE) AS r,
         CAST(coalesce(t.num_rel_ret, 0) AS DOUBLE) AS found,
@@ -234,7 +236,7 @@ FROM (
         floor(p.fraction * coalesce(t.num_rel, 0) + 0.9) AS mult_cut,
         t.first_hit, coalesce(t.ap_all, 0) AS ap_all, coalesce(t.bpref_sum, 0) AS bpref_sum,
         coalesce(t.infap_sum, 0) AS infap_sum, coalesce(t.bing_sum, 0) AS bing_sum,
-        coalesce(i.iprec, 0) AS iprec, coalesce(t.largest, 0) AS largest,
+        coalesce(i.iprec, 0) AS iprec, pts.first_point, coalesce(t.largest, 0) AS largest,
         coalesce(t.rbp_sum, 0) AS rbp_sum, coalesce(t.judged_weight, 0) AS judged_weight
     FROM rankmetrics_sample_counts AS s
     CROSS JOIN rankmetrics_trec_parameters AS p
@@ -242,6 +244,9 @@ FROM (
         ON t.grp = s.grp AND t.sample = s.sample AND t.slot = coalesce(p.k, 0)
     LEFT JOIN rankmetrics_trec_interpolated AS i
         ON i.grp = s.grp AND i.sample = s.sample AND i.slot = coalesce(p.k, 0)
+    LEFT JOIN (
+        SELECT k, min(recall) AS first_point FROM rankmetrics_trec_points GROUP BY k
+    ) AS pts ON pts.k = p.k
 ) AS v;
 
 -- rankmetrics_trec_err_per_sample: one row per (grp, sample, k): ir_measures' ERR@K (gdeval's

@@ -115,11 +115,12 @@ def test_several_files_a_glob_and_gzip(tmp_path):
     (tmp_path / "a.run").write_text("1 Q0 d1 1 0.5 a\n1 Q0 d2 2 0.4 a\n")
     with gzip.open(tmp_path / "b.run.gz", "wt") as out:
         out.write("1 Q0 d1 1 0.1 b\n2 Q0 d9 1 0.2 b\n")
-    (tmp_path / "a2.run").write_text("2 Q0 d1 1 0.3 a\n")  # a run split by topics
+    (tmp_path / "a2.run").write_text("2 Q0 d1 1 0.3 a\n")  # another run of tag a
     (tmp_path / "empty.run").write_text("# nothing here\n")
     runs = _sorted(rm.read_trec_run(tmp_path / "*.run*"))
     assert runs.select("run", "sample", "label").rows() == [
-        ("a", "1", "d1"), ("a", "1", "d2"), ("a", "2", "d1"), ("b", "1", "d1"), ("b", "2", "d9"),
+        ("a (a.run)", "1", "d1"), ("a (a.run)", "1", "d2"), ("a (a2.run)", "2", "d1"),
+        ("b", "1", "d1"), ("b", "2", "d9"),
     ]  # fmt: skip
     listed = rm.read_trec_run([tmp_path / "b.run.gz", str(tmp_path / "a*.run")])
     assert_frame_equal(_sorted(listed), runs)
@@ -167,14 +168,19 @@ def test_first_malformed_line_of_several_files(tmp_path):
     (tmp_path / "b").write_text("1 Q0 d3 1 0.5 s\n1 Q0 d4 2\n")
     with pytest.raises(ValueError, match=re.escape(f"{str(tmp_path / 'b')!r}, line 2: expected")):
         rm.read_trec_run([tmp_path / "b", tmp_path / "a"])
-    # The same docno in two files of one run (one tag) is a duplicate too.
+    # The same docno in two files of one tag is no duplicate: each file is a run of its own.
     (tmp_path / "c").write_text("# header\n1 Q0 d1 1 0.5 r\n")
     (tmp_path / "d").write_text("1 Q0 d1 1 0.5 r\n")
-    message = f"run file {str(tmp_path / 'd')!r}, line 1: the docno 'd1' appears twice in topic "
+    runs = rm.read_trec_run([tmp_path / "c", tmp_path / "d"]).select("run", "label").collect()
+    assert sorted(runs.rows()) == [("r (c)", "d1"), ("r (d)", "d1")]
+    # Judgements are one set across qrels files: a docno judged in two is judged twice.
+    (tmp_path / "q1").write_text("# header\n1 0 d1 1\n")
+    (tmp_path / "q2").write_text("1 0 d1 0\n")
+    message = f"qrels file {str(tmp_path / 'q2')!r}, line 1: the docno 'd1' appears twice in "
     with pytest.raises(ValueError, match=re.escape(message) + ".*" + re.escape(
-        f"also at line 2 of {str(tmp_path / 'c')!r}"
+        f"also at line 2 of {str(tmp_path / 'q1')!r}"
     )):  # fmt: skip
-        rm.read_trec_run([tmp_path / "c", tmp_path / "d"])
+        rm.read_trec_qrels([tmp_path / "q1", tmp_path / "q2"])
 
 
 def test_no_file(tmp_path):

@@ -138,26 +138,27 @@ def _oracle(run, qrels, *, level, judged_only, complete, max_docs):
         ranked = [doc for _, doc, _, _ in _in_trec_order(
             [(topic, doc, score, 0) for doc, score in run_dict[topic].items()]
         ) if not judged_only or relevance.get(doc, -1) >= 0]  # fmt: skip
-        points = _interpolated(ranked, relevance, level)
+        points = _interpolated(ranked, relevance, level, judged_only)
         topic_values.update({f"iprec_at_recall_{x:3.2f}": v for x, v in points.items()})
         topic_values["11pt_avg"] = sum(points.values()) / len(points)
     return values
 
 
-def _interpolated(ranked, relevance, level):
+def _interpolated(ranked, relevance, level, judged_only):
     """trec_eval 10.0's interpolated precisions at recall 0, 0.1, ..., 1, written out from
     m_iprec_at_recall.c: the cut-off of recall x is round(x * R) relevant documents (10.0
     rounds; pytrec_eval-terrier builds trec_eval 9, which truncates x * R + 0.9). Walking up
     from the last document retrieved, the largest precision seen so far is the value of every
     cut-off reached at a relevant document; cut-offs past the relevant documents retrieved are
-    0; those never reached take the largest precision (0 when nothing was retrieved, where
-    trec_eval's 0 / 0 gives nan, and pytrec_eval too: metrics.trec's notes)."""
+    0; those never reached take the largest precision: where nothing was retrieved, 0 / 0
+    under -J (nan), and 0 otherwise (a topic -c adds: trec_eval ranks a placeholder document,
+    which only -J removes)."""
     r = sum(1 for rel in relevance.values() if rel >= level)
     hits = [relevance.get(doc, -1) >= level for doc in ranked]
     found = sum(hits)
     cuts = {x / 10: math.floor(x / 10 * r + 0.5) for x in range(11)}
     values = {x: 0.0 for x, cut in cuts.items() if cut > found}
-    best = found / len(ranked) if ranked else 0.0
+    best = found / len(ranked) if ranked else math.nan if judged_only else 0.0
     so_far = found
     for i in range(len(ranked), 0, -1):
         if so_far == 0:
@@ -169,6 +170,14 @@ def _interpolated(ranked, relevance, level):
                     values[x] = best
             so_far -= 1
     return {x: values.get(x, best) for x in cuts}
+
+
+def _printed(measure, value):
+    """What trec_eval prints for ``value``: C's printf("%6.4f") of its 0 / 0 on x86-64 is
+    ``  -nan``."""
+    if math.isnan(value):
+        return "  -nan"
+    return f"{round(value)}" if measure.startswith("num_") else f"{value:.4f}"
 
 
 def _close(ours: float, theirs: float) -> bool:
@@ -211,7 +220,7 @@ def test_trec_eval_equals_pytrec_eval(case, level, judged_only, complete, max_do
     for _, measure, topic, value, text in per_topic.iter_rows():
         names.add(measure)
         assert _close(value, expected[topic][measure]), (measure, topic, value, expected[topic])
-        assert text == (f"{round(value)}" if measure.startswith("num_") else f"{value:.4f}")
+        assert text == _printed(measure, value)
     assert names == set(expected[next(iter(expected))]) - SUMMARY_ONLY
     summary = got.filter(pl.col("topic") == "all")
     assert summary["measure"].to_list() == [m.name for m in measures(MEASURES)]
@@ -311,6 +320,12 @@ def test_names():
     assert parse_key("nDCG@10").name == parse_key("ndcg_cut_10").name == "trec_ndcg"
     assert parse_key("iprec_at_recall_0.50").param("recall") == 0.5
     assert parse_key("map") == MetricKey("map")  # the library's key
+    assert parse_keys(["map", "ndcg"]) == [MetricKey("map"), MetricKey("ndcg")]
+    # Beside a TREC key, trec_eval's names name trec_eval's measures, under the name asked.
+    assert parse_keys(["P_5", "map", "ndcg", "ndcg@5"]) == [
+        parse_key("P_5"), MetricKey("trec_map", alias="map"),
+        MetricKey("trec_ndcg", alias="ndcg"), MetricKey("ndcg", 5),
+    ]  # fmt: skip
     with pytest.raises(ValueError, match="closest known names: bpref, Bpref"):
         parse_key("bpreff")
     with pytest.raises(ValueError, match="unknown metric 'P_0'"):
@@ -327,8 +342,8 @@ def test_names():
 
 
 def test_refusals():
-    with pytest.raises(ValueError, match="two calls"):
-        rm.evaluate(TIED_RUN, ["P_1", "precision@1"], truth_table=TIED_QRELS)
+    with pytest.raises(ValueError, match="give truth_table"):
+        rm.evaluate(TIED_RUN.with_columns(truth=1), ["P_1", "precision@1"])
     with pytest.raises(ValueError, match="give truth_table"):
         rm.evaluate(TIED_RUN.with_columns(truth=1), ["P_1"])
     with pytest.raises(ValueError, match="trec_eval's tie rule"):

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_rankmetrics.cli.commands import baseline_of, by_columns, compute, run_trec, tie_rule
+from polars_rankmetrics.cli.commands import baseline_of, by_columns, compute, run_trec, tie_line
 from polars_rankmetrics.cli.option_groups import TIE_RULES
 from polars_rankmetrics.cli.output import ProgressLine, compared, output_format, render
 from polars_rankmetrics.cli.parser import (
@@ -151,9 +151,9 @@ def _run(args: argparse.Namespace) -> int:
             raise
         print(f"rankmetrics: error: {_first_line(error)}", file=sys.stderr)
         return refusal_status(error)
-    rule = tie_rule(args)
-    if rule is not None and not args.quiet:
-        print(f"rankmetrics: {TIE_RULES[rule]}", file=sys.stderr)
+    stated = tie_line(args)
+    if stated is not None and not args.quiet:
+        print(f"rankmetrics: {stated}", file=sys.stderr)
     if args.command == "trec" and result is not None:
         if not args.quiet:
             print(f"rankmetrics: ties broken {TREC_TIES}, as trec_eval", file=sys.stderr)

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankmetrics.cli.option_groups import TIE_RULES
 from polars_rankmetrics.cli.parser import (
     COMPARE_BY,
     TREC_BY,
@@ -165,6 +166,26 @@ def tie_rule(args: argparse.Namespace) -> str | None:
         return None
     keys = parse_keys(split_values([args.metrics or ",".join(DEFAULT_METRICS)]))
     return "trec_eval" if any(key.metric.family == "trec" for key in keys) else None
+
+
+def tie_line(args: argparse.Namespace) -> str | None:
+    """What the line on stderr says of the tie rule (:func:`tie_rule`; None: nothing): both
+    rules where TREC keys and the library's keys are asked for together and the library's
+    keep theirs (``--ties average``, or no ``--ties`` and no ``--trec``)."""
+    rule = tie_rule(args)
+    if rule is None:
+        return None
+    ties, trec = getattr(args, "ties", None), getattr(args, "trec", False)
+    library_average = ties == "average" or ties is None and not trec
+    if args.command in ("evaluate", "compare", "leaderboard") and library_average:
+        default = TREC_METRICS if trec else DEFAULT_METRICS
+        keys = parse_keys(split_values([args.metrics or ",".join(default)]))
+        families = {key.metric.family == "trec" for key in keys}
+        if families == {True, False}:
+            return (
+                f"TREC keys: {TIE_RULES['trec_eval']}; the library's keys: {TIE_RULES['average']}"
+            )
+    return TIE_RULES[rule]
 
 
 def run_trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:

@@ -104,18 +104,23 @@ def read_trec_run(paths: TrecPaths, *, memory_limit: str | None = None) -> pl.La
     Returns
     -------
     polars.LazyFrame
-        One row per ranked document: ``run`` (String, the tag column of that line), ``sample``
-        (String, the qid), ``label`` (String, the docno), ``score`` (Float64) and ``rank``
-        (Int64, as given: trec_eval orders by score and ignores it). Several files, or one file
-        with several tags, give several runs; evaluate them with ``by="run"``. Files that share
-        a tag are one run (a run split by topics). A file with no content line adds no row.
+        One row per ranked document: ``run`` (String, the run's name), ``sample`` (String, the
+        qid), ``label`` (String, the docno), ``score`` (Float64) and ``rank`` (Int64, as given:
+        trec_eval orders by score and ignores it). A run is a file's lines of one tag: each
+        file is evaluated apart, as trec_eval evaluates a file, and a file whose tag varies by
+        line holds one run per tag (trec_eval would take the whole file as one run, named by
+        its last line's tag). A run is named by its tag, and by tag and file name,
+        ``bm25 (a.txt)``, where several files hold that tag (by tag and path where their names
+        are the same too). Evaluate several with ``by="run"``. A file with no content line adds
+        no row.
 
     Raises
     ------
     ValueError
         For a file or glob that names no file, and for the first malformed line, naming the
         file, the line number and the reason: fewer than 6 fields, a score that is not a number
-        (or NaN), a rank that is not an integer, or a docno twice in one topic of a run.
+        (or NaN), a rank that is not an integer, or a docno twice in one topic of a run; for a
+        file given twice.
 
     Examples
     --------
@@ -278,7 +283,7 @@ def _read(paths: TrecPaths, layout: _Layout, memory_limit: str | None) -> pl.Laz
         fields = lines.filter("content").with_columns(numbers)
     if layout is _RUN:
         return fields.select(
-            pl.col("tag").alias("run"),
+            _run_name(fields, files).alias("run"),
             pl.col("qid").alias("sample"),
             pl.col("docno").alias("label"),
             "score",
@@ -311,8 +316,10 @@ def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame |
     try:
         frame = pl.concat(
             [
-                pl.read_csv(f, separator=" ", has_header=False, schema=schema, quote_char=None)
-                for f in files
+                pl.read_csv(
+                    f, separator=" ", has_header=False, schema=schema, quote_char=None
+                ).with_columns(pl.lit(i, pl.UInt32).alias("file"))
+                for i, f in enumerate(files)
             ],
             how="vertical",
         )
@@ -328,6 +335,27 @@ def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame |
     return frame.lazy() if well_formed and found["distinct"] == frame.height else None
 
 
+def _run_name(fields: pl.LazyFrame, files: list[str]) -> pl.Expr:
+    """The name of each line's run (its file's lines of its tag): the tag, or, for a tag that
+    several files hold, the tag and the file's name (``bm25 (a.txt)``), or its path where
+    the names are the same too. Several files are read once more for their tags; a file
+    given twice is refused."""
+    if len(files) == 1:
+        return pl.col("tag")
+    pairs = fields.select("file", "tag").unique().collect()
+    shared = pairs.group_by("tag").len().filter(pl.col("len") > 1)["tag"]
+    if shared.is_empty():
+        return pl.col("tag")
+    twice = next((f for f in files if files.count(f) > 1), None)
+    if twice is not None:
+        raise ValueError(f"run file {twice!r} is given twice: each file is evaluated apart")
+    names = [Path(f).name for f in files]
+    shown = names if len(set(names)) == len(names) else files
+    file = pl.col("file").replace_strict(range(len(files)), shown, return_dtype=pl.String)
+    named = pl.format("{} ({})", pl.col("tag"), file)
+    return pl.when(pl.col("tag").is_in(shared.implode())).then(named).otherwise(pl.col("tag"))
+
+
 def _holds(path: str, characters: bytes) -> bool:
     """Whether the file holds a byte of ``characters`` (each searched at memchr's speed)."""
     with open(path, "rb") as file:
@@ -338,8 +366,8 @@ def _holds(path: str, characters: bytes) -> bool:
 
 
 def _keys(layout: _Layout) -> list[str]:
-    """The columns a docno must be unique within: the topic, and the run's tag."""
-    return ["tag", "qid", "docno"] if layout is _RUN else ["qid", "docno"]
+    """The columns a docno must be unique within: the topic, and the run (its file and tag)."""
+    return ["file", "tag", "qid", "docno"] if layout is _RUN else ["qid", "docno"]
 
 
 def _check(lines: pl.LazyFrame, files: list[str], layout: _Layout) -> None:
@@ -428,6 +456,7 @@ def _check_duplicates(content: pl.LazyFrame, files: list[str], layout: _Layout) 
         .agg(pl.struct("file", "number").bottom_k_by(_position(), k=2).alias("at"))
         .filter(pl.col("at").list.len() > 1)
         .with_columns(pl.col("at").list.get(1).alias("second"))
+        .drop([key for key in keys if key == "file"])  # the second line's, in "second"
         .unnest("second")
         .bottom_k(1, by=_position())
         .collect()

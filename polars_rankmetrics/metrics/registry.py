@@ -111,6 +111,8 @@ class Context:
 
     ``relevance_level``: the TREC keys' relevance level (trec_eval's ``-l``): a judged document
     of relevance at least this is relevant (:mod:`polars_rankmetrics.metrics.trec`).
+    ``judged_only``: whether the run was stripped of the documents the qrels do not judge
+    (``-J``), where a topic left with no document has trec_eval's NaN for ``iprec_at_recall``.
     """
 
     truth: str = "truth"
@@ -126,6 +128,7 @@ class Context:
     top_k: bool = False
     rows: Rows = Rows()
     relevance_level: int = 1
+    judged_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -327,14 +330,26 @@ def parse_key(text: str) -> MetricKey:
 
 def parse_keys(metrics: str | Iterable[str | MetricKey] | None) -> list[MetricKey]:
     """Parse a list of keys (or one string of comma-separated keys, or ``None`` for the default
-    ranking set), each once; a :class:`MetricKey` is taken as it is."""
+    ranking set), each once; a :class:`MetricKey` is taken as it is.
+
+    In a list that holds a TREC key (trec_eval's or ir_measures' name), the names that are
+    both trec_eval's and the library's (``map``, ``ndcg``: :data:`SHARED_NAMES`) name
+    trec_eval's measure; the library's other keys (``precision@5``, ``lrap``) keep theirs.
+    Without a TREC key they are the library's."""
     if metrics is None:
         metrics = DEFAULT_METRICS
     elif isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",")]
-    keys = [m if isinstance(m, MetricKey) else parse_key(m) for m in metrics]
+    given = list(metrics)
+    keys = [m if isinstance(m, MetricKey) else parse_key(m) for m in given]
     if not keys:
         raise ValueError("metrics is empty; ask for at least one metric")
+    if any(key.metric.family == "trec" for key in keys):
+        keys = [
+            MetricKey(SHARED_NAMES[m], alias=m) if isinstance(m, str) and m in SHARED_NAMES
+            else key
+            for m, key in zip(given, keys, strict=True)
+        ]  # fmt: skip
     return list(dict.fromkeys(keys))
 
 
@@ -649,8 +664,10 @@ _trec(
 )  # fmt: skip
 _trec(
     "trec_11pt_avg", "interpolated precision averaged over recall 0, 0.1, ..., 1 (or recalls=)",
-    lambda key, c, level: tx.eleven_point_average(c.truth, c.score, level, _points(key)),
-    sql="iprec",
+    lambda key, c, level: tx.eleven_point_average(
+        c.truth, c.score, level, _points(key), empty_nan=c.judged_only
+    ),
+    sql="iprec", undefined="nan",
 )  # fmt: skip
 
 
@@ -699,8 +716,10 @@ def _gains(key: MetricKey) -> tuple[tuple[int, float], ...]:
 
 _trec(
     "trec_iprec_at_recall", "interpolated precision at a recall point (params recall=)",
-    lambda key, c, level: tx.interpolated_precision(c.truth, c.score, level, _recall_point(key)),
-    sql="iprec",
+    lambda key, c, level: tx.interpolated_precision(
+        c.truth, c.score, level, _recall_point(key), empty_nan=c.judged_only
+    ),
+    sql="iprec", undefined="nan",
 )  # fmt: skip
 for _name, _text, _function in (
     ("trec_p", "relevant documents among the first K, over K", tx.precision),
@@ -824,6 +843,9 @@ _TREC_NAMES = {
     "NumRelRet": "trec_num_rel_ret", "AP": "trec_map", "RR": "trec_recip_rank",
     "Bpref": "trec_bpref", "nDCG": "trec_ndcg",
 }  # fmt: skip
+SHARED_NAMES = {"map": "trec_map", "ndcg": "trec_ndcg"}
+"""trec_eval's names that are the library's keys too: trec_eval's measure in a list of keys
+that holds a TREC key (:func:`parse_keys`), the library's otherwise."""
 _TREC_CUTS = {
     "P": "trec_p", "recall": "trec_recall", "success": "trec_success", "map_cut": "trec_map",
     "ndcg_cut": "trec_ndcg", "relative_P": "trec_relative_p", "unj": "trec_unj",
@@ -846,7 +868,7 @@ def trec_key(text: str) -> MetricKey | None:
     ir_measures' (``P@5``, ``P(rel=2)@5``, ``R@100``, ``Success@1``, ``AP``, ``AP@10``,
     ``RR``, ``nDCG``, ``nDCG@10``, ``Bpref``, ``infAP``, ``Rprec``, ``IPrec@0.5``, ``NumQ``,
     ``NumRet``, ``NumRel``, ``NumRelRet``, ``ERR@20``). ``map`` and ``ndcg`` name the library's
-    own keys (ties averaged, truth > 0 relevant): trec_eval's are ``AP`` and ``nDCG``."""
+    own keys here; :func:`parse_keys` reads them as trec_eval's beside a TREC key."""
     if text in _TREC_NAMES:
         return MetricKey(_TREC_NAMES[text], alias=text)
     cut = re.fullmatch(r"(P|recall|success|map_cut|ndcg_cut|relative_P|unj)_([0-9]+)", text)

@@ -25,9 +25,9 @@ values themselves (or ``ndcg``'s gain parameters), whatever the level, as in tre
 divides by R (map, Rprec, recall, bpref, infAP, ndcg's ideal), as trec_eval gives; P_K divides
 by K also when fewer than K documents are retrieved; ``gm_map`` and ``gm_bpref`` take each
 topic's value at least 1e-5 (trec_eval's ``MIN_GEO_MEAN``) before the geometric mean.
-``iprec_at_recall_0.00`` of a topic that retrieved nothing is 0, as trec_eval gives for a
-topic missing from the run with ``complete``; where ``judged_only`` leaves a topic nothing,
-trec_eval prints nan (0 / 0) instead.
+``iprec_at_recall_0.00`` of a topic missing from the run with ``complete`` is 0, as trec_eval
+gives; where ``judged_only`` leaves a topic nothing, ``iprec_at_recall_X`` at the points where
+``lround(X * R)`` is 0 and ``11pt_avg`` are null, trec_eval's 0 / 0 (it prints ``-nan``).
 """
 
 from __future__ import annotations
@@ -325,12 +325,16 @@ def inferred_ap(truth: str, score: str, level: int) -> pl.Expr:
     return t.per_rel(t.at_hits(pl.when(j == 0).then(1.0).otherwise(estimate)).sum())
 
 
-def interpolated_precision(truth: str, score: str, level: int, recall: float) -> pl.Expr:
+def interpolated_precision(
+    truth: str, score: str, level: int, recall: float, *, empty_nan: bool = False
+) -> pl.Expr:
     """``iprec_at_recall_X``: the largest precision at or after the position where the topic
     reaches ``lround(X * R)`` relevant documents retrieved (the first relevant one for a count
-    of 0); 0 where it never does, and on a topic that retrieved nothing (where trec_eval
-    divides 0 by 0 and prints nan: a topic that ``judged_only`` empties; a topic missing from
-    the run with ``complete`` gets 0 from trec_eval too)."""
+    of 0); 0 where it never does. With ``empty_nan`` (``judged_only``), on a topic left
+    without a document retrieved, at a point where ``lround(X * R)`` is 0: null, as trec_eval
+    divides 0 by 0 there and prints ``-nan``, which makes the mean NaN. Without it such a topic
+    (one missing from the run, with ``complete``) scores 0: trec_eval ranks one placeholder
+    document for it, which ``-J`` alone removes."""
     t = Topic(truth, score, level)
     nth = t.nth_hit()
     precisions = nth / t.hit_positions()
@@ -338,19 +342,28 @@ def interpolated_precision(truth: str, score: str, level: int, recall: float) ->
     from_ = pl.max_horizontal((recall * t.each_topic("relevant") + 0.5).floor(), pl.lit(1.0))
     found = t.hit.sum().cast(pl.Float64)
     best = t.at_hits(pl.when(nth >= from_).then(precisions)).max()
-    return pl.when((wanted > found) | (found == 0)).then(0.0).otherwise(best)
+    value = pl.when((wanted > found) | (found == 0)).then(0.0).otherwise(best)
+    if not empty_nan:
+        return value
+    retrieved = pl.col(_RET).first() if t.ordered else t.retrieved.sum()
+    return pl.when((retrieved == 0) & (wanted == 0)).then(None).otherwise(value)
 
 
 ELEVEN_POINTS = tuple(i / 10 for i in range(11))
 
 
 def eleven_point_average(
-    truth: str, score: str, level: int, points: Sequence[float] = ELEVEN_POINTS
-) -> pl.Expr:
+    truth: str, score: str, level: int, points: Sequence[float] = ELEVEN_POINTS, *,
+    empty_nan: bool = False,
+) -> pl.Expr:  # fmt: skip
     """``11pt_avg``: the mean of ``iprec_at_recall`` at recall 0.0, 0.1, ..., 1.0 (or at
-    ``points``, ``11pt_avg.0.25,0.5``)."""
-    values = [interpolated_precision(truth, score, level, x) for x in points]
-    return pl.sum_horizontal(values) / len(values)
+    ``points``, ``11pt_avg.0.25,0.5``); null where one of them is (``empty_nan``)."""
+    values = [interpolated_precision(truth, score, level, x, empty_nan=empty_nan) for x in points]
+    # A sum that stays null where a point is (trec_eval's NaN), as sum_horizontal would not.
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total / len(values)
 
 
 def _gain(t: Topic, gains: Sequence[tuple[int, float]]) -> pl.Expr:

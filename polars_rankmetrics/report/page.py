@@ -35,8 +35,8 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines.key_rules import TrecOptions, tie_ordered
 from polars_rankmetrics.engines.topk import TIES
-from polars_rankmetrics.evaluate import TrecOptions, tie_ordered
 from polars_rankmetrics.inference.intervals import check_bootstrap, intervals
 from polars_rankmetrics.inference.paired import (
     baseline_values,
@@ -262,7 +262,7 @@ def html_report(
         trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
         shape = _Shape.trec(k, trec)
         data, qrels, context = tie_ordered(
-            data, truth_table, shape.sample_keys, cols, run, context, ties=ties, trec=trec
+            data, truth_table, shape.sample_keys, cols, context, ties=ties, trec=trec
         )
         shape = replace(shape, inputs=driver.TopK(qrels))
     else:

@@ -10,10 +10,12 @@ from typing import Any, Unpack
 import polars as pl
 
 from polars_rankmetrics.engines import topk
-from polars_rankmetrics.evaluate import TrecOptions, evaluate
+from polars_rankmetrics.engines.key_rules import TrecOptions
+from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.inputs.trec import key_hash
 from polars_rankmetrics.metrics.registry import Context, MetricKey
+from polars_rankmetrics.metrics.sums import undefined_as_nan
 from polars_rankmetrics.metrics.trec import (
     JUDGED,
     NONPOOL,
@@ -142,7 +144,8 @@ def trec_eval(
             relevance_level=relevance_level, max_docs=max_docs, judged_only=judged_only,
             complete=complete, **options,
         )  # fmt: skip
-    topics = topics.sort("run", pl.col("sample").cast(pl.String))
+    # trec_eval's 0 / 0 (Rndcg, iprec_at_recall under -J) as NaN, which its summary keeps.
+    topics = undefined_as_nan(topics, keys).sort("run", pl.col("sample").cast(pl.String))
     if topics.height == 0:
         raise ValueError("no topic has both a run and qrels (trec_eval's exit 7)")
     lengths = [m.length for m in chosen if m.name.startswith("relstring")]
@@ -209,7 +212,10 @@ def _in_position_order(
     rows = in_position_order(joined.lazy(), topic, cols.truth, cols.score, levels)
     table = rows.collect().lazy()
     del joined, rows
-    context = Context(truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level)
+    context = Context(
+        truth=cols.truth, score=POSITION, relevance_level=trec.relevance_level,
+        judged_only=trec.judged_only,
+    )  # fmt: skip
     # A geometric key's expression is the logarithm of the topic's value (evaluate's too).
     values = {
         key: key.expression(context).exp() if key.metric.geometric else key.expression(context)
@@ -286,6 +292,8 @@ def _relstrings(
 
 
 def _text(measure: Measure, value: float) -> str:
+    if value != value:  # trec_eval's 0 / 0, which C's printf("%6.4f") writes so on x86-64
+        return "  -nan"
     return f"{round(value)}" if measure.summary == "sum" else f"{value:.4f}"
 
 

@@ -473,6 +473,7 @@ def input_statements(
     truth_by: Sequence[str] | None = None,
     keys: Sequence[MetricKey] = (),
     relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> list[str]:
     """``rankmetrics_input`` over a user's table (a dotted name, each part quoted) and
     ``rankmetrics_cutoffs``, in ``dialect``. A top-k table (``cols.top_k``: predictions joined
@@ -492,8 +493,8 @@ def input_statements(
     ``beta`` and ``zero_division`` (NaN as NULL). The statements are written in DuckDB SQL and
     transpiled like the files; names are quoted identifiers (string literals as struct keys),
     numbers literals checked finite: no user text is pasted. Where ``keys`` holds TREC keys,
-    their parameters, at ``relevance_level`` where a key names none, are the rows of three
-    more relations, :data:`TREC_INPUTS` (:func:`trec_queries`)."""
+    their parameters, at ``relevance_level`` where a key names none (and ``judged_only``), are
+    the rows of three more relations, :data:`TREC_INPUTS` (:func:`trec_queries`)."""
     source = source_relation(table, cols, truth_table=truth_table, gain=gain, truth_by=truth_by)
     grp = group_expression(cols.by, dialect)
     score = quote_identifier(cols.score)
@@ -533,7 +534,7 @@ def input_statements(
         "rankmetrics_parameters": parameters,
     }  # fmt: skip
     if any(key.metric.family == "trec" for key in keys):
-        queries |= trec_queries(cutoffs, keys, relevance_level)
+        queries |= trec_queries(cutoffs, keys, relevance_level, judged_only)
     if dialect == "duckdb":
         create = "CREATE OR REPLACE TEMP VIEW" if temporary else "CREATE OR REPLACE VIEW"
         return [f"{create} {name} AS {query}" for name, query in queries.items()]
@@ -550,7 +551,7 @@ _TREC_RELATIONS = {
     "rankmetrics_trec_parameters": (
         ("k", "BIGINT"), ("cut", "BIGINT"), ("level", "BIGINT"), ("p", "DOUBLE"),
         ("fraction", "DOUBLE"), ("beta", "DOUBLE"), ("ua", "DOUBLE"), ("ub", "DOUBLE"),
-        ("uc", "DOUBLE"), ("ud", "DOUBLE"),
+        ("uc", "DOUBLE"), ("ud", "DOUBLE"), ("judged_only", "BIGINT"),
     ),
     "rankmetrics_trec_points": (("k", "BIGINT"), ("point", "BIGINT"), ("recall", "DOUBLE")),
     "rankmetrics_trec_gains": (("k", "BIGINT"), ("relevance", "BIGINT"), ("gain", "DOUBLE")),
@@ -558,22 +559,26 @@ _TREC_RELATIONS = {
 
 
 def trec_queries(
-    cutoffs: Sequence[int | None], keys: Sequence[MetricKey] = (), relevance_level: int = 1
-) -> dict[str, str]:
+    cutoffs: Sequence[int | None], keys: Sequence[MetricKey] = (), relevance_level: int = 1,
+    judged_only: bool = False,
+) -> dict[str, str]:  # fmt: skip
     """The queries of the relations sql/19_trec_per_sample.sql reads the TREC keys'
     parameters from, one row per parameter set (:class:`~polars_rankmetrics.metrics.registry.
     TrecRow`) named by its ``k`` (:attr:`~polars_rankmetrics.metrics.registry.MetricKey.
     sql_row`): those of the TREC keys among ``keys``, and trec_eval's defaults for each other
     cut-off of ``cutoffs``, at ``relevance_level`` where a key names no level. Every value is
-    an integer or a number literal checked finite."""
+    an integer or a number literal checked finite. ``judged_only`` (trec_eval's ``-J``, 1 in
+    every row's ``judged_only``): a topic left without a document retrieved has trec_eval's
+    NaN for ``iprec_at_recall`` where it has one."""
     level = int(relevance_level)
     rows: dict[int | None, TrecRow] = {k: TrecRow(cut=k, level=level) for k in cutoffs}
     rows |= {key.sql_row: trec_row(key, level) for key in keys if key.metric.family == "trec"}
     values: dict[str, list[tuple[object, ...]]] = {name: [] for name in _TREC_RELATIONS}
     for k, row in rows.items():
         values["rankmetrics_trec_parameters"].append(
-            (k, row.cut, row.level, row.p, row.fraction, row.beta, *row.coefficients)
-        )
+            (k, row.cut, row.level, row.p, row.fraction, row.beta, *row.coefficients,
+             int(judged_only))
+        )  # fmt: skip
         values["rankmetrics_trec_points"] += [(k, i, x) for i, x in enumerate(row.points)]
         values["rankmetrics_trec_gains"] += [(k, level, gain) for level, gain in row.gains]
     return {name: _values_query(_TREC_RELATIONS[name], values[name]) for name in _TREC_RELATIONS}

@@ -62,6 +62,7 @@ def input_views(cols: Columns, dialect: str, settings: Settings, schema: pl.Sche
         threshold=context.threshold, beta=context.beta, zero_division=context.zero_division,
         n_labels=context.n_labels, propensity=PROPENSITY if PROPENSITY in schema else None,
         keys=settings.keys, relevance_level=context.relevance_level,
+        judged_only=context.judged_only,
     )  # fmt: skip
 
 
