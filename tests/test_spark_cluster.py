@@ -116,20 +116,6 @@ def test_the_engine_takes_a_connect_session_built_by_connects_own_builder(
 
 
 @QUIET
-def test_intervals_of_a_parquet_file_through_connect(spark_cluster, connect_active, tmp_path):
-    """A path, read by the server (the session the engine finds is the Connect one)."""
-    table = probabilities(seed=12)
-    path = tmp_path / "predictions.parquet"
-    table.write_parquet(path)
-    options = {**OPTIONS, "ci": 0.9, "n_boot": 200, "seed": 3}
-    keys = ["lrap", "precision@2"]
-    expected = rm.evaluate(path, keys, **options)
-    ours = rm.evaluate(str(path), keys, engine="spark", **options)
-    assert_frame_equal(ours.sort("model"), expected.sort("model"), **CLOSE)
-    assert (ours["lrap_lo"] < ours["lrap_hi"]).all()  # intervals of some width
-
-
-@QUIET
 def test_top_k_tables_trec_keys_and_compare_through_connect(spark_cluster, connect_active):
     """Polars frames, handed to the Connect session: a top-k table with its truth table and
     propensities, the TREC keys of a run and its qrels, and compare()'s paired tests."""
@@ -160,13 +146,17 @@ def test_top_k_tables_trec_keys_and_compare_through_connect(spark_cluster, conne
 
 
 @QUIET
-def test_an_executor_killed_mid_job_changes_no_number(spark_cluster):
+def test_an_executor_killed_mid_job_changes_no_number(spark_cluster, connect_active, tmp_path):
     """One executor JVM is killed (SIGKILL) as soon as it starts a task after the evaluation's
     fifth: Spark re-runs the lost tasks (and the shuffle outputs it held) on the other one and
-    on the executor the cluster starts in its place."""
+    on the executor the cluster starts in its place. The evaluation reads a Parquet path (read
+    by the server: the session the engine finds is the Connect one) and gives intervals."""
     server = spark_cluster.server
     table = probabilities(seed=14)
-    expected = rm.evaluate(table, FEW_KEYS, **OPTIONS)
+    path = tmp_path / "predictions.parquet"
+    table.write_parquet(path)
+    options = {**OPTIONS, "ci": 0.9, "n_boot": 200, "seed": 3}
+    expected = rm.evaluate(path, FEW_KEYS, **options)
     start = server.log_size()
     killed: dict[str, int] = {}
     done = threading.Event()
@@ -187,7 +177,7 @@ def test_an_executor_killed_mid_job_changes_no_number(spark_cluster):
     killer = threading.Thread(target=kill_one)
     killer.start()
     try:
-        ours = rm.evaluate(on_cluster(spark_cluster, table), FEW_KEYS, engine="spark", **OPTIONS)
+        ours = rm.evaluate(str(path), FEW_KEYS, engine="spark", **options)
     finally:
         done.set()
         killer.join()
@@ -196,3 +186,4 @@ def test_an_executor_killed_mid_job_changes_no_number(spark_cluster):
     assert pid not in server.executors().values()
     assert f"Lost executor {executor}" in server.log_text(start)
     assert_frame_equal(ours.sort("model"), expected.sort("model"), **CLOSE)
+    assert (ours["lrap_lo"] < ours["lrap_hi"]).all()  # intervals of some width

@@ -276,6 +276,7 @@ def check_every_key(warehouse: Warehouse, keys: list[str] | None = None) -> None
     # Scores in [0, 1], which the probability keys need, with ties and a weight of 0.
     table = random_cases(4).drop("decision").with_columns(pl.col("score").clip(0.0, 1.0))
     table = table.with_columns(day=(pl.col("sample").hash(5) % 2).cast(pl.Int64))
+    every = keys is None
     keys = [*(keys or every_sql_key()), "ndcg@2", "map@3", "mrr@2"]
     options = {"by": "model", "weight": "weight", "parameters": {"zero_division": "warn"}}
     with warnings.catch_warnings():
@@ -308,7 +309,8 @@ def check_every_key(warehouse: Warehouse, keys: list[str] | None = None) -> None
         for states in (whole, parts):
             ours = sql_finalize(warehouse, states, keys, ["model"]).select(expected.columns)
             assert_frame_equal(ours, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
-    assert expected.select(pl.all().exclude("model").is_nan().any()).row(0).count(True) >= 3
+    if every:  # the table has cases of every key that each engine must give as NaN (NULL)
+        assert expected.select(pl.all().exclude("model").is_nan().any()).row(0).count(True) >= 3
     propensities = pl.DataFrame({"label": range(6), "propensity": [0.2, 0.5, 1.0] * 2})
     python_keys = ["psprecision@2", "psndcg_norm@3", "fbeta_macro", "f1_micro", "recall_weighted",
                    "roc_auc_weighted", "precision_samples"]  # fmt: skip
