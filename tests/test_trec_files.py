@@ -351,3 +351,29 @@ def test_simple_files_with_a_bad_line_named(tmp_path):
     (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 1 7\n")
     with pytest.raises(ValueError, match="line 2: expected exactly 4 fields"):
         rm.read_trec_qrels(tmp_path / "qrels")
+
+
+@pytest.mark.parametrize("layout", ["topic order", "a topic in two places", "a tab"])
+def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsys, monkeypatch):
+    # trec_eval's test run, single-space separated, read a few topics at a time: its
+    # expected lines; a file whose topic comes back later, or with a tab, read whole.
+    from polars_rankmetrics.cli import main
+
+    lines = [" ".join(line.split()) for line in (DATA / "results.test").read_text().splitlines()]
+    if layout == "a topic in two places":
+        lines = lines[5:] + lines[:5]  # the first topic's first documents last
+    if layout == "a tab":
+        lines[-1] = lines[-1].replace(" ", "\t", 1)
+    (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(trec, "_BUCKET_BYTES", 5_000)  # a topic a bucket (3 topics)
+    read, whole = [], []
+    buckets, read_whole = trec.TrecRun.buckets, trec.TrecRun.read
+    monkeypatch.setattr(
+        trec.TrecRun, "buckets", lambda self: (read.append(b) or b for b in buckets(self))
+    )
+    monkeypatch.setattr(trec.TrecRun, "read", lambda self: whole.append(1) or read_whole(self))
+    status = main(["trec", "-m", "all_trec", str(DATA / "qrels.test"), str(tmp_path / "run")])
+    out, _ = capsys.readouterr()
+    assert status == 0
+    assert out.splitlines() == (DATA / "out.test.a").read_text().splitlines()
+    assert (len(read), whole) == ((3, []) if layout == "topic order" else (len(read), [1]))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import glob
 import mmap
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from os import PathLike
@@ -54,6 +54,9 @@ _COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip's and zstd's magic numb
 _IN_MEMORY_BYTES = 2**30
 _IN_MEMORY_SHARE = 0.25
 _SPECIAL = "".join(_OTHER_SPACES).encode() + b"#"
+# The text of a bucket of topics that :meth:`TrecRun.buckets` reads at once: parsed and
+# evaluated, a bucket takes some twenty times its text.
+_BUCKET_BYTES = 2**25
 
 TrecPaths = str | PathLike[str] | Sequence[str | PathLike[str]]
 
@@ -182,6 +185,82 @@ def read_trec_qrels(paths: TrecPaths, *, memory_limit: str | None = None) -> pl.
     return _read(paths, _QRELS, memory_limit)
 
 
+class Unbucketed(Exception):
+    """A run that :meth:`TrecRun.buckets` cannot read a bucket of whole topics at a time: read
+    it whole (:meth:`TrecRun.read`)."""
+
+
+@dataclass(frozen=True)
+class TrecRun:
+    """Run files by path, unread: read whole as :func:`read_trec_run` reads them
+    (:meth:`read`), or a bucket of whole topics at a time (:meth:`buckets`), so that an
+    evaluation holds one bucket's rows, not the file's."""
+
+    paths: TrecPaths
+
+    def read(self) -> pl.LazyFrame:
+        """The run as :func:`read_trec_run` reads it (checked now, into memory)."""
+        return read_trec_run(self.paths)
+
+    def buckets(self, size: int | None = None) -> Iterator[pl.DataFrame]:
+        """The run's rows, as :meth:`read` gives them, in buckets of about ``size`` bytes of
+        text (None: ``_BUCKET_BYTES``), each cut where the topic id changes and holding every
+        line of its topics.
+
+        Raises :class:`Unbucketed` (before the first bucket, or at any later one) where the
+        run is not one uncompressed file, where a bucket's lines are not all well formed the
+        simplest way (:func:`_simplest`: another whitespace character, a comment, a blank or
+        malformed line, a docno twice in a topic) or where a (tag, topic) pair comes back in a
+        later bucket (a file not in topic order): what was read of it is then to be dropped.
+        The message of a malformed line is :meth:`read`'s to give."""
+        files = _files(self.paths, "run")
+        if len(files) != 1 or _size(files[0]) != Path(files[0]).stat().st_size:
+            raise Unbucketed("not one uncompressed file")
+        if Path(files[0]).stat().st_size == 0:
+            raise Unbucketed("an empty file")
+        seen: set[tuple[str, str]] = set()
+        with (
+            open(files[0], "rb") as file,
+            mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as text,
+        ):
+            for start, stop in _topic_cuts(text, size or _BUCKET_BYTES):
+                part = text[start:stop]
+                if any(bytes([c]) in part for c in _SPECIAL):
+                    raise Unbucketed("a line not of the simplest form")
+                frame = _simplest([part], _RUN)
+                if frame is None:
+                    raise Unbucketed("a line not of the simplest form")
+                pairs = set(frame.select("tag", "qid").unique().iter_rows())
+                if not seen.isdisjoint(pairs):
+                    raise Unbucketed("a topic in two places of the file")
+                seen |= pairs
+                yield _run_columns(frame.lazy()).collect()
+
+
+def _topic_cuts(text: mmap.mmap, size: int) -> Iterator[tuple[int, int]]:
+    """Byte ranges of ``text`` of about ``size`` bytes each (more where a topic's lines run
+    past it), each ending with a whole line, where the next line's first field (the topic id)
+    differs from the last line's. Raises :class:`Unbucketed` where a line there does not
+    start with a field and a space."""
+    start, end = 0, len(text)
+    while start < end:
+        newline = text.find(b"\n", min(start + size, end) - 1)
+        if newline == -1:
+            yield start, end
+            return
+        line = text.rfind(b"\n", start, newline) + 1
+        field = text.find(b" ", line, newline)
+        if field <= line:  # a blank line, one field, or a leading space
+            raise Unbucketed("a line not of the simplest form")
+        topic = text[line : field + 1]
+        stop = newline + 1
+        while stop < end and text[stop : stop + len(topic)] == topic:
+            following = text.find(b"\n", stop)
+            stop = end if following == -1 else following + 1
+        yield start, stop
+        start = stop
+
+
 def _files(paths: TrecPaths, kind: str) -> list[str]:
     """Each path as itself, each glob as the files it matches (sorted), in the order given."""
     patterns = [paths] if isinstance(paths, str | PathLike) else list(paths)
@@ -277,13 +356,7 @@ def _read(paths: TrecPaths, layout: _Layout, memory_limit: str | None) -> pl.Laz
         )
         fields = lines.filter("content").with_columns(numbers)
     if layout is _RUN:
-        return fields.select(
-            pl.col("tag").alias("run"),
-            pl.col("qid").alias("sample"),
-            pl.col("docno").alias("label"),
-            "score",
-            "rank",
-        )
+        return _run_columns(fields)
     return fields.select(
         pl.col("qid").alias("sample"),
         pl.col("docno").alias("label"),
@@ -291,28 +364,45 @@ def _read(paths: TrecPaths, layout: _Layout, memory_limit: str | None) -> pl.Laz
     )
 
 
+def _run_columns(fields: pl.LazyFrame) -> pl.LazyFrame:
+    """A run's fields by name as the columns :func:`read_trec_run` gives."""
+    return fields.select(
+        pl.col("tag").alias("run"),
+        pl.col("qid").alias("sample"),
+        pl.col("docno").alias("label"),
+        "score",
+        "rank",
+    )
+
+
 def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame | None:
     """The fields of every line, by name (the numbers parsed), read by Polars' CSV reader into
     memory (several times faster than splitting lines, and read once) where the files hold
     at most ``most`` bytes, are uncompressed, and every line is well formed the simplest
-    way: the layout's fields separated by single spaces, none empty, no byte of another
-    whitespace character or ``#`` anywhere (so no comment and no blank line), numbers that
-    :func:`_bad_line` accepts (the CSV reader parses them as ``str.to_integer`` and a cast to
-    Float64 do), no docno twice in a topic. None otherwise: the files are then read line by
-    line (:func:`_parsed`), which reads every layout trec_eval reads and names a malformed
-    line."""
+    way (:func:`_simplest`). None otherwise: the files are then read line by line
+    (:func:`_parsed`), which reads every layout trec_eval reads and names a malformed line."""
     sizes = [Path(f).stat().st_size for f in files]
     if sum(sizes) > most or any(
         size != _size(f) or _holds(f, _SPECIAL) for size, f in zip(sizes, files, strict=True)
     ):
         return None
+    frame = _simplest(files, layout)
+    return None if frame is None else frame.lazy()
+
+
+def _simplest(texts: Sequence[str | bytes], layout: _Layout) -> pl.DataFrame | None:
+    """The fields of the lines of ``texts`` (files, or text without another whitespace
+    character or ``#``), by name, where every line is well formed the simplest way: the
+    layout's fields separated by single spaces, none empty, numbers that :func:`_bad_line`
+    accepts (the CSV reader parses them as ``str.to_integer`` and a cast to Float64 do), no
+    docno twice in a topic, at least one line. None otherwise."""
     numbers = {"score": pl.Float64, "rank": pl.Int64, "rel": pl.Int64}
     schema = pl.Schema({name: numbers.get(name, pl.String) for name in layout.fields})
     try:
         frame = pl.concat(
             [
-                pl.read_csv(f, separator=" ", has_header=False, schema=schema, quote_char=None)
-                for f in files
+                pl.read_csv(t, separator=" ", has_header=False, schema=schema, quote_char=None)
+                for t in texts
             ],
             how="vertical",
         )
@@ -325,7 +415,7 @@ def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame |
         _key_hash(layout).n_unique().alias("distinct"),
     ).row(0, named=True)
     well_formed = frame.height > 0 and found["nulls"] == 0 and not found["nan"]
-    return frame.lazy() if well_formed and found["distinct"] == frame.height else None
+    return frame if well_formed and found["distinct"] == frame.height else None
 
 
 def _holds(path: str, characters: bytes) -> bool:

@@ -12,7 +12,7 @@ import polars as pl
 from polars_rankmetrics.engines import topk
 from polars_rankmetrics.evaluate import TrecOptions, evaluate
 from polars_rankmetrics.inputs.sources import Source
-from polars_rankmetrics.inputs.trec import key_hash
+from polars_rankmetrics.inputs.trec import TrecRun, Unbucketed, key_hash
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.trec import (
     JUDGED,
@@ -133,8 +133,15 @@ def trec_eval(
         raise ValueError("measures names no measure with a value; ask for one besides runid")
     trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
     in_memory = options.get("engine") in (None, "polars") and options.get("memory_limit") is None
+    one_pass = in_memory and ties == "trec_eval" and set(options) <= _IN_MEMORY_OPTIONS
     topics = None
-    if in_memory and ties == "trec_eval" and set(options) <= _IN_MEMORY_OPTIONS:
+    relstring = [m.length for m in chosen if m.name.startswith("relstring")]
+    if isinstance(run, TrecRun):
+        if one_pass and not complete:
+            topics = _by_buckets(run, qrels, keys, trec)
+        if topics is None or per_topic and relstring:
+            run = run.read().collect()
+    if topics is None and one_pass:
         topics = _in_position_order(run, qrels, keys, trec)
     if topics is None:
         topics = evaluate(
@@ -145,15 +152,40 @@ def trec_eval(
     topics = topics.sort("run", pl.col("sample").cast(pl.String))
     if topics.height == 0:
         raise ValueError("no topic has both a run and qrels (trec_eval's exit 7)")
-    lengths = [m.length for m in chosen if m.name.startswith("relstring")]
     strings = {}
-    if per_topic and lengths:
-        strings = _relstrings(run, qrels, lengths[0], trec, options)
+    if per_topic and relstring:
+        strings = _relstrings(run, qrels, relstring[0], trec, options)
     blocks = []
     for (tag,), values in topics.group_by("run", maintain_order=True):
         rows = _topic_rows(values, chosen, strings) if per_topic else []
         blocks.append(_frame(str(tag), [*rows, *_summary_rows(str(tag), values, chosen)]))
     return pl.concat(blocks)
+
+
+def _by_buckets(
+    run: TrecRun, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions
+) -> pl.DataFrame | None:
+    """:func:`_in_position_order` of each bucket of whole topics of a run file
+    (:meth:`~polars_rankmetrics.inputs.trec.TrecRun.buckets`) with the qrels of its topics,
+    the buckets' values together: every step works within a topic, so that a bucket's topics
+    take the values they take in the whole run. None where the file cannot be read so, or
+    a bucket's input is one that ``evaluate`` may refuse (``_in_position_order``)."""
+    judged = Source.of(qrels).lazy().collect()
+    parts = []
+    try:
+        for bucket in run.buckets():
+            sample = bucket.get_column("sample").unique()
+            if "sample" in judged.columns and judged.schema["sample"] == sample.dtype:
+                bucket_qrels = judged.filter(pl.col("sample").is_in(sample.implode()))
+            else:
+                bucket_qrels = judged  # the check of the key types refuses it
+            values = _in_position_order(bucket, bucket_qrels, keys, trec)
+            if values is None:
+                return None
+            parts.append(values)
+    except Unbucketed:
+        return None
+    return pl.concat(parts, how="vertical")
 
 
 def _in_position_order(
