@@ -55,8 +55,8 @@ _IN_MEMORY_BYTES = 2**30
 _IN_MEMORY_SHARE = 0.25
 _SPECIAL = "".join(_OTHER_SPACES).encode() + b"#"
 # The text of a bucket of topics that :meth:`TrecRun.buckets` reads at once: parsed and
-# evaluated, a bucket takes some twenty times its text.
-_BUCKET_BYTES = 2**25
+# evaluated, a bucket takes some thirty times its text.
+_BUCKET_BYTES = 2**24
 
 TrecPaths = str | PathLike[str] | Sequence[str | PathLike[str]]
 
@@ -210,8 +210,9 @@ class TrecRun:
         Raises :class:`Unbucketed` (before the first bucket, or at any later one) where the
         run is not one uncompressed file, where a bucket's lines are not all well formed the
         simplest way (:func:`_simplest`: another whitespace character, a comment, a blank or
-        malformed line, a docno twice in a topic) or where a (tag, topic) pair comes back in a
-        later bucket (a file not in topic order): what was read of it is then to be dropped.
+        malformed line, a docno twice in a topic) or where a (tag, topic) pair comes back
+        after another (a file not in topic order): what was read of it is then to be dropped.
+        So each bucket holds each of its topics' rows one after another.
         The message of a malformed line is :meth:`read`'s to give."""
         files = _files(self.paths, "run")
         if len(files) != 1 or _size(files[0]) != Path(files[0]).stat().st_size:
@@ -231,10 +232,16 @@ class TrecRun:
                 if frame is None:
                     raise Unbucketed("a line not of the simplest form")
                 pairs = set(frame.select("tag", "qid").unique().iter_rows())
-                if not seen.isdisjoint(pairs):
+                if not seen.isdisjoint(pairs) or _topic_runs(frame) != len(pairs):
                     raise Unbucketed("a topic in two places of the file")
                 seen |= pairs
                 yield _run_columns(frame.lazy()).collect()
+
+
+def _topic_runs(frame: pl.DataFrame) -> int:
+    """How many runs of lines of one (tag, topic) pair ``frame`` holds."""
+    starts = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in ("tag", "qid"))
+    return int(frame.select(starts.sum()).item())
 
 
 def _topic_cuts(text: mmap.mmap, size: int) -> Iterator[tuple[int, int]]:

@@ -179,7 +179,7 @@ def _by_buckets(
                 bucket_qrels = judged.filter(pl.col("sample").is_in(sample.implode()))
             else:
                 bucket_qrels = judged  # the check of the key types refuses it
-            values = _in_position_order(bucket, bucket_qrels, keys, trec)
+            values = _in_position_order(bucket, bucket_qrels, keys, trec, checked=True)
             if values is None:
                 return None
             parts.append(values)
@@ -189,14 +189,17 @@ def _by_buckets(
 
 
 def _in_position_order(
-    run: Any, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions
+    run: Any, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions, *, checked: bool = False
 ) -> pl.DataFrame | None:
     """Each topic's values of ``keys``, as :func:`~polars_rankmetrics.evaluate` gives them
     (``per_sample``), computed in one pass over the run's rows in trec_eval's order joined
     with the qrels (:func:`~polars_rankmetrics.metrics.trec.in_position_order`: no measure
     sorts); the run sorted once. None where the input is one that ``evaluate`` refuses or may
     refuse (a bad relevance, a missing column, a null or NaN score, a docno twice in a topic,
-    no run row), so that it names the problem."""
+    no run row), so that it names the problem. ``checked``: the run is a bucket of
+    :meth:`~polars_rankmetrics.inputs.trec.TrecRun.buckets`, which has no such row and holds
+    each topic's rows one after another, so the run's checks are skipped and its sort reads
+    the topics' order."""
     _, cols = Run.of({}, by="run")
     cols = cols.in_source()
     try:
@@ -209,7 +212,7 @@ def _in_position_order(
         # The columns read, alone through the sort.
         ordered, judged = topk.trec_tables(
             runs.select(*cols.by, *names, cols.score), judged, cols, max_docs=trec.max_docs,
-            judged_only=trec.judged_only, complete=trec.complete,
+            judged_only=trec.judged_only, complete=trec.complete, together=checked,
         )  # fmt: skip
     except (ValueError, KeyError, pl.exceptions.PolarsError):
         return None
@@ -223,13 +226,14 @@ def _in_position_order(
         _distinct(keyed).alias("distinct"),
     )
     # Each table computed once (a lazy plan would sort the run again for each reader).
-    found, in_order, qrels_rows = pl.collect_all([given, ordered, judged])
+    *found, in_order, qrels_rows = pl.collect_all([*([] if checked else [given]), ordered, judged])
     qrels_found = qrels_rows.lazy().select(
         pl.len().alias("rows"), _distinct(keyed).alias("distinct")
     )
-    facts, qrels_facts = found.row(0, named=True), qrels_found.collect().row(0, named=True)
-    if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
-        return None
+    for facts in (frame.row(0, named=True) for frame in found):
+        if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
+            return None
+    qrels_facts = qrels_found.collect().row(0, named=True)
     if qrels_facts["distinct"] != qrels_facts["rows"]:
         return None
     topic = [topk.TOPIC]
