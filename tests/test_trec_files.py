@@ -377,3 +377,27 @@ def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsy
     assert status == 0
     assert out.splitlines() == (DATA / "out.test.a").read_text().splitlines()
     assert (len(read), whole) == ((3, []) if layout == "topic order" else (len(read), [1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lines=st.lists(st.integers(1, 4), min_size=1, max_size=8),
+    size=st.integers(1, 120),
+    final_newline=st.booleans(),
+)
+def test_buckets_hold_whole_topics_and_every_line(lines, size, final_newline):
+    # Topics of 1 to 4 lines, any bucket size: the buckets, in turn, are the file's rows
+    # (read_trec_run's), and no topic is in two of them.
+    text = "\n".join(
+        f"{topic} Q0 d{i} {i + 1} {1.5 - i} tag"
+        for topic, n in enumerate(lines)
+        for i in range(n)
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "run"
+        path.write_text(text + ("\n" if final_newline else ""))
+        buckets = list(trec.TrecRun(path).buckets(size))
+        whole = rm.read_trec_run(path).collect()
+    assert_frame_equal(pl.concat(buckets), whole)
+    topics = [set(bucket["sample"]) for bucket in buckets]
+    assert sum(len(t) for t in topics) == len(lines)

@@ -255,7 +255,7 @@ def _topic_cuts(text: mmap.mmap, size: int) -> Iterator[tuple[int, int]]:
         if newline == -1:
             yield start, end
             return
-        line = text.rfind(b"\n", start, newline) + 1
+        line = max(text.rfind(b"\n", start, newline) + 1, start)  # the last line's start
         field = text.find(b" ", line, newline)
         if field <= line:  # a blank line, one field, or a leading space
             raise Unbucketed("a line not of the simplest form")

@@ -168,24 +168,31 @@ def _by_buckets(
     """:func:`_in_position_order` of each bucket of whole topics of a run file
     (:meth:`~polars_rankmetrics.inputs.trec.TrecRun.buckets`) with the qrels of its topics,
     the buckets' values together: every step works within a topic, so that a bucket's topics
-    take the values they take in the whole run. None where the file cannot be read so, or
-    a bucket's input is one that ``evaluate`` may refuse (``_in_position_order``)."""
+    take the values they take in the whole run. None where the file cannot be read so, where
+    a bucket's input is one that ``evaluate`` may refuse (``_in_position_order``), or where
+    no topic has qrels (for the whole path to refuse)."""
     judged = Source.of(qrels).lazy().collect()
+    # Each topic's qrels apart, once (a filter of the whole qrels for each bucket costs a
+    # pass over them each time); qrels without a string sample column are the whole path's
+    # to refuse.
+    if judged.schema.get("sample") != pl.String:
+        return None
+    of_topic = judged.partition_by("sample", as_dict=True)
     parts = []
     try:
         for bucket in run.buckets():
-            sample = bucket.get_column("sample").unique()
-            if "sample" in judged.columns and judged.schema["sample"] == sample.dtype:
-                bucket_qrels = judged.filter(pl.col("sample").is_in(sample.implode()))
-            else:
-                bucket_qrels = judged  # the check of the key types refuses it
-            values = _in_position_order(bucket, bucket_qrels, keys, trec, checked=True)
+            held = [
+                of_topic[(t,)] for t in bucket.get_column("sample").unique() if (t,) in of_topic
+            ]
+            if not held:  # no topic of the bucket is evaluated (they are without -c)
+                continue
+            values = _in_position_order(bucket, pl.concat(held), keys, trec, checked=True)
             if values is None:
                 return None
             parts.append(values)
     except Unbucketed:
         return None
-    return pl.concat(parts, how="vertical")
+    return pl.concat(parts, how="vertical") if parts else None
 
 
 def _in_position_order(
