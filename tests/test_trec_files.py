@@ -353,7 +353,9 @@ def test_simple_files_with_a_bad_line_named(tmp_path):
         rm.read_trec_qrels(tmp_path / "qrels")
 
 
-@pytest.mark.parametrize("layout", ["topic order", "a topic in two places", "a tab"])
+@pytest.mark.parametrize(
+    "layout", ["topic order", "qrels not in topic order", "a topic in two places", "a tab"]
+)
 def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsys, monkeypatch):
     # trec_eval's test run, single-space separated, read a few topics at a time: its
     # expected lines; a file whose topic comes back later, or with a tab, read whole.
@@ -365,6 +367,10 @@ def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsy
     if layout == "a tab":
         lines[-1] = lines[-1].replace(" ", "\t", 1)
     (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    judged = (DATA / "qrels.test").read_text().splitlines()
+    if layout == "qrels not in topic order":
+        judged = judged[1::2] + judged[::2]
+    (tmp_path / "qrels").write_text("\n".join(judged) + "\n")
     monkeypatch.setattr(trec, "_BUCKET_BYTES", 5_000)  # a topic a bucket (3 topics)
     read, whole = [], []
     buckets, read_whole = trec.TrecRun.buckets, trec.TrecRun.read
@@ -372,11 +378,12 @@ def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsy
         trec.TrecRun, "buckets", lambda self: (read.append(b) or b for b in buckets(self))
     )
     monkeypatch.setattr(trec.TrecRun, "read", lambda self: whole.append(1) or read_whole(self))
-    status = main(["trec", "-m", "all_trec", str(DATA / "qrels.test"), str(tmp_path / "run")])
+    status = main(["trec", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")])
     out, _ = capsys.readouterr()
     assert status == 0
     assert out.splitlines() == (DATA / "out.test.a").read_text().splitlines()
-    assert (len(read), whole) == ((3, []) if layout == "topic order" else (len(read), [1]))
+    in_order = layout in ("topic order", "qrels not in topic order")
+    assert (len(read), whole) == ((3, []) if in_order else (len(read), [1]))
 
 
 @settings(max_examples=40, deadline=None)

@@ -172,20 +172,20 @@ def _by_buckets(
     a bucket's input is one that ``evaluate`` may refuse (``_in_position_order``), or where
     no topic has qrels (for the whole path to refuse)."""
     judged = Source.of(qrels).lazy().collect()
-    # Each topic's qrels apart, once (a filter of the whole qrels for each bucket costs a
-    # pass over them each time); qrels without a string sample column are the whole path's
-    # to refuse.
+    # Qrels without a string sample column are the whole path's to refuse.
     if judged.schema.get("sample") != pl.String:
         return None
-    of_topic = judged.partition_by("sample", as_dict=True)
+    spans = _topic_spans(judged)
     parts = []
     try:
         for bucket in run.buckets():
-            held = [
-                of_topic[(t,)] for t in bucket.get_column("sample").unique() if (t,) in of_topic
-            ]
-            if not held:  # no topic of the bucket is evaluated (they are without -c)
-                continue
+            topics = bucket.get_column("sample").unique()
+            if spans is None:
+                held = [judged.filter(pl.col("sample").is_in(topics.implode()))]
+            else:
+                held = [judged.slice(*spans[t]) for t in topics if t in spans]
+            if not held or not sum(frame.height for frame in held):
+                continue  # no topic of the bucket is evaluated (they are without -c)
             values = _in_position_order(bucket, pl.concat(held), keys, trec, checked=True)
             if values is None:
                 return None
@@ -193,6 +193,21 @@ def _by_buckets(
     except Unbucketed:
         return None
     return pl.concat(parts, how="vertical") if parts else None
+
+
+def _topic_spans(qrels: pl.DataFrame) -> dict[str, tuple[int, int]] | None:
+    """Where each topic's rows of ``qrels`` are (offset, length), where each topic's rows come
+    one after another (as in a qrels file in topic order): a bucket's qrels are then slices of
+    them, not a copy of the whole filtered. None otherwise."""
+    starts = pl.col("sample").ne_missing(pl.col("sample").shift(1))
+    at = qrels.select(pl.int_range(pl.len()).alias("at"), "sample").filter(starts)
+    if at.height != qrels.get_column("sample").n_unique():
+        return None
+    ends = [*at.get_column("at").to_list()[1:], qrels.height]
+    return {
+        str(topic): (start, end - start)
+        for (start, topic), end in zip(at.iter_rows(), ends, strict=True)
+    }
 
 
 def _in_position_order(
