@@ -29,6 +29,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -220,12 +221,8 @@ class TrecRun:
         if Path(files[0]).stat().st_size == 0:
             raise Unbucketed("an empty file")
         seen: set[tuple[str, str]] = set()
-        with (
-            open(files[0], "rb") as file,
-            mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as text,
-        ):
-            for start, stop in _topic_cuts(text, size or _BUCKET_BYTES):
-                part = text[start:stop]
+        with open(files[0], "rb") as file:
+            for part in _topic_texts(file, size or _BUCKET_BYTES):
                 if any(bytes([c]) in part for c in _SPECIAL):
                     raise Unbucketed("a line not of the simplest form")
                 frame = _simplest([part], _RUN)
@@ -244,28 +241,35 @@ def _topic_runs(frame: pl.DataFrame) -> int:
     return int(frame.select(starts.sum()).item())
 
 
-def _topic_cuts(text: mmap.mmap, size: int) -> Iterator[tuple[int, int]]:
-    """Byte ranges of ``text`` of about ``size`` bytes each (more where a topic's lines run
-    past it), each ending with a whole line, where the next line's first field (the topic id)
-    differs from the last line's. Raises :class:`Unbucketed` where a line there does not
-    start with a field and a space."""
-    start, end = 0, len(text)
-    while start < end:
-        newline = text.find(b"\n", min(start + size, end) - 1)
-        if newline == -1:
-            yield start, end
+def _topic_texts(file: BinaryIO, size: int) -> Iterator[bytes]:
+    """The text of ``file`` in pieces of whole lines of about ``size`` bytes each, cut where
+    the topic id (a line's first field) changes: read by blocks of ``size`` bytes (not
+    mapped, so that the file's pages do not stay with the process), the last topic's lines of
+    a block carried into the next piece. Raises :class:`Unbucketed` where the last whole line
+    of a block does not start with a field and a space."""
+    carry = b""
+    while True:
+        block = file.read(size)
+        text = carry + block
+        if not block:
+            if text:
+                yield text
             return
-        line = max(text.rfind(b"\n", start, newline) + 1, start)  # the last line's start
-        field = text.find(b" ", line, newline)
+        end = text.rfind(b"\n")
+        if end == -1:  # no whole line yet
+            carry = text
+            continue
+        line = text.rfind(b"\n", 0, end) + 1  # the last whole line's start
+        field = text.find(b" ", line, end)
         if field <= line:  # a blank line, one field, or a leading space
             raise Unbucketed("a line not of the simplest form")
         topic = text[line : field + 1]
-        stop = newline + 1
-        while stop < end and text[stop : stop + len(topic)] == topic:
-            following = text.find(b"\n", stop)
-            stop = end if following == -1 else following + 1
-        yield start, stop
-        start = stop
+        cut = 0 if text.startswith(topic) else text.find(b"\n" + topic) + 1
+        if cut == 0:  # one topic so far: the piece grows
+            carry = text
+            continue
+        yield text[:cut]
+        carry = text[cut:]
 
 
 def _files(paths: TrecPaths, kind: str) -> list[str]:
