@@ -16,8 +16,8 @@ from the run stops trec_eval 10.0 without -c). Seeded: the same arguments write
 the same files (to ``benchmarks/out/``, ignored by git). Every tool is asked for the same
 ``-m``; where one computes fewer measures the record says how many each printed, and the
 largest difference between the summary values the tools share. Writes
-``benchmarks/results/trec-<topics>x<docs>.json`` (committed), with the machine's load average
-before each run.
+``benchmarks/results/trec-<topics>x<docs>.json`` (committed; ``-<measure>`` before ``.json``
+for another ``-m`` than ``all_trec``), with the machine's load average before each run.
 
 ``--floor`` times, in a fresh process each round, the least work any evaluation of these files
 does, stage by stage, and records it under ``floor`` in the same file (the tools' results
@@ -237,7 +237,8 @@ def measure(args: argparse.Namespace, out: Path) -> None:
     disagree beyond trec_eval's 4 printed decimals."""
     run_path, qrels_path = write_files(out / f"trec-{args.topics}x{args.docs}", args.topics,
                                        args.docs)  # fmt: skip
-    path = RESULTS / f"trec-{args.topics}x{args.docs}.json"
+    measure = "" if args.measure == "all_trec" else f"-{args.measure}"
+    path = RESULTS / f"trec-{args.topics}x{args.docs}{measure}.json"
     if args.small:
         print("floor", floor(args, qrels_path, run_path)["seconds"], "s")
     elif args.floor:

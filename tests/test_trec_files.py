@@ -357,3 +357,60 @@ def test_simple_files_with_a_bad_line_named(tmp_path):
     (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 1 7\n")
     with pytest.raises(ValueError, match="line 2: expected exactly 4 fields"):
         rm.read_trec_qrels(tmp_path / "qrels")
+
+
+@pytest.mark.parametrize(
+    "layout", ["topic order", "qrels not in topic order", "a topic in two places", "a tab"]
+)
+def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsys, monkeypatch):
+    # trec_eval's test run, single-space separated, read a few topics at a time: its
+    # expected lines; a file whose topic comes back later, or with a tab, read whole.
+    from polars_rankmetrics.cli import main
+
+    lines = [" ".join(line.split()) for line in (DATA / "results.test").read_text().splitlines()]
+    if layout == "a topic in two places":
+        lines = lines[5:] + lines[:5]  # the first topic's first documents last
+    if layout == "a tab":
+        lines[-1] = lines[-1].replace(" ", "\t", 1)
+    (tmp_path / "run").write_text("\n".join(lines) + "\n")
+    judged = (DATA / "qrels.test").read_text().splitlines()
+    if layout == "qrels not in topic order":
+        judged = judged[1::2] + judged[::2]
+    (tmp_path / "qrels").write_text("\n".join(judged) + "\n")
+    monkeypatch.setattr(trec, "_BUCKET_BYTES", 5_000)  # a topic a bucket (3 topics)
+    read, whole = [], []
+    buckets, read_whole = trec.TrecRun.buckets, trec.TrecRun.read
+    monkeypatch.setattr(
+        trec.TrecRun, "buckets", lambda self: (read.append(b) or b for b in buckets(self))
+    )
+    monkeypatch.setattr(trec.TrecRun, "read", lambda self: whole.append(1) or read_whole(self))
+    status = main(["trec", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    out, _ = capsys.readouterr()
+    assert status == 0
+    assert out.splitlines() == (DATA / "out.test.a").read_text().splitlines()
+    in_order = layout in ("topic order", "qrels not in topic order")
+    assert (len(read), whole) == ((3, []) if in_order else (len(read), [1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    lines=st.lists(st.integers(1, 4), min_size=1, max_size=8),
+    size=st.integers(1, 120),
+    final_newline=st.booleans(),
+)
+def test_buckets_hold_whole_topics_and_every_line(lines, size, final_newline):
+    # Topics of 1 to 4 lines, any bucket size: the buckets, in turn, are the file's rows
+    # (read_trec_run's), and no topic is in two of them.
+    text = "\n".join(
+        f"{topic} Q0 d{i} {i + 1} {1.5 - i} tag"
+        for topic, n in enumerate(lines)
+        for i in range(n)
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "run"
+        path.write_text(text + ("\n" if final_newline else ""))
+        buckets = list(trec.TrecRun(path).buckets(size))
+        whole = rm.read_trec_run(path).collect()
+    assert_frame_equal(pl.concat(buckets), whole)
+    topics = [set(bucket["sample"]) for bucket in buckets]
+    assert sum(len(t) for t in topics) == len(lines)

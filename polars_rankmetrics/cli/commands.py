@@ -21,7 +21,7 @@ from polars_rankmetrics.cli.parser import (
 )
 from polars_rankmetrics.compare import compare
 from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.inputs.trec import read_trec_qrels, read_trec_run
+from polars_rankmetrics.inputs.trec import TrecRun, read_trec_qrels, read_trec_run
 from polars_rankmetrics.leaderboard import leaderboard
 from polars_rankmetrics.metrics.registry import DEFAULT_METRICS, parse_keys
 from polars_rankmetrics.report.labels import label_report
@@ -192,12 +192,12 @@ def run_trec(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame:
     """``rankmetrics trec``: rm.trec_eval's table of the files: read into memory once, as
     trec_eval reads them, or, under ``--memory-limit``, scanned by the engine within it."""
     budget = args.memory_limit
-    files = [
-        read_trec_run(args.runs, memory_limit=budget),
-        read_trec_qrels(args.qrels, memory_limit=budget),
-    ]
-    # The evaluation reads its input more than once: without a budget, the text is parsed once.
-    run, qrels = pl.collect_all(files) if args.memory_limit is None else files
+    run: Any = read_trec_run(args.runs, memory_limit=budget) if budget else TrecRun(args.runs)
+    qrels: Any = read_trec_qrels(args.qrels, memory_limit=budget)
+    # The evaluation reads its input more than once: without a budget, the text is parsed once
+    # (the run a bucket of topics at a time, where its file allows).
+    if budget is None:
+        qrels = qrels.collect()
     return trec_eval(
         run, qrels, args.measure or ["official"],
         per_topic=args.per_topic, complete=args.complete, max_docs=args.max_docs,

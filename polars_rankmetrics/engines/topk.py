@@ -567,17 +567,28 @@ TIES = ("average", "trec_eval")
 descending as text)."""
 
 
-def trec_order(predictions: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
+_TOGETHER = "__trec_together"
+
+
+def trec_order(predictions: pl.LazyFrame, cols: Columns, *, together: bool = False) -> pl.LazyFrame:
     """``predictions`` with each score replaced by minus its position in trec_eval's order
     within its sample (``form_res_rels.c``: score descending, then the label descending,
     compared as text byte by byte), so that no two scores of a sample tie: every metric then
-    takes that one order. A null or NaN score is kept, for the checks to refuse."""
+    takes that one order. A null or NaN score is kept, for the checks to refuse. With
+    ``together``, each sample's rows come one after another already (as in a run file in
+    topic order): the samples keep their order, numbered by a scan, and the sort reads the
+    number instead of the sample's columns."""
     score = pl.col(cols.score)
     keys = cols.sample_keys
+    if together:
+        predictions = predictions.with_columns(starts_run(keys).cum_sum().alias(_TOGETHER))
+    by = [_TOGETHER] if together else keys
     ordered = predictions.sort(
-        [*keys, cols.score, pl.col(cols.label).cast(pl.String)],
-        descending=[False] * len(keys) + [True, True], nulls_last=True,
+        [*by, cols.score, pl.col(cols.label).cast(pl.String)],
+        descending=[False] * len(by) + [True, True], nulls_last=True,
     )  # fmt: skip
+    if together:
+        ordered = ordered.drop(_TOGETHER)
     # Positions by a scan of the sorted rows (a window over the samples costs twice as much).
     row = pl.int_range(pl.len(), dtype=pl.Int64)
     first = pl.when(starts_run(keys)).then(row).forward_fill()
@@ -591,6 +602,7 @@ def trec_order(predictions: pl.LazyFrame, cols: Columns) -> pl.LazyFrame:
 def trec_tables(
     predictions: pl.LazyFrame, qrels: pl.LazyFrame, cols: Columns, *,
     max_docs: int | None = None, judged_only: bool = False, complete: bool = False,
+    together: bool = False,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:  # fmt: skip
     """A run and its qrels as the TREC keys read them (:mod:`polars_rankmetrics.metrics.trec`):
     the run's documents in trec_eval's order (:func:`trec_order`), the first ``max_docs`` of
@@ -600,7 +612,8 @@ def trec_tables(
     run has (trec_eval 9 and pytrec_eval; trec_eval 10.0 stops instead), or with ``complete``
     (``-c``) every topic of the qrels, those missing from the run retrieving nothing. A ``by``
     column that the qrels lack (the run tag of several runs) gives every group the same qrels
-    (:func:`shared_truth`).
+    (:func:`shared_truth`). ``together``: each topic's rows of the run come one after
+    another (:func:`trec_order`).
 
     Raises ``ValueError`` for a relevance that is not an integer, naming the column and a
     sample."""
@@ -624,7 +637,8 @@ def trec_tables(
     # Sorted first, each topic a run of rows numbered by a scan: the qrels' topics are kept
     # by the run's topics, one row each, then by number (hashing each row's keys costs more).
     starts = starts_run(topic)
-    ordered = trec_order(predictions, cols).with_columns(starts.cum_sum().alias(TOPIC))
+    ordered = trec_order(predictions, cols, together=together)
+    ordered = ordered.with_columns(starts.cum_sum().alias(TOPIC))
     kept = (
         ordered.filter(starts)
         .select(TOPIC, *topic)

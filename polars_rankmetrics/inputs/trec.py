@@ -24,11 +24,12 @@ from __future__ import annotations
 import glob
 import mmap
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 
@@ -54,6 +55,9 @@ _COMPRESSED = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip's and zstd's magic numb
 _IN_MEMORY_BYTES = 2**30
 _IN_MEMORY_SHARE = 0.25
 _SPECIAL = "".join(_OTHER_SPACES).encode() + b"#"
+# The text of a bucket of topics that :meth:`TrecRun.buckets` reads at once: parsed and
+# evaluated, a bucket takes some thirty times its text.
+_BUCKET_BYTES = 2**24
 
 TrecPaths = str | PathLike[str] | Sequence[str | PathLike[str]]
 
@@ -187,6 +191,92 @@ def read_trec_qrels(paths: TrecPaths, *, memory_limit: str | None = None) -> pl.
     return _read(paths, _QRELS, memory_limit)
 
 
+class Unbucketed(Exception):
+    """A run that :meth:`TrecRun.buckets` cannot read a bucket of whole topics at a time: read
+    it whole (:meth:`TrecRun.read`)."""
+
+
+@dataclass(frozen=True)
+class TrecRun:
+    """Run files by path, unread: read whole as :func:`read_trec_run` reads them
+    (:meth:`read`), or a bucket of whole topics at a time (:meth:`buckets`), so that an
+    evaluation holds one bucket's rows, not the file's."""
+
+    paths: TrecPaths
+
+    def read(self) -> pl.LazyFrame:
+        """The run as :func:`read_trec_run` reads it (checked now, into memory)."""
+        return read_trec_run(self.paths)
+
+    def buckets(self, size: int | None = None) -> Iterator[pl.DataFrame]:
+        """The run's rows, as :meth:`read` gives them, in buckets of about ``size`` bytes of
+        text (None: ``_BUCKET_BYTES``), each cut where the topic id changes and holding every
+        line of its topics.
+
+        Raises :class:`Unbucketed` (before the first bucket, or at any later one) where the
+        run is not one uncompressed file, where a bucket's lines are not all well formed the
+        simplest way (:func:`_simplest`: another whitespace character, a comment, a blank or
+        malformed line, a docno twice in a topic) or where a (tag, topic) pair comes back
+        after another (a file not in topic order): what was read of it is then to be dropped.
+        So each bucket holds each of its topics' rows one after another.
+        The message of a malformed line is :meth:`read`'s to give."""
+        files = _files(self.paths, "run")
+        if len(files) != 1 or _size(files[0]) != Path(files[0]).stat().st_size:
+            raise Unbucketed("not one uncompressed file")
+        if Path(files[0]).stat().st_size == 0:
+            raise Unbucketed("an empty file")
+        seen: set[tuple[str, str]] = set()
+        with open(files[0], "rb") as file:
+            for part in _topic_texts(file, size or _BUCKET_BYTES):
+                if any(bytes([c]) in part for c in _SPECIAL):
+                    raise Unbucketed("a line not of the simplest form")
+                frame = _simplest([part], _RUN)
+                if frame is None:
+                    raise Unbucketed("a line not of the simplest form")
+                pairs = set(frame.select("tag", "qid").unique().iter_rows())
+                if not seen.isdisjoint(pairs) or _topic_runs(frame) != len(pairs):
+                    raise Unbucketed("a topic in two places of the file")
+                seen |= pairs
+                yield _run_columns(frame.lazy(), files).collect()
+
+
+def _topic_runs(frame: pl.DataFrame) -> int:
+    """How many runs of lines of one (tag, topic) pair ``frame`` holds."""
+    starts = pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift(1)) for k in ("tag", "qid"))
+    return int(frame.select(starts.sum()).item())
+
+
+def _topic_texts(file: BinaryIO, size: int) -> Iterator[bytes]:
+    """The text of ``file`` in pieces of whole lines of about ``size`` bytes each, cut where
+    the topic id (a line's first field) changes: read by blocks of ``size`` bytes (not
+    mapped, so that the file's pages do not stay with the process), the last topic's lines of
+    a block carried into the next piece. Raises :class:`Unbucketed` where the last whole line
+    of a block does not start with a field and a space."""
+    carry = b""
+    while True:
+        block = file.read(size)
+        text = carry + block
+        if not block:
+            if text:
+                yield text
+            return
+        end = text.rfind(b"\n")
+        if end == -1:  # no whole line yet
+            carry = text
+            continue
+        line = text.rfind(b"\n", 0, end) + 1  # the last whole line's start
+        field = text.find(b" ", line, end)
+        if field <= line:  # a blank line, one field, or a leading space
+            raise Unbucketed("a line not of the simplest form")
+        topic = text[line : field + 1]
+        cut = 0 if text.startswith(topic) else text.find(b"\n" + topic) + 1
+        if cut == 0:  # one topic so far: the piece grows
+            carry = text
+            continue
+        yield text[:cut]
+        carry = text[cut:]
+
+
 def _files(paths: TrecPaths, kind: str) -> list[str]:
     """Each path as itself, each glob as the files it matches (sorted), in the order given."""
     patterns = [paths] if isinstance(paths, str | PathLike) else list(paths)
@@ -282,13 +372,7 @@ def _read(paths: TrecPaths, layout: _Layout, memory_limit: str | None) -> pl.Laz
         )
         fields = lines.filter("content").with_columns(numbers)
     if layout is _RUN:
-        return fields.select(
-            _run_name(fields, files).alias("run"),
-            pl.col("qid").alias("sample"),
-            pl.col("docno").alias("label"),
-            "score",
-            "rank",
-        )
+        return _run_columns(fields, files)
     return fields.select(
         pl.col("qid").alias("sample"),
         pl.col("docno").alias("label"),
@@ -296,30 +380,48 @@ def _read(paths: TrecPaths, layout: _Layout, memory_limit: str | None) -> pl.Laz
     )
 
 
+def _run_columns(fields: pl.LazyFrame, files: list[str]) -> pl.LazyFrame:
+    """A run's fields by name as the columns :func:`read_trec_run` gives, the lines of
+    ``files`` (each line's ``file`` its index there)."""
+    return fields.select(
+        _run_name(fields, files).alias("run"),
+        pl.col("qid").alias("sample"),
+        pl.col("docno").alias("label"),
+        "score",
+        "rank",
+    )
+
+
 def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame | None:
     """The fields of every line, by name (the numbers parsed), read by Polars' CSV reader into
     memory (several times faster than splitting lines, and read once) where the files hold
     at most ``most`` bytes, are uncompressed, and every line is well formed the simplest
-    way: the layout's fields separated by single spaces, none empty, no byte of another
-    whitespace character or ``#`` anywhere (so no comment and no blank line), numbers that
-    :func:`_bad_line` accepts (the CSV reader parses them as ``str.to_integer`` and a cast to
-    Float64 do), no docno twice in a topic. None otherwise: the files are then read line by
-    line (:func:`_parsed`), which reads every layout trec_eval reads and names a malformed
-    line."""
+    way (:func:`_simplest`). None otherwise: the files are then read line by line
+    (:func:`_parsed`), which reads every layout trec_eval reads and names a malformed line."""
     sizes = [Path(f).stat().st_size for f in files]
     if sum(sizes) > most or any(
         size != _size(f) or _holds(f, _SPECIAL) for size, f in zip(sizes, files, strict=True)
     ):
         return None
+    frame = _simplest(files, layout)
+    return None if frame is None else frame.lazy()
+
+
+def _simplest(texts: Sequence[str | bytes], layout: _Layout) -> pl.DataFrame | None:
+    """The fields of the lines of ``texts`` (files, or text without another whitespace
+    character or ``#``), by name, where every line is well formed the simplest way: the
+    layout's fields separated by single spaces, none empty, numbers that :func:`_bad_line`
+    accepts (the CSV reader parses them as ``str.to_integer`` and a cast to Float64 do), no
+    docno twice in a topic, at least one line. None otherwise."""
     numbers = {"score": pl.Float64, "rank": pl.Int64, "rel": pl.Int64}
     schema = pl.Schema({name: numbers.get(name, pl.String) for name in layout.fields})
     try:
         frame = pl.concat(
             [
                 pl.read_csv(
-                    f, separator=" ", has_header=False, schema=schema, quote_char=None
+                    t, separator=" ", has_header=False, schema=schema, quote_char=None
                 ).with_columns(pl.lit(i, pl.UInt32).alias("file"))
-                for i, f in enumerate(files)
+                for i, t in enumerate(texts)
             ],
             how="vertical",
         )
@@ -332,7 +434,7 @@ def _well_formed(files: list[str], layout: _Layout, most: int) -> pl.LazyFrame |
         _key_hash(layout).n_unique().alias("distinct"),
     ).row(0, named=True)
     well_formed = frame.height > 0 and found["nulls"] == 0 and not found["nan"]
-    return frame.lazy() if well_formed and found["distinct"] == frame.height else None
+    return frame if well_formed and found["distinct"] == frame.height else None
 
 
 def _run_name(fields: pl.LazyFrame, files: list[str]) -> pl.Expr:

@@ -13,7 +13,7 @@ from polars_rankmetrics.engines import topk
 from polars_rankmetrics.engines.key_rules import TrecOptions
 from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inputs.sources import Source
-from polars_rankmetrics.inputs.trec import key_hash
+from polars_rankmetrics.inputs.trec import TrecRun, Unbucketed, key_hash
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.sums import undefined_as_nan
 from polars_rankmetrics.metrics.trec import (
@@ -135,8 +135,15 @@ def trec_eval(
         raise ValueError("measures names no measure with a value; ask for one besides runid")
     trec = TrecOptions(relevance_level, max_docs, judged_only, complete)
     in_memory = options.get("engine") in (None, "polars") and options.get("memory_limit") is None
+    one_pass = in_memory and ties == "trec_eval" and set(options) <= _IN_MEMORY_OPTIONS
     topics = None
-    if in_memory and ties == "trec_eval" and set(options) <= _IN_MEMORY_OPTIONS:
+    relstring = [m.length for m in chosen if m.name.startswith("relstring")]
+    if isinstance(run, TrecRun):
+        if one_pass and not complete:
+            topics = _by_buckets(run, qrels, keys, trec)
+        if topics is None or per_topic and relstring:
+            run = run.read().collect()
+    if topics is None and one_pass:
         topics = _in_position_order(run, qrels, keys, trec)
     if topics is None:
         topics = evaluate(
@@ -148,10 +155,9 @@ def trec_eval(
     topics = undefined_as_nan(topics, keys).sort("run", pl.col("sample").cast(pl.String))
     if topics.height == 0:
         raise ValueError("no topic has both a run and qrels (trec_eval's exit 7)")
-    lengths = [m.length for m in chosen if m.name.startswith("relstring")]
     strings = {}
-    if per_topic and lengths:
-        strings = _relstrings(run, qrels, lengths[0], trec, options)
+    if per_topic and relstring:
+        strings = _relstrings(run, qrels, relstring[0], trec, options)
     blocks = []
     for (tag,), values in topics.group_by("run", maintain_order=True):
         rows = _topic_rows(values, chosen, strings) if per_topic else []
@@ -159,15 +165,66 @@ def trec_eval(
     return pl.concat(blocks)
 
 
+def _by_buckets(
+    run: TrecRun, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions
+) -> pl.DataFrame | None:
+    """:func:`_in_position_order` of each bucket of whole topics of a run file
+    (:meth:`~polars_rankmetrics.inputs.trec.TrecRun.buckets`) with the qrels of its topics,
+    the buckets' values together: every step works within a topic, so that a bucket's topics
+    take the values they take in the whole run. None where the file cannot be read so, where
+    a bucket's input is one that ``evaluate`` may refuse (``_in_position_order``), or where
+    no topic has qrels (for the whole path to refuse)."""
+    judged = Source.of(qrels).lazy().collect()
+    # Qrels without a string sample column are the whole path's to refuse.
+    if judged.schema.get("sample") != pl.String:
+        return None
+    spans = _topic_spans(judged)
+    parts = []
+    try:
+        for bucket in run.buckets():
+            topics = bucket.get_column("sample").unique()
+            if spans is None:
+                held = [judged.filter(pl.col("sample").is_in(topics.implode()))]
+            else:
+                held = [judged.slice(*spans[t]) for t in topics if t in spans]
+            if not held or not sum(frame.height for frame in held):
+                continue  # no topic of the bucket is evaluated (they are without -c)
+            values = _in_position_order(bucket, pl.concat(held), keys, trec, checked=True)
+            if values is None:
+                return None
+            parts.append(values)
+    except Unbucketed:
+        return None
+    return pl.concat(parts, how="vertical") if parts else None
+
+
+def _topic_spans(qrels: pl.DataFrame) -> dict[str, tuple[int, int]] | None:
+    """Where each topic's rows of ``qrels`` are (offset, length), where each topic's rows come
+    one after another (as in a qrels file in topic order): a bucket's qrels are then slices of
+    them, not a copy of the whole filtered. None otherwise."""
+    starts = pl.col("sample").ne_missing(pl.col("sample").shift(1))
+    at = qrels.select(pl.int_range(pl.len()).alias("at"), "sample").filter(starts)
+    if at.height != qrels.get_column("sample").n_unique():
+        return None
+    ends = [*at.get_column("at").to_list()[1:], qrels.height]
+    return {
+        str(topic): (start, end - start)
+        for (start, topic), end in zip(at.iter_rows(), ends, strict=True)
+    }
+
+
 def _in_position_order(
-    run: Any, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions
+    run: Any, qrels: Any, keys: Sequence[MetricKey], trec: TrecOptions, *, checked: bool = False
 ) -> pl.DataFrame | None:
     """Each topic's values of ``keys``, as :func:`~polars_rankmetrics.evaluate` gives them
     (``per_sample``), computed in one pass over the run's rows in trec_eval's order joined
     with the qrels (:func:`~polars_rankmetrics.metrics.trec.in_position_order`: no measure
     sorts); the run sorted once. None where the input is one that ``evaluate`` refuses or may
     refuse (a bad relevance, a missing column, a null or NaN score, a docno twice in a topic,
-    no run row), so that it names the problem."""
+    no run row), so that it names the problem. ``checked``: the run is a bucket of
+    :meth:`~polars_rankmetrics.inputs.trec.TrecRun.buckets`, which has no such row and holds
+    each topic's rows one after another, so the run's checks are skipped and its sort reads
+    the topics' order."""
     _, cols = Run.of({}, by="run")
     cols = cols.in_source()
     try:
@@ -180,7 +237,7 @@ def _in_position_order(
         # The columns read, alone through the sort.
         ordered, judged = topk.trec_tables(
             runs.select(*cols.by, *names, cols.score), judged, cols, max_docs=trec.max_docs,
-            judged_only=trec.judged_only, complete=trec.complete,
+            judged_only=trec.judged_only, complete=trec.complete, together=checked,
         )  # fmt: skip
     except (ValueError, KeyError, pl.exceptions.PolarsError):
         return None
@@ -194,13 +251,14 @@ def _in_position_order(
         _distinct(keyed).alias("distinct"),
     )
     # Each table computed once (a lazy plan would sort the run again for each reader).
-    found, in_order, qrels_rows = pl.collect_all([given, ordered, judged])
+    *found, in_order, qrels_rows = pl.collect_all([*([] if checked else [given]), ordered, judged])
     qrels_found = qrels_rows.lazy().select(
         pl.len().alias("rows"), _distinct(keyed).alias("distinct")
     )
-    facts, qrels_facts = found.row(0, named=True), qrels_found.collect().row(0, named=True)
-    if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
-        return None
+    for facts in (frame.row(0, named=True) for frame in found):
+        if facts["rows"] == 0 or facts["unordered"] or facts["distinct"] != facts["rows"]:
+            return None
+    qrels_facts = qrels_found.collect().row(0, named=True)
     if qrels_facts["distinct"] != qrels_facts["rows"]:
         return None
     topic = [topk.TOPIC]
