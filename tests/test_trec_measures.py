@@ -571,7 +571,13 @@ def test_rows_in_position_order_give_what_each_topic_sorted_gives(case, level, j
         run_frame, qrels_frame, asked, per_topic=True, memory_limit="4GB", **options
     )
     assert ordered["measure"].to_list() == sorted_["measure"].to_list()
-    assert_frame_equal(ordered, sorted_, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    # Sums in another order may differ in the last bit, and so the printed text of a value
+    # at a rounding boundary (0.41855 against 0.41855000000000003): the text is compared
+    # where the values are the same double.
+    assert_frame_equal(ordered.drop("text"), sorted_.drop("text"), check_exact=False,
+                       rel_tol=1e-12, abs_tol=1e-12)  # fmt: skip
+    same = ordered["value"].eq_missing(sorted_["value"])
+    assert ordered.filter(same)["text"].to_list() == sorted_.filter(same)["text"].to_list()
 
 
 def _gdeval_err(run, qrels, k):
