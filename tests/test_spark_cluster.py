@@ -152,7 +152,7 @@ def test_an_executor_killed_mid_job_changes_no_number(spark_cluster, connect_act
     on the executor the cluster starts in its place. The evaluation reads a Parquet path (read
     by the server: the session the engine finds is the Connect one) and gives intervals."""
     server = spark_cluster.server
-    table = probabilities(seed=14)
+    table = probabilities(seed=12)
     path = tmp_path / "predictions.parquet"
     table.write_parquet(path)
     options = {**OPTIONS, "ci": 0.9, "n_boot": 200, "seed": 3}
