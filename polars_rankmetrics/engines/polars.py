@@ -52,7 +52,7 @@ from polars_rankmetrics.metrics.ranks import (
     with_lowest_positive,
 )
 from polars_rankmetrics.metrics.registry import IDEAL_PREFIX, Context, MetricKey, ideal_column
-from polars_rankmetrics.metrics.retrieval import PROPENSITY
+from polars_rankmetrics.metrics.retrieval import PROPENSITY, with_gain_ranks
 from polars_rankmetrics.metrics.sums import means, undefined_column, weight_column
 from polars_rankmetrics.metrics.undefined import (
     N_POSITIVES,
@@ -234,6 +234,8 @@ def with_extras(
             rows, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
             n_labels=context.n_labels, cut=max(known) if len(known) == len(cuts) else None,
         )  # fmt: skip
+    if "gain_ranks" in extras:
+        rows = with_gain_ranks(rows, sample=cols.sample_keys, truth=cols.truth)
     return rows
 
 

@@ -11,7 +11,7 @@ is an optimisation, declared with :func:`plan`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import polars as pl
@@ -42,7 +42,9 @@ class Plan:
     ``ranks.rank_table``). ``graded_ranks``: the plan when the truth is graded, where the
     expression needs more (ndcg's ideal sorts the gains over the table's positions).
     ``extras``: columns added to the ranks, "harmonics" (``ranks.with_harmonics``) or
-    "discounts" (dcg's cumulative discounts: ``ranks.with_discounts``).
+    "discounts" (dcg's cumulative discounts: ``ranks.with_discounts``) or "gain_ranks" (each
+    true label's position in its sample's best propensity-scored ranking:
+    ``retrieval.with_gain_ranks``).
     ``rows``: the rows the expression aggregates: "all" of the sample; "positives" (the positive
     rows only, whose ranks are still among all the sample's rows, so a set of such keys is ranked
     by ``ranks.positive_ranks``; a sample without a positive row is worth ``without_positives``,
@@ -52,7 +54,7 @@ class Plan:
 
     ranks: RankPlan = "table"
     graded_ranks: Literal["table"] | None = None
-    extras: tuple[Literal["harmonics", "discounts"], ...] = ()
+    extras: tuple[Literal["harmonics", "discounts", "gain_ranks"], ...] = ()
     rows: Literal["all", "positives", "first_hits"] = "all"
     without_positives: float | None = 0.0
 
@@ -79,6 +81,9 @@ def plan_of(key: MetricKey) -> Plan:
 _POSITIVES = Plan(ranks="window", rows="positives")
 _GAINS = Plan(ranks="blocks", extras=("discounts",), rows="positives")
 _RETRIEVAL = Plan(ranks="blocks", rows="positives")
+# The ratio keys' best values read each sample's best ranking, ranked once for every K.
+_PS_RATIO = Plan(ranks="blocks", extras=("gain_ranks",), rows="positives", without_positives=None)
+_PS_NDCG_RATIO = replace(_PS_RATIO, extras=("discounts", "gain_ranks"))
 
 for _name, _plan in {
     "coverage_error": Plan(ranks="lowest", rows="positives"),
@@ -100,9 +105,9 @@ for _name, _plan in {
     "psprecision_norm": _RETRIEVAL,
     "psndcg": Plan(rows="positives"),
     "psndcg_norm": Plan(rows="positives"),
-    "psprecision_ratio": Plan(ranks="blocks", rows="positives", without_positives=None),
-    "psrecall_ratio": Plan(ranks="blocks", rows="positives", without_positives=None),
-    "psndcg_ratio": Plan(rows="positives", without_positives=None),
+    "psprecision_ratio": _PS_RATIO,
+    "psrecall_ratio": _PS_RATIO,
+    "psndcg_ratio": _PS_NDCG_RATIO,
 }.items():
     plan(_name, _plan)
 # The threshold metrics read the predicted and true sets, no rank.

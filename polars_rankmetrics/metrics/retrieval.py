@@ -47,6 +47,9 @@ from polars_rankmetrics.metrics.ranks import (
 
 PROPENSITY = "__propensity"
 """The column holding each row's label propensity (joined in for the propensity-scored keys)."""
+GAIN_RANK = "rm_gain_rank"
+"""A true label's position in its sample's best ranking (its true labels by descending
+1 / propensity, 1 first; null on the other rows): :func:`with_gain_ranks`."""
 
 _start, _end = pl.col(BLOCK_START), pl.col(RANK)
 # The most rows a sample can have: the largest value of Polars' row index type.
@@ -228,23 +231,42 @@ RATIOS = ("psprecision", "psrecall", "psndcg")
 """The metrics that have a ratio-of-sums key (``psprecision_ratio@K``, ...)."""
 
 
+def with_gain_ranks(rows: pl.LazyFrame, *, sample: str | list[str], truth: str) -> pl.LazyFrame:
+    """Add ``rm_gain_rank`` (:data:`GAIN_RANK`) to rows holding the propensities: each
+    sample's best ranking, sorted once, which the best value at every K reads as a filtered sum.
+    Equal gains take distinct positions in any order (the sums are the same)."""
+    best_first = pl.when(_true(truth)).then(_gain(truth)).rank("ordinal", descending=True)
+    return rows.with_columns(best_first.over(sample).alias(GAIN_RANK))
+
+
+def _in_best(k: int) -> pl.Expr:
+    """A true label among the K first of the best ranking (:data:`GAIN_RANK`)."""
+    return pl.col(GAIN_RANK) <= k
+
+
 def _best_hits(truth: str, k: int) -> pl.Expr:
     """The sum of the K largest 1 / propensity among the sample's true labels."""
-    # top_k takes a row count (Polars' index type): a K past every sample's rows keeps them all.
-    return _gain(truth).filter(_true(truth)).top_k(min(k, _LARGEST_INDEX)).sum()
+    return _gain(truth).filter(_in_best(k)).sum()
+
+
+def _best_dcg(truth: str, k: int) -> pl.Expr:
+    """The natural-log dcg@K of the best ranking: the K largest gains at positions 1..K."""
+    position = pl.col(GAIN_RANK).cast(pl.Float64)
+    return (_gain(truth) / (position + 1.0).log()).filter(_in_best(k)).sum()
 
 
 def ps_ratio(kind: str, k: int, truth: str = "truth", *, score: str = "score") -> pl.Expr:
     """One sample's share of ``kind``'s best: the ``kind``@K (``psprecision``, ``psrecall`` or
     ``psndcg``) of the ranking over that of the best ranking; null without a true label. Its
-    mean weighted by :func:`ps_ideal` is pyxclib's PSP@K, PSR@K or PSnDCG@K.
+    mean weighted by :func:`ps_ideal` is pyxclib's PSP@K, PSR@K or PSnDCG@K. Reads
+    :data:`GAIN_RANK` (:func:`with_gain_ranks`) and, for psndcg, dcg's discounts.
     Ties: averaged over the orders of each tied block, or trec_eval's order with
     ``ties="trec_eval"``.
     """
     if kind == "psndcg":
         gain = pl.when(pl.col(score).is_not_null()).then(_gain(truth)).otherwise(0.0)
         actual = rx.tie_averaged_dcg(gain, k)
-        best = rx.ideal_dcg(_gain(truth), k, binary_truth=False)
+        best = _best_dcg(truth, k)
     else:
         actual, best = _ps_hits(truth, score, k), _best_hits(truth, k)
     return pl.when(best > 0).then(actual / best).alias(f"{kind}_ratio@{k}")
@@ -254,12 +276,11 @@ def ps_ideal(kind: str, k: int, truth: str = "truth") -> pl.Expr:
     """One sample's best achievable ``kind``@K, its weight in the ratio of sums: the best
     psprecision@K (the K largest gains over K), psrecall@K (over the true labels, as pyxclib's
     and napkinXC's best PSR@K: the K largest gains, not all of them) or psndcg@K (their dcg over
-    the dcg of min(K, R) gains of 1); 0 without a true label."""
+    the dcg of min(K, R) gains of 1); 0 without a true label. Reads :data:`GAIN_RANK`."""
     n_true = _n_true(truth)
     if kind == "psprecision":
         return _best_hits(truth, k) / k
     if kind == "psrecall":
         return pl.when(n_true > 0).then(_best_hits(truth, k) / n_true).otherwise(0.0)
-    best = rx.ideal_dcg(_gain(truth), k, binary_truth=False)
     normaliser = rx.ideal_dcg(_gain(truth), k, binary_truth=True)
-    return pl.when(normaliser > 0).then(best / normaliser).otherwise(0.0)
+    return pl.when(normaliser > 0).then(_best_dcg(truth, k) / normaliser).otherwise(0.0)
