@@ -25,7 +25,7 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 from make_data import write  # noqa: E402
-from measure import OUT, data_directory, environment, in_process, run  # noqa: E402
+from measure import OUT, data_directory, environment, run, uncompiled  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 METRICS = ["lrap", "ndcg@10", "mrr", "map", "precision@5"]
@@ -51,7 +51,7 @@ def table(samples: int, out: Path = OUT) -> Path:
     return path
 
 
-def child(kind: str, path: str, memory_limit: str | None) -> None:
+def child(kind: str, path: str, permutations: int, memory_limit: str | None) -> None:
     start = time.perf_counter()
     if kind == "ranx":
         import ranx
@@ -78,7 +78,7 @@ def child(kind: str, path: str, memory_limit: str | None) -> None:
             runs,
             RANX,
             stat_test="fisher",
-            n_permutations=10_000,
+            n_permutations=permutations,
             make_comparable=True,
         )
         value = {"ranx": str(report.to_dict())[:200]}
@@ -103,17 +103,17 @@ def main() -> None:
     parser.add_argument("--tools", default="evaluate,compare,ranx")
     parser.add_argument("--small", action="store_true", help="a tiny table, no record")
     args = parser.parse_args()
+    # ranx's permutations: interpreted in a small run (measure.uncompiled), a few suffice.
+    permutations = 200 if args.small else 10_000
     if args.small:
         args.samples = 200
     with data_directory(args.small) as out:
         path = table(args.samples, out)
         results = {}
         for tool in args.tools.split(","):
-            command = [sys.executable, __file__, "child", tool, str(path)]
-            if args.small and tool == "ranx":  # in this process: ranx starts slowly
-                done = in_process(lambda: child("ranx", str(path), None))
-            else:
-                done = run(command + ([args.memory_limit] if args.memory_limit else []))
+            command = [sys.executable, __file__, "child", tool, str(path), str(permutations)]
+            command += [args.memory_limit] if args.memory_limit else []
+            done = run(uncompiled(command) if args.small and tool == "ranx" else command)
             if done.returncode != 0:
                 if args.small:
                     raise SystemExit(f"{tool} failed: {done.stderr[-2000:]}")
@@ -139,6 +139,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["child"]:
-        child(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+        limit = sys.argv[5] if len(sys.argv) > 5 else None
+        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), limit)
     else:
         main()

@@ -56,7 +56,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
-from measure import data_directory, environment, in_process, run  # noqa: E402
+from measure import data_directory, environment, run, uncompiled  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 METRICS = ["lrap", "ndcg@10", "mrr", "map", "precision@5"]
@@ -246,11 +246,7 @@ def main() -> None:
             load = os.getloadavg()[0]
             command = [sys.executable, __file__, "child", tool, str(path), str(args.permutations),
                        str(args.ranx_runs)]  # fmt: skip
-            if args.small and tool == "ranx":  # in this process: ranx starts slowly
-                done = in_process(lambda: child("ranx", str(path), args.permutations,
-                                                args.ranx_runs))  # fmt: skip
-            else:
-                done = run(command)
+            done = run(uncompiled(command) if args.small and tool == "ranx" else command)
             if done.returncode != 0:
                 if args.small:
                     raise SystemExit(f"{tool} failed: {done.stderr[-2000:]}")

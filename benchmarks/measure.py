@@ -4,14 +4,13 @@ the benchmarks write their data."""
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import resource
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,17 +84,12 @@ def run(command: list[str]) -> Run:
         return Run(end - start, peak_mib, child.returncode, out.read(), err.read())
 
 
-def in_process(call: Callable[[], object]) -> Run:
-    """``call`` run in this process, as :func:`run` reports a child: what it printed, its wall
-    time and this process's peak RSS. The ``--small`` modes run ranx this way: its start in a
-    fresh process (importing numba, compiling its typed dicts) takes longer than a small mode's
-    whole run, and a process pays it once."""
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        start = time.perf_counter()
-        call()
-        seconds = time.perf_counter() - start
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return Run(seconds, peak_mib, 0, printed.getvalue(), "")
+def uncompiled(command: list[str]) -> list[str]:
+    """``command`` with numba's compiler off (``NUMBA_DISABLE_JIT``). The ``--small`` modes run
+    ranx this way: its code runs interpreted, the same calls on a few hundred rows, where
+    compiling it (in a fresh environment, before numba's cache holds it) costs many times a
+    small mode's whole run."""
+    return ["env", "NUMBA_DISABLE_JIT=1", *command]
 
 
 def environment() -> dict[str, object]:

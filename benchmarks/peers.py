@@ -27,12 +27,11 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 from make_xmc import SMALL, generate  # noqa: E402
-from measure import data_directory, environment, in_process, run  # noqa: E402
+from measure import data_directory, environment, run, uncompiled  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"  # committed: a regression shows in a diff
 OURS = ["precision@5", "ndcg@5", "mrr", "map"]
 TREC = {"P_5": "precision@5", "ndcg_cut_5": "ndcg@5", "recip_rank": "mrr", "map": "map"}
-PEERS = ("pytrec_eval", "ranx")
 RANX = {"precision@5": "precision@5", "ndcg@5": "ndcg@5", "mrr": "mrr", "map": "map"}
 
 
@@ -141,10 +140,7 @@ def measure(directory: Path, args: argparse.Namespace) -> dict[str, dict]:
         for tool, command in commands.items():
             for file in directory.rglob("*.parquet"):  # each tool starts from the page cache
                 file.read_bytes()
-            if args.small and tool in PEERS:  # in this process: ranx starts slowly
-                runs[tool].append(in_process(lambda t=tool: print(json.dumps(peer(t, directory)))))
-            else:
-                runs[tool].append(run(command))
+            runs[tool].append(run(uncompiled(command) if args.small else command))
             print(tool, round(runs[tool][-1].seconds, 2), flush=True)
     results = {}
     for tool, done in runs.items():
