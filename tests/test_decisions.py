@@ -6,16 +6,20 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import warnings
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from scipy import stats
 
 import polars_rankmetrics as rm
 from polars_rankmetrics.inference import resampling
 from polars_rankmetrics.inference.corrections import adjusted
+from polars_rankmetrics.inference.paired import paired_t_p_value
 
 EXAMPLE = "data/example.parquet"
 
@@ -69,6 +73,29 @@ def test_t_and_wilcoxon_equal_scipy(gap):
                 expected = stats.wilcoxon(np.round(mine - base, 12)).pvalue
             got = result.filter(metric=key)["p_value"][0]
             assert got == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 1.0]), min_size=1, max_size=40),
+    st.sampled_from(["random", "equal", "shifted"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_the_paired_t_p_value_is_scipys(a, kind, seed):
+    """The written-out paired t test gives ttest_rel's p-value, all-equal differences (sd 0)
+    and a single pair included."""
+    a = np.array(a)
+    rng = np.random.default_rng(seed)
+    b = {"random": rng.choice([0.0, 0.2, 0.25, 0.5, 1.0], size=a.size), "equal": a,
+         "shifted": a - 0.25}[kind]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's, of a zero variance
+        expected = stats.ttest_rel(a, b).pvalue if a.size > 1 else math.nan
+    got = paired_t_p_value(a - b)
+    if math.isnan(expected):
+        assert math.isnan(got)
+    else:
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
 @pytest.mark.parametrize("n", [3, 7, 12])
