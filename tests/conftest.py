@@ -92,11 +92,12 @@ class SparkCluster:
     session: object  # pyspark.sql.connect.session.SparkSession
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def spark_cluster():
-    """A Spark Connect server on ``local-cluster[2,1,1024]`` (tests/servers.py), started once per
-    test process (the Spark tests share one worker) and stopped at its end, and a session of
-    it."""
+    """A Spark Connect server on ``local-cluster[2,1,1024]`` (tests/servers.py), and a session
+    of it, for the cluster's module (its tests run one after another on one worker): stopped
+    as the module ends, so that no later test of the process finds the Connect session (the
+    engine takes the session it finds, and the server reads paths from its own directory)."""
     reason = spark_connect_missing()
     if reason:
         pytest.skip(f"Spark Connect: {reason}")
