@@ -322,8 +322,8 @@ def lazy_result(
 
 
 # A table of at most this many rows is queried by Polars' in-memory engine, the others by
-# Polars' default, its streaming engine. The streaming engine takes about 0.15 ms more to
-# start a query, which an evaluation of a small table pays in each of its queries (a dozen),
+# Polars' default, its streaming engine. The streaming engine takes longer to start a
+# query, which an evaluation of a small table pays in each of its queries (a dozen),
 # and gains on tables of many batches (morsels of up to 100,000 rows) only.
 IN_MEMORY_ROWS = 100_000
 
