@@ -19,26 +19,30 @@ WITH pairs AS (
     FROM rankmetrics_per_sample AS a
     JOIN rankmetrics_per_sample AS b
         ON a.sample = b.sample AND coalesce(a.k, -1) = coalesce(b.k, -1) AND a.grp <> b.grp
+), directions AS (
+    -- Each metric and its direction (1.0 where higher is better): the rows of pairs are read
+    -- once and crossed with these, one row per metric.
+    SELECT 'coverage_error' AS metric, -1.0 AS direction
+    UNION ALL SELECT 'lrap', 1.0
+    UNION ALL SELECT 'ranking_loss', -1.0
+    UNION ALL SELECT 'lwlrap', 1.0
+    UNION ALL SELECT 'dcg', 1.0
+    UNION ALL SELECT 'ndcg', 1.0
 ), metrics AS (
-    SELECT grp, baseline_grp, k, sample, 'coverage_error' AS metric, coverage_error AS d,
-        -coverage_error AS better_by FROM pairs
-    UNION ALL
-    SELECT grp, baseline_grp, k, sample, 'lrap' AS metric, lrap AS d, lrap AS better_by
-    FROM pairs
-    UNION ALL
-    SELECT grp, baseline_grp, k, sample, 'ranking_loss' AS metric, ranking_loss AS d, -ranking_loss AS better_by
-    FROM pairs
-    UNION ALL
-    SELECT grp, baseline_grp, k, sample, 'lwlrap' AS metric, lwlrap AS d, lwlrap AS better_by
-    FROM pairs
-    UNION ALL
-    SELECT grp, baseline_grp, k, sample, 'dcg' AS metric, dcg AS d, dcg AS better_by
-    FROM pairs
-    UNION ALL
-    SELECT grp, baseline_grp, k, sample, 'ndcg' AS metric, ndcg AS d, ndcg AS better_by
-    FROM pairs
+    SELECT
+        p.grp, p.baseline_grp, p.k, p.sample, m.metric, m.direction,
+        CASE m.metric
+            WHEN 'coverage_error' THEN p.coverage_error
+            WHEN 'lrap' THEN p.lrap
+            WHEN 'ranking_loss' THEN p.ranking_loss
+            WHEN 'lwlrap' THEN p.lwlrap
+            WHEN 'dcg' THEN p.dcg
+            WHEN 'ndcg' THEN p.ndcg
+        END AS d
+    FROM pairs AS p
+    CROSS JOIN directions AS m
 )
-SELECT grp, baseline_grp, k, metric, sample, d, better_by
+SELECT grp, baseline_grp, k, metric, sample, d, direction * d AS better_by
 FROM metrics
 WHERE d IS NOT NULL;
 
@@ -49,22 +53,23 @@ WHERE d IS NOT NULL;
 --              for one sample), from the deviations from the mean, not from sums of squares
 --   wins, ties, losses   the samples where grp is better, equal or worse by the metric's
 --              direction; differences within 1e-12 are ties (float noise splits no tie)
+-- The mean is a window over each group's differences, so that the view reads them once.
 CREATE OR REPLACE VIEW rankmetrics_paired AS
-WITH means AS (
-    SELECT grp, baseline_grp, k, metric, count(*) AS n_shared,
-        sum(d) / CAST(count(*) AS DOUBLE) AS mean_diff
+WITH centred AS (
+    SELECT
+        grp, baseline_grp, k, metric, d, better_by,
+        count(*) OVER (PARTITION BY grp, baseline_grp, k, metric) AS n_shared,
+        sum(d) OVER (PARTITION BY grp, baseline_grp, k, metric)
+            / CAST(count(*) OVER (PARTITION BY grp, baseline_grp, k, metric) AS DOUBLE)
+            AS mean_diff
     FROM rankmetrics_paired_differences
-    GROUP BY grp, baseline_grp, k, metric
 )
 SELECT
-    m.grp, m.baseline_grp, m.k, m.metric, m.n_shared, m.mean_diff,
-    sum((p.d - m.mean_diff) * (p.d - m.mean_diff)) / nullif(CAST(m.n_shared - 1 AS DOUBLE), 0)
+    grp, baseline_grp, k, metric, n_shared, mean_diff,
+    sum((d - mean_diff) * (d - mean_diff)) / nullif(CAST(n_shared - 1 AS DOUBLE), 0)
         AS var_diff,
-    count(CASE WHEN p.better_by > 1e-12 THEN 1 END) AS wins,
-    count(CASE WHEN p.better_by BETWEEN -1e-12 AND 1e-12 THEN 1 END) AS ties,
-    count(CASE WHEN p.better_by < -1e-12 THEN 1 END) AS losses
-FROM means AS m
-JOIN rankmetrics_paired_differences AS p
-    ON p.grp = m.grp AND p.baseline_grp = m.baseline_grp AND coalesce(p.k, -1) = coalesce(m.k, -1)
-    AND p.metric = m.metric
-GROUP BY m.grp, m.baseline_grp, m.k, m.metric, m.n_shared, m.mean_diff;
+    count(CASE WHEN better_by > 1e-12 THEN 1 END) AS wins,
+    count(CASE WHEN better_by BETWEEN -1e-12 AND 1e-12 THEN 1 END) AS ties,
+    count(CASE WHEN better_by < -1e-12 THEN 1 END) AS losses
+FROM centred
+GROUP BY grp, baseline_grp, k, metric, n_shared, mean_diff;
