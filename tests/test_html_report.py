@@ -20,7 +20,7 @@ from sklearn.calibration import calibration_curve
 import polars_rankmetrics as rm
 from polars_rankmetrics.metrics.label_averages import score_counts
 from polars_rankmetrics.report.chart_data import Reliability
-from polars_rankmetrics.report.page import PROBABILITY_KEYS, SAMPLE_KEYS
+from polars_rankmetrics.report.contents import PROBABILITY_KEYS, SAMPLE_KEYS
 
 EXAMPLE = "data/example.parquet"
 # The example page's screenshot, linked from docs/report.md and the README.
