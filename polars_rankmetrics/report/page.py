@@ -366,7 +366,7 @@ def _summary(
                          method="percentile", context=context)  # fmt: skip
     out = []
     for values_of_group, frame in groups:
-        means = frame_means(frame, keys)
+        means = frame_means(frame, keys) if keys else []
         row = dict(zip(cols.by, values_of_group, strict=True))
         out.append(row | {str(key): float(means[j]) for j, key in enumerate(keys)})
     schema: dict[str, Any] = dict(by_types)
