@@ -366,9 +366,11 @@ def _summary(
                          method="percentile", context=context)  # fmt: skip
     out = []
     for values_of_group, frame in groups:
-        means = frame_means(frame, keys) if keys else []
         row = dict(zip(cols.by, values_of_group, strict=True))
-        out.append(row | {str(key): float(means[j]) for j, key in enumerate(keys)})
+        if keys:  # a dense page may show keys averaged over labels alone
+            means = frame_means(frame, keys)
+            row |= {str(key): float(means[j]) for j, key in enumerate(keys)}
+        out.append(row)
     schema: dict[str, Any] = dict(by_types)
     schema |= dict.fromkeys(map(str, keys), pl.Float64)
     return pl.DataFrame(out, schema=schema, orient="row")
