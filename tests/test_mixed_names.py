@@ -260,3 +260,24 @@ def test_report_command_takes_mixed_metrics(mixed_report, tmp_path, capsys):
         assert err.count("\n") == 1 and err.startswith("rankmetrics: error:"), err
     assert main(arguments[:2] + ["--metrics", "map"]) == 2
     assert capsys.readouterr().err == "rankmetrics: error: --metrics goes with --html\n"
+
+
+def test_docs_name_table_names_every_retrieval_key_of_the_library():
+    # docs/trec.md's last column: each name is a key, and every retrieval key (and dcg, ndcg)
+    # of the registry has a row.
+    import re
+    from pathlib import Path
+
+    from polars_rankmetrics.metrics.registry import REGISTRY, parse_key
+
+    text = (Path(__file__).parent.parent / "docs" / "trec.md").read_text()
+    table = text.split("## One measure, four names")[1].split("\n\n")[2]
+    named = set()
+    for line in table.splitlines()[2:]:
+        for name in re.findall(r"`([^`]+)`", line.split(" | ")[4]):
+            if name.endswith("="):  # an argument named beside a key (n_labels=)
+                continue
+            assert parse_key(name.replace("@K", "@10")) is not None, name
+            named.add(name.split("@")[0])
+    wanted = {n for n, m in REGISTRY.items() if m.family == "retrieval"} | {"dcg", "ndcg"}
+    assert wanted <= named, wanted - named
