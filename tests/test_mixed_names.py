@@ -281,3 +281,18 @@ def test_docs_name_table_names_every_retrieval_key_of_the_library():
             named.add(name.split("@")[0])
     wanted = {n for n, m in REGISTRY.items() if m.family == "retrieval"} | {"dcg", "ndcg"}
     assert wanted <= named, wanted - named
+
+
+def test_report_takes_propensities_for_the_propensity_scored_keys(mixed_report):
+    from polars.testing import assert_frame_equal
+
+    run, options, _ = mixed_report
+    labels = sorted({label for _, _, label, _ in REPORTED} | {label for _, label, _ in QRELS})
+    shares = [0.3 + 0.05 * i for i in range(len(labels))]
+    propensities = pl.DataFrame({"label": labels, "propensity": shares})
+    keys = ["P_2", "psprecision@2", "psndcg@2"]
+    report = rm.html_report(run, metrics=keys, propensities=propensities, **options)
+    evaluated = rm.evaluate(run, keys, propensities=propensities, **options)
+    assert_frame_equal(report.summary, evaluated, check_exact=False, rel_tol=1e-12)
+    with pytest.raises(ValueError, match="propensit"):
+        rm.html_report(run, metrics=keys, **options)

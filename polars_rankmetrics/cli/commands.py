@@ -68,7 +68,8 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
         html_report(
             data, baseline=baseline_of(args, options["by"]), ci=args.ci, n_boot=args.n_boot,
             seed=args.seed, bootstrap=args.bootstrap, truth_table=truth_table,
-            n_labels=args.n_labels, k=args.k, metrics=metrics, path=args.html,
+            n_labels=args.n_labels, propensities=args.propensities, k=args.k,
+            metrics=metrics, path=args.html,
             ties="trec_eval" if args.trec and args.ties is None else args.ties,
             **_trec_arguments(args), **options,
         )  # fmt: skip
@@ -78,7 +79,7 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
                  "--trec": args.trec or None, "--max-docs": args.max_docs,
                  "--judged-only": args.judged_only or None, "--complete": args.complete or None,
                  "--relevance-level": args.relevance_level,
-                 "--metrics": args.metrics}  # fmt: skip
+                 "--metrics": args.metrics, "--propensities": args.propensities}  # fmt: skip
         with_html = [name for name, value in given.items() if value is not None]
         if with_html:
             raise UsageError(f"{with_html[0]} goes with --html")

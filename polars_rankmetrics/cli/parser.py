@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
     report.add_argument(
+        "--propensities", metavar="PATH",
+        help="with --html: label propensities (label, propensity) for psprecision@K and "
+        "psndcg@K in --metrics",
+    )  # fmt: skip
+    report.add_argument(
         "--k", type=positive, default=10,
         help="top-k: the deepest cut-off drawn, without --metrics (default 10)",
     )  # fmt: skip

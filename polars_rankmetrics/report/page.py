@@ -100,6 +100,7 @@ def html_report(
     bootstrap: str = "multinomial",
     truth_table: Any = None,
     n_labels: int | None = None,
+    propensities: Any = None,
     k: int = 10,
     threshold: float = 0.5,
     zero_division: float | str = "warn",
@@ -140,6 +141,9 @@ def html_report(
         A top-k table, as for :func:`~polars_rankmetrics.evaluate`: the summary holds the
         retrieval metrics (with ``ci`` and ``baseline`` as for a dense table), and the page
         precision@K and recall@K for K = 1 .. ``k``.
+    propensities
+        Label propensities for the propensity-scored keys of ``metrics`` (``psndcg@5``), as
+        for :func:`~polars_rankmetrics.evaluate`.
     k
         The deepest cut-off drawn for a top-k table (without ``metrics``).
     threshold, zero_division
@@ -221,7 +225,8 @@ def html_report(
     keys = [*shape.sample_keys, *shape.label_keys]
     parts = key_parts(data, truth_table, keys, cols, context, ties=ties, trec=trec)
     with gathered():  # one warning for the per-sample values and the per-label tables
-        report = _report(run, parts, cols, shape, n_labels, baseline=baseline, ci=ci,
+        inputs = (n_labels, propensities)
+        report = _report(run, parts, cols, shape, inputs, baseline=baseline, ci=ci,
                          n_boot=n_boot, seed=seed, bootstrap=bootstrap, title=title)  # fmt: skip
     if path is not None:
         report.save(path)
@@ -242,10 +247,11 @@ def require_matplotlib() -> None:
 
 
 def _report(
-    run: Run, parts: list[Part], cols: Columns, shape: Shape, n_labels: int | None, *,
+    run: Run, parts: list[Part], cols: Columns, shape: Shape, inputs: tuple[int | None, Any], *,
     baseline: Any, ci: float | None, n_boot: int, seed: int | None, bootstrap: str, title: str,
 ) -> Report:  # fmt: skip
-    """The report of the keys of ``parts``: a pass over each part
+    """The report of the keys of ``parts`` (a top-k table's ``inputs``: ``n_labels`` and
+    ``propensities``): a pass over each part
     (:func:`~polars_rankmetrics.engines.key_rules.key_parts`) collecting its per-sample rows
     (and, for a dense table, the per-label tables), and its summary, as ``evaluate`` gives it;
     then the comparison and the systems over the parts' per-sample rows joined, as ``compare``
@@ -266,7 +272,7 @@ def _report(
         for part in parts:
             collected, context = run.collect(
                 part.data, inner, part.keys, tables, parameters=part.context,
-                inputs=driver.TopK(part.truth_table, n_labels),
+                inputs=driver.TopK(part.truth_table, *inputs),
             )  # fmt: skip
             piece = collected.pop("per_sample")
             if len(parts) > 1:
