@@ -296,3 +296,25 @@ def test_report_takes_propensities_for_the_propensity_scored_keys(mixed_report):
     assert_frame_equal(report.summary, evaluated, check_exact=False, rel_tol=1e-12)
     with pytest.raises(ValueError, match="propensit"):
         rm.html_report(run, metrics=keys, **options)
+
+
+def test_report_of_mixed_keys_draws_by_units_and_ranks_many_runs(mixed_report):
+    from polars.testing import assert_frame_equal
+
+    run, options, _ = mixed_report
+    keys = ["AP", "precision@2"]  # AP: trec_eval's map by ir_measures' name
+    poisson = {"ci": 0.9, "n_boot": 100, "bootstrap": "poisson", **options}
+    report = rm.html_report(run, metrics=keys, baseline="r", **poisson)
+    evaluated = rm.evaluate(run, keys, **poisson)
+    assert_frame_equal(report.summary, evaluated, check_exact=False, rel_tol=1e-12)
+    compared = rm.compare(run, keys, baseline="r", **poisson)
+    assert_frame_equal(report.comparison, compared, check_exact=False, rel_tol=1e-12)
+    # A third run: the systems section's tables are leaderboard's and compare's of all pairs.
+    third = run.filter(run="s").with_columns(run=pl.lit("t"), score=-pl.col("score"))
+    runs = pl.concat([run, third])
+    many = {"ci": 0.9, "n_boot": 100, **options}
+    report = rm.html_report(runs, metrics=keys, **many)
+    board = rm.leaderboard(runs, keys, test="tukey_hsd", **many)
+    assert_frame_equal(report.leaderboard, board, check_exact=False, rel_tol=1e-12)
+    pairs = rm.compare(runs, keys, baseline=None, test="tukey_hsd", **many)
+    assert_frame_equal(report.pairs, pairs, check_exact=False, rel_tol=1e-12)
