@@ -20,7 +20,7 @@ from sklearn.calibration import calibration_curve
 import polars_rankmetrics as rm
 from polars_rankmetrics.metrics.label_averages import score_counts
 from polars_rankmetrics.report.chart_data import Reliability
-from polars_rankmetrics.report.page import PROBABILITY_KEYS, SAMPLE_KEYS
+from polars_rankmetrics.report.contents import PROBABILITY_KEYS, SAMPLE_KEYS
 
 EXAMPLE = "data/example.parquet"
 # The example page's screenshot, linked from docs/report.md and the README.
@@ -249,3 +249,27 @@ def test_the_page_of_runs_draws_trec_evals_measures_in_a_real_browser(tmp_path):
         assert "ties='trec_eval'" in summary and "AP" in summary and "ndcg_cut_5" in summary
     finally:
         browser.close()
+
+
+def test_a_dense_report_of_chosen_keys_is_evaluates_beside_the_per_label_sections():
+    # Two labels and logits (no calibration section): few charts to draw. The comparison of
+    # chosen keys is checked on runs (tests/test_mixed_names.py): the same code.
+    rng = np.random.default_rng(2)
+    truth = rng.integers(0, 2, (40, 2))
+    df = pl.concat([
+        rm.from_dense(truth, rng.normal(size=(40, 2))).with_columns(model=pl.lit(m))
+        for m in "ab"
+    ])  # fmt: skip
+    keys = ["ndcg@1", "lrap", "f1_macro"]
+    report = rm.html_report(df, by="model", metrics=keys, ci=0.9, n_boot=100)
+    assert report.summary.columns == ["model", "ndcg@1", "ndcg@1_lo", "ndcg@1_hi", "lrap",
+                                      "lrap_lo", "lrap_hi", "f1_macro"]  # fmt: skip
+    plain = rm.evaluate(df, keys, by="model")
+    assert_frame_equal(report.summary.select(plain.columns), plain, rel_tol=1e-12)
+    intervals = rm.evaluate(df, keys[:2], by="model", ci=0.9, n_boot=100)
+    assert_frame_equal(report.summary.select(intervals.columns), intervals, rel_tol=1e-12)
+    # The per-label sections stay as on the page of its own keys.
+    assert_frame_equal(report.labels, rm.label_report(df, by="model"), rel_tol=1e-12)
+    assert "Per-label curves" in report.html
+    with pytest.raises(ValueError, match="metrics= names none"):
+        rm.html_report(df, by="model", metrics=["f1_macro"], baseline="a")

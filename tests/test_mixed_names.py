@@ -34,14 +34,15 @@ def _frames():
     return run, qrels
 
 
-def _pytrec(tag, level):
-    """pytrec_eval's mean of each of TREC over the topics of both the run and the qrels."""
+def _pytrec(tag, level, rows=RUN):
+    """pytrec_eval's mean of each of TREC over the topics of both the run (``rows``) and the
+    qrels."""
     import pytrec_eval
 
     qrels, run = {}, {}
     for topic, doc, rel in QRELS:
         qrels.setdefault(topic, {})[doc] = rel
-    for name, topic, doc, score in RUN:
+    for name, topic, doc, score in rows:
         if name == tag:
             run.setdefault(topic, {})[doc] = score
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC.values()), relevance_level=level)
@@ -53,16 +54,16 @@ def _pytrec(tag, level):
     return means
 
 
-def _library(tag, level):
-    """The library's keys over the topics of either table, ties averaged, a relevance at
-    least ``level`` relevant."""
-    topics = sorted({t for n, t, _, _ in RUN if n == tag} | {t for t, _, _ in QRELS})
+def _library(tag, level, rows=RUN):
+    """The library's keys over the topics of either table (the run: ``rows``), ties
+    averaged, a relevance at least ``level`` relevant."""
+    topics = sorted({t for n, t, _, _ in rows if n == tag} | {t for t, _, _ in QRELS})
     means = {}
     for name, (metric, k) in LIBRARY.items():
         values = []
         for topic in topics:
             relevant = {d for t, d, rel in QRELS if t == topic and rel >= level}
-            scored = [(s, d in relevant, 1.0) for n, t, d, s in RUN if n == tag and t == topic]
+            scored = [(s, d in relevant, 1.0) for n, t, d, s in rows if n == tag and t == topic]
             values.append(expected_over_orders(metric, k, scored, [1.0] * len(relevant)))
         means[name] = sum(values) / len(values)
     return means
@@ -183,3 +184,137 @@ def test_command_states_both_tie_rules(tmp_path, capsys):
     got = pl.read_csv(out.encode())
     want = rm.evaluate(run, ["map", "P_2", "precision@2"], truth_table=qrels, by="run")
     assert got.columns == want.columns and got["map"].to_list() == pytest.approx(want["map"])
+
+
+# The report's runs: RUN without q4 (no qrels) and with s retrieving in q3, so that each key
+# holds the same topics for both runs and the comparison needs none dropped.
+REPORTED = [row for row in RUN if row[1] != "q4"] + [("s", "q3", "n", 1.0)]
+REPORT_KEYS = [*TREC, *LIBRARY]
+
+
+@pytest.fixture(scope="module")
+def mixed_report():
+    run = pl.DataFrame(REPORTED, schema=["run", "sample", "label", "score"], orient="row")
+    qrels = _frames()[1]
+    options = {"truth_table": qrels, "by": "run", "relevance_level": 2}
+    report = rm.html_report(run, metrics=REPORT_KEYS, baseline="r", ci=0.9, n_boot=100,
+                            **options)  # fmt: skip
+    return run, options, report
+
+
+def test_report_of_mixed_keys_has_evaluates_and_compares_numbers(mixed_report):
+    from polars.testing import assert_frame_equal
+
+    run, options, report = mixed_report
+    # The summary: each key by its own rules (pytrec_eval for trec_eval's names, the written-out
+    # library keys on qrels read as relevant at 2), and evaluate's intervals.
+    for row in report.summary.iter_rows(named=True):
+        want = _pytrec(row["run"], 2, REPORTED) | _library(row["run"], 2, REPORTED)
+        assert [row[k] for k in REPORT_KEYS] == pytest.approx([want[k] for k in REPORT_KEYS])
+    evaluated = rm.evaluate(run, REPORT_KEYS, ci=0.9, n_boot=100, **options)
+    assert_frame_equal(report.summary, evaluated, check_exact=False, rel_tol=1e-12)
+    compared = rm.compare(run, REPORT_KEYS, baseline="r", ci=0.9, n_boot=100, **options)
+    assert_frame_equal(report.comparison, compared, check_exact=False, rel_tol=1e-12)
+    assert "The TREC keys (map, ndcg, P_2, recip_rank)" in report.html
+    assert "The library&#x27;s keys (precision@2, recall@2, mrr)" in report.html
+
+
+def test_report_refuses_keys_it_cannot_show():
+    run, qrels = _frames()
+    for metrics, message in [
+        (["map", "bogus@3"], "unknown metric 'bogus@3'"),
+        (["P_5", "gm_map"], "gm_map is a geometric mean"),
+        (["P_5", "f1_macro"], "f1_macro is averaged over labels"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            rm.html_report(run, truth_table=qrels, by="run", metrics=metrics)
+    with pytest.raises(ValueError, match="P_5 evaluates a run against qrels"):
+        rm.html_report(run, by="run", metrics=["P_5"])
+
+
+def test_report_command_takes_mixed_metrics(mixed_report, tmp_path, capsys):
+    import re
+
+    from polars_rankmetrics.cli import TIE_RULES, main
+
+    run, _, report = mixed_report
+    run.write_parquet(tmp_path / "run.parquet")
+    _frames()[1].write_parquet(tmp_path / "qrels.parquet")
+    page = tmp_path / "page.html"
+    arguments = ["report", str(tmp_path / "run.parquet"), "--truth-table",
+                 str(tmp_path / "qrels.parquet"), "--by", "run", "--relevance-level", "2",
+                 "--html", str(page), "--metrics"]  # fmt: skip
+    assert main([*arguments, ",".join(REPORT_KEYS)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        f"rankmetrics: TREC keys: {TIE_RULES['trec_eval']}; the library's keys: "
+        f"{TIE_RULES['average']}"
+    )
+    table = page.read_text().split("<h2>Summary</h2>", 1)[1].split("</table>", 1)[0]
+    shown = dict(re.findall(r'<tr><td title="[^"]*">([^<]+)</td><td>([^<]+)</td>', table))
+    want = report.summary.filter(run="r").row(0, named=True)
+    assert shown == {key: f"{want[key]:.4f}" for key in REPORT_KEYS}
+    for bad, status in [("map,bogus@3", 1), ("", 2)]:
+        assert main([*arguments, bad]) == status
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("rankmetrics: error:"), err
+    assert main(arguments[:2] + ["--metrics", "map"]) == 2
+    assert capsys.readouterr().err == "rankmetrics: error: --metrics goes with --html\n"
+
+
+def test_docs_name_table_names_every_retrieval_key_of_the_library():
+    # docs/trec.md's last column: each name is a key, and every retrieval key (and dcg, ndcg)
+    # of the registry has a row.
+    import re
+    from pathlib import Path
+
+    from polars_rankmetrics.metrics.registry import REGISTRY, parse_key
+
+    text = (Path(__file__).parent.parent / "docs" / "trec.md").read_text()
+    table = text.split("## One measure, four names")[1].split("\n\n")[2]
+    named = set()
+    for line in table.splitlines()[2:]:
+        for name in re.findall(r"`([^`]+)`", line.split(" | ")[4]):
+            if name.endswith("="):  # an argument named beside a key (n_labels=)
+                continue
+            assert parse_key(name.replace("@K", "@10")) is not None, name
+            named.add(name.split("@")[0])
+    wanted = {n for n, m in REGISTRY.items() if m.family == "retrieval"} | {"dcg", "ndcg"}
+    assert wanted <= named, wanted - named
+
+
+def test_report_takes_propensities_for_the_propensity_scored_keys(mixed_report):
+    from polars.testing import assert_frame_equal
+
+    run, options, _ = mixed_report
+    labels = sorted({label for _, _, label, _ in REPORTED} | {label for _, label, _ in QRELS})
+    shares = [0.3 + 0.05 * i for i in range(len(labels))]
+    propensities = pl.DataFrame({"label": labels, "propensity": shares})
+    keys = ["P_2", "psprecision@2", "psndcg@2"]
+    report = rm.html_report(run, metrics=keys, propensities=propensities, **options)
+    evaluated = rm.evaluate(run, keys, propensities=propensities, **options)
+    assert_frame_equal(report.summary, evaluated, check_exact=False, rel_tol=1e-12)
+    with pytest.raises(ValueError, match="propensit"):
+        rm.html_report(run, metrics=keys, **options)
+
+
+def test_report_of_mixed_keys_draws_by_units_and_ranks_many_runs(mixed_report):
+    from polars.testing import assert_frame_equal
+
+    run, options, _ = mixed_report
+    keys = ["AP", "precision@2"]  # AP: trec_eval's map by ir_measures' name
+    poisson = {"ci": 0.9, "n_boot": 100, "bootstrap": "poisson", **options}
+    report = rm.html_report(run, metrics=keys, baseline="r", **poisson)
+    evaluated = rm.evaluate(run, keys, **poisson)
+    assert_frame_equal(report.summary, evaluated, check_exact=False, rel_tol=1e-12)
+    compared = rm.compare(run, keys, baseline="r", **poisson)
+    assert_frame_equal(report.comparison, compared, check_exact=False, rel_tol=1e-12)
+    # A third run: the systems section's tables are leaderboard's and compare's of all pairs.
+    third = run.filter(run="s").with_columns(run=pl.lit("t"), score=-pl.col("score"))
+    runs = pl.concat([run, third])
+    many = {"ci": 0.9, "n_boot": 100, **options}
+    report = rm.html_report(runs, metrics=keys, **many)
+    board = rm.leaderboard(runs, keys, test="tukey_hsd", **many)
+    assert_frame_equal(report.leaderboard, board, check_exact=False, rel_tol=1e-12)
+    pairs = rm.compare(runs, keys, baseline=None, test="tukey_hsd", **many)
+    assert_frame_equal(report.pairs, pairs, check_exact=False, rel_tol=1e-12)

@@ -491,7 +491,7 @@ def test_the_estimates_are_the_plain_means_and_nan_where_they_are():
 
 def test_the_report_and_the_command_take_the_option(tmp_path, capsys):
     from polars_rankmetrics import cli
-    from polars_rankmetrics.report.page import SAMPLE_KEYS
+    from polars_rankmetrics.report.contents import SAMPLE_KEYS
 
     report = rm.html_report(EXAMPLE, by="model", baseline="baseline", ci=0.9, n_boot=200,
                             bootstrap="poisson")  # fmt: skip

@@ -231,6 +231,19 @@ def _check(source: str, value, df: pl.DataFrame) -> None:
         assert value["run"].to_list() == list(oracle)
         for row, means in zip(value.drop("run").rows(), oracle.values(), strict=True):
             assert list(row) == close(means)
+    elif source.startswith('report.summary.select("run", "map", "ndcg_cut_10"'):
+        # docs/report.md, metrics=: trec_eval's names as pytrec_eval gives them, the library's
+        # keys as evaluate gives them in the same call (tests/test_mixed_names.py checks it).
+        oracle = pytrec_means(["map", "ndcg_cut_10"], ["map", "ndcg_cut.10"])
+        assert value["run"].to_list() == list(oracle)
+        for row, means in zip(value.select("map", "ndcg_cut_10").rows(), oracle.values(),
+                              strict=True):  # fmt: skip
+            assert list(row) == close(means)
+        run = rm.read_trec_run("data/trec_runs.txt")
+        qrels = rm.read_trec_qrels("data/trec_qrels.txt")
+        keys = ["map", "ndcg_cut_10", "precision@5", "mrr"]
+        evaluated = rm.evaluate(run, keys, truth_table=qrels, by="run").sort("run")
+        assert_frame_equal(value, evaluated, check_exact=False, rel_tol=1e-12)
     elif source.startswith("stats.tukey_hsd(*ap)"):
         assert value > 0.2  # docs/many_systems.md: one-way Tukey misses run0 vs run5
     elif source.startswith('pairs.filter(run="run0")'):

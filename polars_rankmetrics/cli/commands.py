@@ -64,10 +64,13 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
         return _of_states(args, options)
     if args.command == "report" and args.html is not None:
         data, truth_table = inputs(args)
+        metrics = None if args.metrics is None else split_values([args.metrics])
         html_report(
             data, baseline=baseline_of(args, options["by"]), ci=args.ci, n_boot=args.n_boot,
             seed=args.seed, bootstrap=args.bootstrap, truth_table=truth_table,
-            n_labels=args.n_labels, k=args.k, ties=tie_rule(args), path=args.html,
+            n_labels=args.n_labels, propensities=args.propensities, k=args.k,
+            metrics=metrics, path=args.html,
+            ties="trec_eval" if args.trec and args.ties is None else args.ties,
             **_trec_arguments(args), **options,
         )  # fmt: skip
         return None
@@ -75,7 +78,8 @@ def compute(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFrame |
         given = {"--baseline": args.baseline, "--ci": args.ci, "--truth-table": args.truth_table,
                  "--trec": args.trec or None, "--max-docs": args.max_docs,
                  "--judged-only": args.judged_only or None, "--complete": args.complete or None,
-                 "--relevance-level": args.relevance_level}  # fmt: skip
+                 "--relevance-level": args.relevance_level,
+                 "--metrics": args.metrics, "--propensities": args.propensities}  # fmt: skip
         with_html = [name for name, value in given.items() if value is not None]
         if with_html:
             raise UsageError(f"{with_html[0]} goes with --html")
@@ -153,16 +157,22 @@ def _trec_arguments(args: argparse.Namespace) -> dict[str, Any]:
     }  # fmt: skip
 
 
+# The commands whose --metrics may hold TREC keys beside the library's (report's with --html).
+_KEYED = ("evaluate", "compare", "leaderboard", "report")
+
+
 def tie_rule(args: argparse.Namespace) -> str | None:
     """The tie rule to state on stderr after evaluate, compare, leaderboard or report:
-    ``--ties``, else trec_eval's where evaluate, compare or leaderboard of data asks for TREC
-    keys (their only rule) or a command reads TREC files (``--trec``), else None (the
-    library's keys under their default, stated in their docs)."""
+    ``--ties``, else trec_eval's where evaluate, compare or leaderboard of data (or report
+    --html with --metrics) asks for TREC keys (their only rule) or a command reads TREC files
+    (``--trec``), else None (the library's keys under their default, stated in their docs)."""
     if getattr(args, "ties", None) is not None:
         return str(args.ties)
     if getattr(args, "trec", False):
         return "trec_eval"
-    if args.command not in ("evaluate", "compare", "leaderboard") or is_state(args.paths):
+    if args.command not in _KEYED or is_state(args.paths):
+        return None
+    if args.command == "report" and (args.html is None or args.metrics is None):
         return None
     keys = parse_keys(split_values([args.metrics or ",".join(DEFAULT_METRICS)]))
     return "trec_eval" if any(key.metric.family == "trec" for key in keys) else None
@@ -177,7 +187,7 @@ def tie_line(args: argparse.Namespace) -> str | None:
         return None
     ties, trec = getattr(args, "ties", None), getattr(args, "trec", False)
     library_average = ties == "average" or ties is None and not trec
-    if args.command in ("evaluate", "compare", "leaderboard") and library_average:
+    if args.command in _KEYED and library_average:
         default = TREC_METRICS if trec else DEFAULT_METRICS
         keys = parse_keys(split_values([args.metrics or ",".join(default)]))
         families = {key.metric.family == "trec" for key in keys}
@@ -251,6 +261,8 @@ def _of_states(args: argparse.Namespace, options: dict[str, Any]) -> pl.DataFram
     if args.command == "report":
         if args.html is not None:
             raise UsageError("--html reads the data, not state files")
+        if args.metrics is not None:
+            raise UsageError("--metrics goes with --html, which reads the data, not state files")
         return label_report(
             args.paths, by=options["by"], threshold=args.threshold,
             zero_division=args.zero_division,

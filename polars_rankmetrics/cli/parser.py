@@ -178,8 +178,20 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     report.add_argument("--n-labels", type=int, metavar="N", help="top-k: the label space")
     report.add_argument(
-        "--k", type=positive, default=10, help="top-k: the deepest cut-off drawn (default 10)"
-    )
+        "--propensities", metavar="PATH",
+        help="with --html: label propensities (label, propensity) for psprecision@K and "
+        "psndcg@K in --metrics",
+    )  # fmt: skip
+    report.add_argument(
+        "--k", type=positive, default=10,
+        help="top-k: the deepest cut-off drawn, without --metrics (default 10)",
+    )  # fmt: skip
+    report.add_argument(
+        "--metrics",
+        help="with --html: comma-separated metric keys of the summary and the comparison in "
+        "place of the page's own, as for evaluate: trec_eval's names (map, ndcg_cut_10, P_5) "
+        "beside the library's (precision@5, mrr), each read by its own rules",
+    )  # fmt: skip
     report.add_argument(
         "--trec", action="store_true",
         help="with --html: the PATHs are TREC run files (qid Q0 docno rank score tag) and "
