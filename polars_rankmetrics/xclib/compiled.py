@@ -69,7 +69,7 @@ def _summed(scores: Stored, truth: Truth, inv_psp: np.ndarray | None, k: int) ->
     if scores.dense is not None:
         width = scores.dense.shape[1]
         data = np.ascontiguousarray(scores.dense).reshape(-1)
-        indptr = np.arange(0, n_rows * width + 1, max(width, 1), dtype=np.int64)[: n_rows + 1]
+        indptr = np.arange(n_rows + 1, dtype=np.int64) * width
         indices = np.zeros(0, dtype=np.int64)
     else:
         assert scores.indptr is not None and scores.indices is not None
@@ -84,22 +84,13 @@ def _summed(scores: Stored, truth: Truth, inv_psp: np.ndarray | None, k: int) ->
     gains = np.zeros(0) if inv_psp is None else np.asarray(inv_psp, dtype=np.float64)
     sums = np.zeros((_N_SUMS, k))
     _accumulate(
-        indptr,
-        indices,
-        data,
-        width,
-        true_ptr,
-        truth.labels,
-        gains,
-        scored,
-        k,
-        truth.n_labels,
+        indptr, indices, data, width, true_ptr, truth.labels, gains, scored, k, truth.n_labels,
         sums,
-    )
+    )  # fmt: skip
     return sums
 
 
-@njit(nogil=True, cache=True)
+@njit(inline="always")
 def _insert(top: np.ndarray, filled: int, value: float) -> int:
     """Put ``value`` into ``top`` (its ``filled`` first places in descending order, at most
     ``len(top)`` kept), after the values equal to it; the places filled."""
