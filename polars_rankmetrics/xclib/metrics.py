@@ -71,7 +71,9 @@ def _values(
     pass over the rows (:mod:`.compiled`); with them, by one evaluation of the top-k tables."""
     scores = checked_scores(X, truth)
     scored = any(_KEYS[name][1] for name in metrics)
-    n_samples = np.unique(truth.samples).size if remove_invalid else truth.n_samples
+    n_samples = truth.n_samples
+    if remove_invalid:
+        n_samples = int(np.count_nonzero(np.bincount(truth.samples, minlength=truth.n_samples)))
     if not options and n_samples > 0:
         inverse = inverse_propensities(inv_psp, truth) if scored else None
         return compiled.values(metrics, scores, truth, inverse, k, n_samples)
