@@ -161,6 +161,53 @@ def test_ties_take_the_expected_value_over_every_order(seed):
     np.testing.assert_allclose(xclib.psprecision(X, y, inv_ps, k=k), expected_psp, atol=1e-12)
 
 
+@st.composite
+def tied_cases(draw):
+    """Scores tied everywhere (a few distinct values, float32 or float64, the entries of a row
+    in any order), rows with fewer than k entries or none, rows without a true label, as a CSR
+    matrix or a dense array."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    n, m = draw(st.integers(1, 10)), draw(st.integers(1, 12))
+    rng = np.random.default_rng(seed)
+    stored = rng.random((n, m)) < rng.random((n, 1))
+    scores = rng.integers(-1, draw(st.integers(1, 4)), (n, m)).astype(np.float64)
+    truth = rng.random((n, m)) < rng.random((n, 1)) * 0.6
+    columns = [rng.permutation(np.flatnonzero(row)) for row in stored]  # unsorted indices
+    X = sp.csr_matrix(
+        (np.concatenate([scores[i, c] for i, c in enumerate(columns)]),
+         np.concatenate(columns).astype(np.int64), np.r_[0, np.cumsum(stored.sum(1))]),
+        (n, m),
+    )  # fmt: skip
+    if draw(st.booleans()):
+        X = X.astype(np.float32)
+    if draw(st.booleans()):
+        X = X.toarray()  # every cell a candidate
+    inv_ps = 1 + rng.permutation(m) / 4
+    return X, sp.csr_matrix(truth.astype(float)), inv_ps, draw(st.integers(1, 6))
+
+
+@settings(max_examples=30, deadline=None)
+@given(tied_cases(), st.booleans())
+def test_the_compiled_pass_equals_the_evaluation_of_the_tables(case, remove_invalid):
+    """Without run options the values come from one compiled pass over the rows
+    (polars_rankmetrics.xclib.compiled); with them, from evaluate() on the top-k tables,
+    whose tie rule the other tests check: both give one value."""
+    X, y, inv_ps, k = case
+    if remove_invalid and y.nnz == 0:
+        return  # no sample left to average over
+    compiled = xclib.Metrics(y, inv_ps, remove_invalid=remove_invalid).eval(X, K=k)
+    evaluated = xclib.Metrics(y, inv_ps, remove_invalid=remove_invalid, engine="polars").eval(
+        X, K=k
+    )
+    compiled += [xclib.recall(X, y, k=k), xclib.psrecall(X, y, inv_ps, k=k)]
+    evaluated += [
+        xclib.recall(X, y, k=k, engine="polars"),
+        xclib.psrecall(X, y, inv_ps, k=k, engine="polars"),
+    ]
+    for got, expected in zip(compiled, evaluated, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_compute_inv_propesity_equals_napkinxc_with_rows_without_a_label():
     rng = np.random.default_rng(0)
     train = rng.random((30, 12)) < 0.15  # some rows empty, some labels never seen

@@ -24,8 +24,9 @@ drop-in                        what it computes
 Each takes pyxclib's arguments (``sorted`` and ``use_cython`` are accepted and change nothing)
 and the run options (``engine=``, ``memory_limit=``, ...). The predictions ``X`` are a scipy
 sparse matrix (only its stored entries are candidates), a numpy array of scores or of label
-indices in rank order, or pyxclib's dict ``{'indices', 'scores'}``; each call keeps each
-sample's best K entries (:mod:`.inputs`), so the table evaluated holds about K rows a sample.
+indices in rank order, or pyxclib's dict ``{'indices', 'scores'}``. Without run options, each
+call reads each sample's best K entries in one compiled pass over the rows (:mod:`.compiled`);
+with them, it evaluates a table of each sample's best K entries (:mod:`.inputs`) on that engine.
 """
 
 from polars_rankmetrics.xclib.metrics import (

@@ -60,12 +60,10 @@ class Truth:
 _SCHEMA = {"sample": pl.Int64, "label": pl.Int64}
 
 
-def tables(
-    X: object, truth: Truth, k: int, *, remove_invalid: bool = False
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The top-k table of ``X`` and the truth table: ``X``'s best ``k`` stored entries per
-    sample, every entry tied with the k-th best kept too (so that the retrieval keys average
-    over the whole tied block); ``remove_invalid``: only the samples with a true label."""
+def checked_scores(X: object, truth: Truth) -> Stored:
+    """pyxclib's ``X`` (:func:`_scores`) as its stored entries, checked against the truth: as
+    many samples, as many labels where ``X`` has a number of them, and no label past the
+    truth's."""
     scores = _scores(X)
     if scores.n_rows != truth.n_samples:
         raise ValueError(
@@ -75,13 +73,26 @@ def tables(
         raise ValueError(
             f"X has {scores.n_columns} labels (columns) but true_labels has {truth.n_labels}"
         )
+    if scores.n_columns is None and scores.indptr is not None and scores.indices is not None:
+        past = np.flatnonzero(scores.indices >= truth.n_labels)
+        if past.size:
+            at = past[0]
+            row = np.searchsorted(scores.indptr, at, side="right") - 1
+            raise ValueError(
+                f"X holds label {scores.indices[at]} for sample {row}, past the "
+                f"{truth.n_labels} labels"
+            )
+    return scores
+
+
+def tables(
+    scores: Stored, truth: Truth, k: int, *, remove_invalid: bool = False
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The top-k table of the scores (:func:`checked_scores`) and the truth table: the best
+    ``k`` stored entries per sample, every entry tied with the k-th best kept too (so that the
+    retrieval keys average over the whole tied block); ``remove_invalid``: only the samples
+    with a true label."""
     rows, labels, values = top_k(scores, k, keep_ties=True)
-    past = np.flatnonzero(labels >= truth.n_labels)
-    if past.size:
-        at = past[0]
-        raise ValueError(
-            f"X holds label {labels[at]} for sample {rows[at]}, past the {truth.n_labels} labels"
-        )
     if remove_invalid:
         valid = np.zeros(truth.n_samples, dtype=bool)
         valid[truth.samples] = True
@@ -139,20 +150,27 @@ def _scores(X: object) -> Stored:
     return stored(X, "X")
 
 
-def propensities(inv_psp: object, truth: Truth) -> pl.DataFrame:
-    """``inv_psp`` (one inverse propensity per label, each at least 1) as the propensity
-    table of the true labels."""
+def inverse_propensities(inv_psp: object, truth: Truth) -> np.ndarray:
+    """``inv_psp`` checked: one inverse propensity per label, each true label's finite and at
+    least 1."""
     inverse = np.ravel(np.asarray(inv_psp, dtype=np.float64))
     if inverse.size != truth.n_labels:
         raise ValueError(
             f"inv_psp holds {inverse.size} values for the {truth.n_labels} labels of true_labels"
         )
-    labels = np.unique(truth.labels)
-    wrong = np.flatnonzero(~(inverse[labels] >= 1) | ~np.isfinite(inverse[labels]))
+    of_true = inverse[truth.labels]
+    wrong = np.flatnonzero(~(of_true >= 1) | ~np.isfinite(of_true))
     if wrong.size:
-        label = labels[wrong[0]]
+        label = truth.labels[wrong].min()
         raise ValueError(
             f"inv_psp holds {inverse[label]} for label {label}: an inverse propensity is a "
             "finite number of at least 1 (a propensity in (0, 1])"
         )
+    return inverse
+
+
+def propensities(inv_psp: object, truth: Truth) -> pl.DataFrame:
+    """``inv_psp`` (:func:`inverse_propensities`) as the propensity table of the true labels."""
+    inverse = inverse_propensities(inv_psp, truth)
+    labels = np.unique(truth.labels)
     return pl.DataFrame({"label": labels.astype(np.int64), "propensity": 1.0 / inverse[labels]})

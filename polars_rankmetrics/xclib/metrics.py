@@ -1,6 +1,8 @@
 """Drop-ins for pyxclib's ``xclib.evaluation.xc_metrics``: its names and arguments, its
-numbers, computed by :func:`~polars_rankmetrics.evaluate` from a top-k table of the
-predictions (:mod:`polars_rankmetrics.xclib.inputs`).
+numbers, those of :func:`~polars_rankmetrics.evaluate`'s keys on a top-k table of the
+predictions (:mod:`polars_rankmetrics.xclib.inputs`). Without run options (``engine=``, ...)
+they come from one compiled pass over the rows of the matrices (:mod:`.compiled`, tested equal
+to the evaluation); with them, from the evaluation of the tables by that engine.
 
 =======================  =============================================  ====================
 pyxclib                  key (at each K = 1..k)                         propensities
@@ -32,7 +34,14 @@ import polars as pl
 
 from polars_rankmetrics.engines.topk import label_propensities
 from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.xclib.inputs import Truth, propensities, tables
+from polars_rankmetrics.xclib import compiled
+from polars_rankmetrics.xclib.inputs import (
+    Truth,
+    checked_scores,
+    inverse_propensities,
+    propensities,
+    tables,
+)
 
 if TYPE_CHECKING:
     from polars_rankmetrics.options import RunOptions
@@ -58,10 +67,18 @@ def _values(
     metrics: list[str], X: object, truth: Truth, k: int, inv_psp: object,
     remove_invalid: bool, options: RunOptions,
 ) -> list[np.ndarray]:  # fmt: skip
-    """The values of pyxclib's ``metrics`` at 1..k, in one evaluation."""
-    predictions, truth_table = tables(X, truth, k, remove_invalid=remove_invalid)
-    keys = [_KEYS[name][0].format(at) for name in metrics for at in range(1, k + 1)]
+    """The values of pyxclib's ``metrics`` at 1..k: without run ``options``, in one compiled
+    pass over the rows (:mod:`.compiled`); with them, by one evaluation of the top-k tables."""
+    scores = checked_scores(X, truth)
     scored = any(_KEYS[name][1] for name in metrics)
+    n_samples = truth.n_samples
+    if remove_invalid:
+        n_samples = int(np.count_nonzero(np.bincount(truth.samples, minlength=truth.n_samples)))
+    if not options and n_samples > 0:
+        inverse = inverse_propensities(inv_psp, truth) if scored else None
+        return compiled.values(metrics, scores, truth, inverse, k, n_samples)
+    predictions, truth_table = tables(scores, truth, k, remove_invalid=remove_invalid)
+    keys = [_KEYS[name][0].format(at) for name in metrics for at in range(1, k + 1)]
     result = evaluate(
         predictions, keys, truth_table=truth_table, n_labels=truth.n_labels + k,
         propensities=propensities(inv_psp, truth) if scored else None, **options,
@@ -237,7 +254,7 @@ class Metrics:
         self.remove_invalid = remove_invalid
         self.inv_psp = None if inv_psp is None else np.ravel(np.asarray(inv_psp))
         if self.inv_psp is not None:
-            propensities(self.inv_psp, self.truth)  # checked once, before any evaluation
+            inverse_propensities(self.inv_psp, self.truth)  # checked before any evaluation
         self.options = options
 
     def eval(
