@@ -155,17 +155,30 @@ def server(request) -> Iterator[Warehouse]:
             yield PostgresWarehouse(con)
 
 
-def sql_state(
-    warehouse: Warehouse, table: pl.DataFrame, keys: list[str], **options
-) -> pl.DataFrame:
-    """``rankmetrics_state`` of ``table`` on the warehouse."""
+def define_state(
+    warehouse: Warehouse, table: pl.DataFrame, keys: list[str], until: str | None = None,
+    **options,
+) -> None:  # fmt: skip
+    """The state's views over ``table`` loaded as ``predictions`` (those up to the view
+    ``until`` and itself, or all)."""
     cols = Columns.of(by=options.pop("by", None), weight=options.pop("weight", None))
     context = parameters(**options.pop("parameters", {}))
     warehouse.load("predictions", table)
     keys_parsed = parse_keys(keys)
     dialect = warehouse.dialect
-    warehouse.run(state_statements("predictions", cols, dialect, keys_parsed, context=context,
-                                   temporary=True, **options))  # fmt: skip
+    statements = state_statements("predictions", cols, dialect, keys_parsed, context=context,
+                                  temporary=True, **options)  # fmt: skip
+    if until is not None:
+        last = next(i for i, s in enumerate(statements) if f"VIEW {until} AS" in s)
+        statements = statements[: last + 1]
+    warehouse.run(statements)
+
+
+def sql_state(
+    warehouse: Warehouse, table: pl.DataFrame, keys: list[str], **options
+) -> pl.DataFrame:
+    """``rankmetrics_state`` of ``table`` on the warehouse."""
+    define_state(warehouse, table, keys, **options)
     return fetch_state(warehouse, table.schema["label"])
 
 
@@ -218,7 +231,7 @@ def check_hashes(warehouse: Warehouse) -> None:
         table = pl.DataFrame({"sample": ids}).with_columns(
             label=pl.lit(0, pl.Int64), score=pl.lit(0.5), truth=pl.lit(1.0)
         )
-        sql_state(warehouse, table, ["lrap"])
+        define_state(warehouse, table, ["lrap"], until="rankmetrics_sample_hashes")
         found = warehouse.fetch("SELECT sample, h, unit FROM rankmetrics_sample_hashes")
         found = found.sort("sample")
         expected = hashing.sample_hashes(found["sample"], "sample")
