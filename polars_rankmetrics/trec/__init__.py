@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Unpack
 
-import numpy as np
 import polars as pl
 
 from polars_rankmetrics.engines import topk
@@ -27,7 +26,7 @@ from polars_rankmetrics.metrics.trec import (
     in_position_order,
 )
 from polars_rankmetrics.options import Options, Run, documented
-from polars_rankmetrics.trec import positions
+from polars_rankmetrics.trec import compiled
 from polars_rankmetrics.trec.measures import Measure
 from polars_rankmetrics.trec.measures import measures as parse_measures
 
@@ -182,8 +181,8 @@ def _by_buckets(
     if judged.schema.get("sample") != pl.String:
         return None
     if trec_kernel.supported(keys):
-        return _compiled(run, judged, keys, trec)
-    spans = _topic_spans(judged)
+        return compiled.evaluate(run, judged, keys, trec)
+    spans = compiled.topic_spans(judged)
     parts = []
     try:
         for bucket in run.buckets():
@@ -201,73 +200,6 @@ def _by_buckets(
     except Unbucketed:
         return None
     return pl.concat(parts, how="vertical") if parts else None
-
-
-def _compiled(
-    run: TrecRun, qrels: pl.DataFrame, keys: Sequence[MetricKey], trec: TrecOptions
-) -> pl.DataFrame | None:
-    """:func:`_by_buckets` in compiled code: each bucket's topics put in trec_eval's order and
-    given their codes (:func:`~polars_rankmetrics.trec.positions.ranked_codes`), then every
-    key of every topic in one pass (:func:`~polars_rankmetrics.metrics.trec_kernel.
-    evaluate_topics`). None where the qrels are not plain (string docnos, integer relevances,
-    no null), or where a bucket holds a NaN score or the qrels a docno twice in a topic: the
-    whole path names the problem."""
-    schema = qrels.schema
-    plain = schema.get("label") == pl.String and (schema.get("truth") or pl.Null).is_integer()
-    if not plain or qrels.select("sample", "label", "truth").null_count().sum_horizontal()[0]:
-        return None
-    spans = _topic_spans(qrels)
-    if spans is None:
-        qrels = qrels.sort("sample", maintain_order=True)
-        spans = _topic_spans(qrels)
-        assert spans is not None
-    qrels_off, qrels_data = positions.strings(qrels.get_column("label").to_arrow())
-    relevance = qrels.get_column("truth").cast(pl.Int64).to_numpy()
-    max_docs = -1 if trec.max_docs is None else trec.max_docs
-    parts = []
-    try:
-        for bucket in run.buckets():
-            starts = pl.any_horizontal(
-                pl.col(k).ne_missing(pl.col(k).shift(1)) for k in ("run", "sample")
-            )
-            heads = bucket.with_row_index("__at").filter(starts).select("__at", "run", "sample")
-            found = [spans.get(str(t), (0, -1)) for t in heads.get_column("sample")]
-            span = np.array([[lo for lo, _ in found], [lo + max(n, 0) for lo, n in found]])
-            bounds = np.append(heads.get_column("__at").to_numpy(), bucket.height)
-            run_off, run_data = positions.strings(bucket.get_column("label").to_arrow())
-            scores = bucket.get_column("score").cast(pl.Float64).to_numpy()
-            codes, code_starts, ok = positions.ranked_codes(
-                bounds.astype(np.int64), scores, run_off, run_data, span.astype(np.int64),
-                qrels_off, qrels_data, relevance, max_docs, trec.judged_only,
-            )  # fmt: skip
-            if not ok:
-                return None
-            values = trec_kernel.evaluate_topics(
-                codes, code_starts, relevance, span, keys, trec.relevance_level,
-                judged_only=trec.judged_only,
-            )  # fmt: skip
-            table = pl.DataFrame(values, schema=[str(key) for key in keys], orient="row")
-            kept = pl.Series([n >= 0 for _, n in found])
-            parts.append(pl.concat([heads.drop("__at"), table], how="horizontal").filter(kept))
-    except Unbucketed:
-        return None
-    evaluated = pl.concat(parts, how="vertical") if parts else None
-    return evaluated if evaluated is not None and evaluated.height else None
-
-
-def _topic_spans(qrels: pl.DataFrame) -> dict[str, tuple[int, int]] | None:
-    """Where each topic's rows of ``qrels`` are (offset, length), where each topic's rows come
-    one after another (as in a qrels file in topic order): a bucket's qrels are then slices of
-    them, not a copy of the whole filtered. None otherwise."""
-    starts = pl.col("sample").ne_missing(pl.col("sample").shift(1))
-    at = qrels.select(pl.int_range(pl.len()).alias("at"), "sample").filter(starts)
-    if at.height != qrels.get_column("sample").n_unique():
-        return None
-    ends = [*at.get_column("at").to_list()[1:], qrels.height]
-    return {
-        str(topic): (start, end - start)
-        for (start, topic), end in zip(at.iter_rows(), ends, strict=True)
-    }
 
 
 def _in_position_order(
