@@ -4,11 +4,13 @@ same rows, on runs with ties, string docnos and qrels in the pool but unjudged."
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -16,6 +18,9 @@ from polars.testing import assert_frame_equal
 import polars_rankmetrics as rm
 from polars_rankmetrics.inputs import run_lines, trec
 from polars_rankmetrics.trec import compiled
+from polars_rankmetrics.trec.measures import measures
+
+evaluate_module = sys.modules["polars_rankmetrics.evaluate"]
 
 _NUMBERS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=64).map(repr),
@@ -90,3 +95,41 @@ def test_values_are_those_of_the_frame_route(files, max_docs, judged_only, level
     for table in (got, small):
         assert_frame_equal(table.drop("value"), expected.drop("value"))
         assert_frame_equal(table, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"judged_only": True}, {"complete": True}, {"relevance_level": 2, "max_docs": 5}],
+)
+def test_evaluate_takes_the_one_pass_route_with_duckdbs_values(options):
+    # evaluate's TREC keys on Polars (the one-pass route of trec_eval) against DuckDB's SQL
+    # views of the same keys, per topic and their means, on tied scores and two runs.
+    rng = np.random.default_rng(3)
+    run = pl.DataFrame({
+        "run": rng.choice(["a", "b"], 1500), "sample": rng.integers(0, 25, 1500).astype(str),
+        "label": rng.integers(0, 200, 1500).astype(str),
+        "score": np.round(rng.random(1500), 1),
+    }).unique(["run", "sample", "label"])  # fmt: skip
+    qrels = pl.DataFrame({
+        "sample": rng.integers(0, 25, 400).astype(str),
+        "label": rng.integers(0, 200, 400).astype(str), "truth": rng.integers(-1, 4, 400),
+    }).unique(["sample", "label"])  # fmt: skip
+    keys = [m.name for m in measures("all_trec") if m.key is not None]
+    results, one_pass = [], evaluate_module._in_one_pass
+
+    def recorded(*args, **kwargs):
+        results.append(one_pass(*args, **kwargs))
+        return results[-1]
+
+    try:
+        evaluate_module._in_one_pass = recorded
+        for per_sample in (True, False):
+            got = rm.evaluate(run, keys, truth_table=qrels, by="run", per_sample=per_sample,
+                              **options)  # fmt: skip
+            expected = rm.evaluate(run, keys, truth_table=qrels, by="run", engine="duckdb",
+                                   per_sample=per_sample, **options)  # fmt: skip
+            assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    finally:
+        evaluate_module._in_one_pass = one_pass
+    # The Polars calls took the one-pass route; the DuckDB calls, their engine's.
+    assert [r is not None for r in results] == [True, False, True, False]
