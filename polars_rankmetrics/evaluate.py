@@ -243,10 +243,10 @@ def _evaluated(
     """The result of one part's keys (:func:`~polars_rankmetrics.key_rules.key_parts`): the
     means, per-sample values, or with ``interval["level"]`` the means and their intervals."""
     data, keys, context = part.data, part.keys, part.context
-    in_one_pass = _in_one_pass(run, cols, part, per_sample=per_sample)
-    if interval["level"] is None and in_one_pass is not None:
-        return in_one_pass
     if interval["level"] is None:
+        in_one_pass = _in_one_pass(run, cols, part, per_sample=per_sample)
+        if in_one_pass is not None:
+            return in_one_pass
         result = run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
                               per_sample=per_sample)  # fmt: skip
         return _geometric(result, keys)
@@ -270,13 +270,13 @@ def _evaluated(
 
 
 def _in_one_pass(run: Run, cols: Columns, part: Part, *, per_sample: bool) -> pl.DataFrame | None:
-    """The TREC keys of a part on the Polars engine without a memory budget as
+    """The TREC keys of a part on the Polars engine, without a memory budget or weights, as
     :func:`~polars_rankmetrics.trec_eval` computes them
     (:func:`~polars_rankmetrics.engines.trec_pass.topic_values`: the run sorted once, every key
     in one pass), per sample or their means; None where the part is not one such
     (the driver then evaluates it)."""
     qrels, keys = part.truth_table, part.keys
-    if run.engine.name != "polars" or run.memory_limit is not None:
+    if run.engine.name != "polars" or run.memory_limit is not None or cols.weight is not None:
         return None
     if not isinstance(qrels, topk.Qrels) or not trec_kernel.supported(keys):
         return None

@@ -31,8 +31,9 @@ def topic_values(
     (``per_sample``), computed in one pass over the run's rows in trec_eval's order joined
     with the qrels (:func:`~polars_rankmetrics.metrics.trec.in_position_order`: no measure
     sorts); the run sorted once. None where the input is one that ``evaluate`` refuses or may
-    refuse (a bad relevance, a missing column, a null or NaN score, a docno twice in a topic,
-    no run row), so that it names the problem. ``checked``: the run is a bucket of
+    refuse (a bad relevance, a missing column, a score that is not a float, a null or NaN
+    score, a null in the qrels, a docno twice in a topic, no run row), so that it names the
+    problem. ``checked``: the run is a bucket of
     :meth:`~polars_rankmetrics.inputs.trec.TrecRun.buckets`, which has no such row and holds
     each topic's rows one after another, so the run's checks are skipped and its sort reads
     the topics' order."""
@@ -42,7 +43,8 @@ def topic_values(
         names = [cols.sample, cols.label]
         topk.check_key_types(run_schema, qrels_schema, names, ("run", "qrels"))
         missing = [name for name in cols.by if name not in run_schema]
-        if missing or not run_schema[cols.score].is_numeric():
+        # Integer and decimal scores are evaluate's to check (a 64-bit float holds them?).
+        if missing or not run_schema[cols.score].is_float():
             return None
         read = [cols.sample, cols.label, cols.truth]
         qrels_nulls = judged.select(pl.any_horizontal(pl.col(read).is_null()).any())
