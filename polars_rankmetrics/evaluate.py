@@ -8,13 +8,14 @@ from typing import Any, Unpack
 import polars as pl
 
 from polars_rankmetrics.checks import validation
-from polars_rankmetrics.engines import driver
+from polars_rankmetrics.engines import driver, topk, trec_pass
 from polars_rankmetrics.engines.key_rules import Part, TrecOptions, joined, key_parts
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_intervals, intervals
 from polars_rankmetrics.inference.samples import per_sample_keys, sample_groups, supported_keys
 from polars_rankmetrics.inference.units import unit_intervals, unit_tables
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
+from polars_rankmetrics.metrics import trec_kernel
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import MetricKey, parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -243,6 +244,9 @@ def _evaluated(
     means, per-sample values, or with ``interval["level"]`` the means and their intervals."""
     data, keys, context = part.data, part.keys, part.context
     if interval["level"] is None:
+        in_one_pass = _in_one_pass(run, cols, part, per_sample=per_sample)
+        if in_one_pass is not None:
+            return in_one_pass
         result = run.evaluate(data, cols, keys, parameters=context, inputs=inputs,
                               per_sample=per_sample)  # fmt: skip
         return _geometric(result, keys)
@@ -263,6 +267,35 @@ def _evaluated(
             result = intervals(groups, by_types, inner, keys, level=ci, n_boot=n_boot,
                                seed=seed, method=ci_method, context=context)  # fmt: skip
     return _geometric(inner.restored(result), keys)
+
+
+def _in_one_pass(run: Run, cols: Columns, part: Part, *, per_sample: bool) -> pl.DataFrame | None:
+    """The TREC keys of a part on the Polars engine, without a memory budget or weights, as
+    :func:`~polars_rankmetrics.trec_eval` computes them
+    (:func:`~polars_rankmetrics.engines.trec_pass.topic_values`: the run sorted once, every key
+    in one pass), per sample or their means; None where the part is not one such
+    (the driver then evaluates it)."""
+    qrels, keys = part.truth_table, part.keys
+    if run.engine.name != "polars" or run.memory_limit is not None or cols.weight is not None:
+        return None
+    if not isinstance(qrels, topk.Qrels) or not trec_kernel.supported(keys):
+        return None
+    preparation = qrels.preparation
+    trec = TrecOptions(part.context.relevance_level, preparation.max_docs,
+                       preparation.judged_only, preparation.complete)  # fmt: skip
+    values = trec_pass.topic_values(part.data, qrels.table, keys, trec, cols.in_source())
+    if values is None or values.height == 0:  # no topic in common: the driver refuses
+        return None
+    names = [str(key) for key in keys]
+    if per_sample:  # trec_eval's 0 / 0 is NaN, as the driver gives it
+        return values.sort(list(cols.in_source().sample_keys))
+    means = [
+        (pl.col(str(key)).log() if key.metric.geometric else pl.col(str(key))).mean()
+        for key in keys
+    ]
+    by = list(cols.in_source().by)
+    result = values.group_by(by).agg(means).sort(by) if by else values.select(means)
+    return _geometric(result.select(*by, *names), keys)
 
 
 def _geometric(result: pl.DataFrame, keys: Sequence[MetricKey]) -> pl.DataFrame:

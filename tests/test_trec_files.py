@@ -379,9 +379,9 @@ def test_run_file_read_by_buckets_gives_trec_evals_lines(layout, tmp_path, capsy
     (tmp_path / "qrels").write_text("\n".join(judged) + "\n")
     monkeypatch.setattr(trec, "_BUCKET_BYTES", 5_000)  # a topic a bucket (3 topics)
     read, whole = [], []
-    buckets, read_whole = trec.TrecRun.buckets, trec.TrecRun.read
+    texts, read_whole = trec.TrecRun.texts, trec.TrecRun.read
     monkeypatch.setattr(
-        trec.TrecRun, "buckets", lambda self: (read.append(b) or b for b in buckets(self))
+        trec.TrecRun, "texts", lambda self, size=None: (read.append(b) or b for b in texts(self))
     )
     monkeypatch.setattr(trec.TrecRun, "read", lambda self: whole.append(1) or read_whole(self))
     status = main(["trec", "-m", "all_trec", str(tmp_path / "qrels"), str(tmp_path / "run")])

@@ -221,23 +221,33 @@ class TrecRun:
         So each bucket holds each of its topics' rows one after another.
         The message of a malformed line is :meth:`read`'s to give."""
         files = _files(self.paths, "run")
+        seen: set[tuple[str, str]] = set()
+        for part in self.texts(size):
+            frame = _simplest([part], _RUN)
+            if frame is None:
+                raise Unbucketed("a line not of the simplest form")
+            pairs = set(frame.select("tag", "qid").unique().iter_rows())
+            if not seen.isdisjoint(pairs) or _topic_runs(frame) != len(pairs):
+                raise Unbucketed("a topic in two places of the file")
+            seen |= pairs
+            yield _run_columns(frame.lazy(), files).collect()
+
+    def texts(self, size: int | None = None) -> Iterator[bytes]:
+        """The run's text in pieces of whole lines of about ``size`` bytes (None:
+        ``_BUCKET_BYTES``), each cut where the topic id changes, none holding a whitespace
+        character other than the space and the newline, or a comment sign: what
+        :meth:`buckets` parses. Raises :class:`Unbucketed` where the run is not one
+        uncompressed file, or a piece holds such a character."""
+        files = _files(self.paths, "run")
         if len(files) != 1 or _size(files[0]) != Path(files[0]).stat().st_size:
             raise Unbucketed("not one uncompressed file")
         if Path(files[0]).stat().st_size == 0:
             raise Unbucketed("an empty file")
-        seen: set[tuple[str, str]] = set()
         with open(files[0], "rb") as file:
             for part in _topic_texts(file, size or _BUCKET_BYTES):
                 if any(bytes([c]) in part for c in _SPECIAL):
                     raise Unbucketed("a line not of the simplest form")
-                frame = _simplest([part], _RUN)
-                if frame is None:
-                    raise Unbucketed("a line not of the simplest form")
-                pairs = set(frame.select("tag", "qid").unique().iter_rows())
-                if not seen.isdisjoint(pairs) or _topic_runs(frame) != len(pairs):
-                    raise Unbucketed("a topic in two places of the file")
-                seen |= pairs
-                yield _run_columns(frame.lazy(), files).collect()
+                yield part
 
 
 def _topic_runs(frame: pl.DataFrame) -> int:
