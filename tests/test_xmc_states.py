@@ -62,7 +62,7 @@ def test_states_of_partitions_give_napkinxc_coverage_and_the_macro_averages(engi
                                        err_msg=f"{name}@{j}")  # fmt: skip
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(data=st.data(), n=st.integers(1, 3))
 def test_finalize_of_partitions_is_the_reference_of_the_union(data, n):
     """Tied scores, true labels without a prediction, sample weights, two models (by=), and
