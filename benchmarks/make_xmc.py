@@ -7,7 +7,8 @@ label ids, so label 0 is the most frequent), and ``depth`` predictions with floa
 decimals (ties happen), each true label predicted with probability 0.6, mostly near the top.
 Written to ``benchmarks/out/xmc-<samples>/`` (``--small``: a tiny run in a temporary
 directory) as ``predictions/part-*.parquet`` (integer ids),
-``truth.parquet`` and ``propensities.parquet`` (from a simulated training set's label counts by
+``truth.parquet``, ``train.parquet`` (a simulated training set's true labels, 5 draws per
+sample) and ``propensities.parquet`` (from its label counts by
 :func:`polars_rankmetrics.label_propensities`' model), in chunks, so memory stays small.
 """
 
@@ -84,6 +85,7 @@ def generate(directory: Path, samples: int, depth: int, labels: int, chunk_sampl
         "sample": np.repeat(np.arange(samples), 5),
         "label": _zipf_labels(rng, 5 * samples, labels),
     }).unique()  # fmt: skip
+    training.write_parquet(directory / "train.parquet")
     every = pl.int_range(0, labels, eager=True, dtype=pl.Int64)
     rm.label_propensities(training, labels=every).write_parquet(directory / "propensities.parquet")
     print(directory, truth.height, "true labels")

@@ -3,7 +3,9 @@
 -- tp, the label's expected true predictions within its samples' top k; fp, its expected false
 -- ones; support, its true samples (scored or not); each summed with the sample weights. A scored
 -- row of a tied block spanning positions a..b lies within the top k with chance
--- (min(b, k) - a + 1) / (b - a + 1); an unscored true label is never predicted. Counts of
+-- (min(b, k) - a + 1) / (b - a + 1); an unscored true label is never predicted. Only the true
+-- rows and the rows whose block starts within k are counted at k (the others' share is 0): a
+-- label predicted only below k has no row at k. Counts of
 -- disjoint sets of samples add up; the averages over labels are the Python side's
 -- (polars_rankmetrics.metrics.label_averages), or rankmetrics_topk_label_summary's.
 CREATE OR REPLACE VIEW rankmetrics_topk_label_counts AS
@@ -22,7 +24,7 @@ FROM (
         END AS share
     FROM rankmetrics_rank_table AS t
     CROSS JOIN rankmetrics_cutoffs AS k
-    WHERE k.k IS NOT NULL
+    WHERE k.k IS NOT NULL AND (t.truth > 0 OR t.block_start <= k.k)
 ) AS r
 JOIN rankmetrics_sample_counts AS s ON s.grp = r.grp AND s.sample = r.sample
 GROUP BY r.grp, r.label, r.k;

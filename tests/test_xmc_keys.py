@@ -310,13 +310,11 @@ def test_label_keys_follow_their_definitions(engine, data):
                                        atol=1e-12, err_msg=key)  # fmt: skip
 
 
-def test_label_keys_have_no_per_sample_value_nor_state():
+def test_label_keys_have_no_per_sample_value():
     predictions = pl.DataFrame({"sample": [0, 1], "label": ["a", "b"], "score": [1.0, 0.5]})
     truth = pl.DataFrame({"sample": [0, 1], "label": ["a", "a"]})
     with pytest.raises(ValueError, match="macro_recall@1 is averaged over labels: it has no"):
         rm.evaluate(predictions, "macro_recall@1", truth_table=truth, per_sample=True)
-    with pytest.raises(ValueError, match="a state cannot keep label_coverage@2: averaged over"):
-        rm.state(predictions, "label_coverage@2", truth_table=truth)
     with pytest.raises(ValueError, match="label_coverage@2 is computed over labels"):
         rm.compare(predictions.with_columns(m=pl.lit("x")), "label_coverage@2",
                    truth_table=truth, by="m", baseline="x")  # fmt: skip

@@ -31,8 +31,8 @@ from polars_rankmetrics.metrics.registry import Context, MetricKey
 # column per key) and of the per-label tables of :mod:`polars_rankmetrics.metrics.label_averages`
 # (``labels``: label counts; ``curves``: score counts; ``precisions``: per group and label,
 # ``precision_sum``, the weighted sum of the lrap precisions of the label's positive cells;
-# ``topk_labels``: per group, label and cut-off, the expected true and false predictions within
-# the top k and the true samples, weighted);
+# ``topk_labels``: per group and label, the true samples and at each cut-off K the expected true
+# and false predictions within the top K, weighted, ``support``, ``tp@K`` and ``fp@K``);
 # ``samples``: the ``by`` columns and the sample id, a row per sample (what an evaluation state
 # hashes).
 TABLES = ("sums", "per_sample", "samples", "labels", "curves", "precisions", "topk_labels")

@@ -24,8 +24,11 @@ def engine_share(tables: Sequence[str], per_sample_share: float) -> float:
     """The share of the budget an engine gets in a run collecting ``tables``: its
     ``per_sample_share`` where the run also collects each sample's values (intervals,
     comparisons, the HTML report), whose frames, split by group and written to disk bucket by
-    bucket, leave memory in the allocators beside the engine's work."""
-    return per_sample_share if "per_sample" in tables else ENGINE_SHARE
+    bucket, leave memory in the allocators beside the engine's work, or a top-k table's counts
+    per label (``topk_labels``), whose running total over the buckets, a row per label seen,
+    is held beside it."""
+    held = "per_sample" in tables or "topk_labels" in tables
+    return per_sample_share if held else ENGINE_SHARE
 
 
 # Peak bytes per row while a Polars bucket is ranked: the sort's copy of the input columns, the

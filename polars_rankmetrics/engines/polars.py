@@ -33,7 +33,12 @@ from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics import ranking as rx
 from polars_rankmetrics.metrics.classification import predicted
-from polars_rankmetrics.metrics.label_averages import LABEL, label_counts, score_counts
+from polars_rankmetrics.metrics.label_averages import (
+    LABEL,
+    label_counts,
+    score_counts,
+    topk_label_columns,
+)
 from polars_rankmetrics.metrics.ranks import (
     BLOCK_START,
     LABELS,
@@ -518,40 +523,46 @@ class PolarsSession:
     def _topk_label_counts(
         self, group: list[pl.Expr], context: Context, cuts: Sequence[int]
     ) -> pl.LazyFrame:
-        """Per group, label and cut-off K of ``cuts`` (``cut``): ``tp`` and ``fp``, the label's
-        expected true and false predictions within its samples' top K (a scored row of a tied
-        block spanning a..b lies there with chance (min(b, K) - a + 1) / (b - a + 1)), and
-        ``support``, its true samples, each summed with the sample weights (a top-k table's
-        rows of true labels without a prediction take their sample's weight)."""
+        """Per group and label, the top-k label counts (:func:`~polars_rankmetrics.metrics.
+        label_averages.topk_label_columns`): ``support``, its true samples, and at each cut-off
+        K of ``cuts`` ``tp@K`` and ``fp@K``, its expected true and false predictions within its
+        samples' top K (a scored row of a tied block spanning a..b lies there with chance
+        (min(b, K) - a + 1) / (b - a + 1)), each summed with the sample weights (a top-k
+        table's rows of true labels without a prediction take their sample's weight).
+
+        Only the true rows and the rows whose block starts within the largest K are grouped
+        (a label predicted below every K of its samples counts nothing), in one pass for every
+        K; a top-k piece in rank order carries its ranks (``Rows.carries_ranks``), read instead
+        of windows."""
         cols = self.cols
-        ranked = window_ranks(
-            self.lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
-            n_labels=context.n_labels, blocks=True, top_k=context.top_k,
-        )  # fmt: skip
+        lf = self.lf
+        if not context.rows.carries_ranks:
+            lf = window_ranks(
+                lf, sample=cols.sample_keys, score=cols.score, truth=cols.truth,
+                n_labels=context.n_labels, blocks=True, top_k=context.top_k,
+            )  # fmt: skip
         true = is_positive(cols.truth, self.lf.collect_schema()[cols.truth])
         weight = (
             pl.col(cols.weight).cast(pl.Float64).max().over(cols.sample_keys)
             if cols.weight
             else pl.lit(1.0)
         )
-        rows = ranked.with_columns(weight.alias("__w"), true.alias("__true")).cache()
         start, end = pl.col(BLOCK_START), pl.col(RANK)
         w, is_true, scored = pl.col("__w"), pl.col("__true"), pl.col(cols.score).is_not_null()
-        parts = []
-        for k in cuts:
+        counted = lf.with_columns(weight.alias("__w"), true.alias("__true")).filter(
+            is_true | (scored & (start <= max(cuts, default=0)))
+        )
+
+        def share(k: int) -> pl.Expr:
             within = (pl.min_horizontal(end, k) - start + 1).clip(lower_bound=0).cast(pl.Float64)
-            share = pl.when(scored).then(within / (end - start + 1)).otherwise(0.0)
-            parts.append(
-                rows.group_by([*group, pl.col(cols.label).alias(LABEL)])
-                .agg(
-                    (w * share).filter(is_true).sum().alias("tp"),
-                    (w * share).filter(~is_true).sum().alias("fp"),
-                    w.filter(is_true).sum().alias("support"),
-                )
-                .with_columns(pl.lit(k, dtype=pl.Int64).alias("cut"))
-            )
-        names = [e.meta.output_name() for e in group]
-        return pl.concat(parts).select(*names, LABEL, "cut", "tp", "fp", "support")
+            return w * pl.when(scored).then(within / (end - start + 1)).otherwise(0.0)
+
+        named = {k: topk_label_columns(k) for k in cuts}
+        return counted.group_by([*group, pl.col(cols.label).alias(LABEL)]).agg(
+            w.filter(is_true).sum().alias("support"),
+            *(share(k).filter(is_true).sum().alias(named[k][0]) for k in cuts),
+            *(share(k).filter(~is_true).sum().alias(named[k][1]) for k in cuts),
+        )  # fmt: skip
 
     def bytes_per_row(self) -> float:
         return polars_bytes_per_row(self.schema(), self.cols)
@@ -579,7 +590,10 @@ class PolarsEngine:
         yield PolarsSession(lazy_inside(data, cols), cols, rows)
 
     def reads_scanned_ranks(self, keys: Sequence[MetricKey]) -> bool:
-        return ranks_positives_only(keys)
+        """The positive-rows plan of the keys over samples reads the carried ranks, and so do
+        the per-label top-k counts (:meth:`PolarsSession._topk_label_counts`)."""
+        over_cuts = [k for k in keys if k.metric.reduction == "topk_labels"]
+        return bool(over_cuts) or ranks_positives_only([k for k in keys if k not in over_cuts])
 
 
 def lazy_inside(data: Source | Any, cols: Columns) -> pl.LazyFrame:

@@ -223,14 +223,23 @@ def _cells(
     return result
 
 
+def topk_label_columns(k: int) -> tuple[str, str]:
+    """The columns of the top-k label counts at cut-off ``k``: ``tp@k`` and ``fp@k``, a label's
+    expected true and false predictions within its samples' top k. The counts hold, per group
+    and label, ``support`` (its true samples) and these at each cut-off a run asks for: a row
+    per label, whatever the number of cut-offs."""
+    return f"tp@{k}", f"fp@{k}"
+
+
 def topk_label_scores(counts: Frame, group: Sequence[str], kind: str, k: int) -> Frame:
     """Per ``group``, one label-level top-k score (column ``kind``) at cut-off ``k`` from the
-    top-k label counts (``cut``, ``tp``, ``fp``, ``support`` per label): ``coverage``, the
+    top-k label counts (``support`` and :func:`topk_label_columns` per label): ``coverage``, the
     labels with ``tp > 0`` over those with ``support > 0`` (napkinXC's coverage@k: labels of
     the truth); ``precision``, ``tp / (tp + fp)`` averaged over the labels predicted within the
     top k; ``recall``, ``tp / support`` averaged over the labels with a true sample (the labels
     napkinXC's macro averages count). NaN where no label counts."""
-    tp, fp, support = pl.col("tp"), pl.col("fp"), pl.col("support")
+    tp, fp = (pl.col(name) for name in topk_label_columns(k))
+    support = pl.col("support")
     if kind == "coverage":
         true = (support > 0).sum()
         value = pl.when(true > 0).then((tp > 0).sum() / true).otherwise(_NAN)
@@ -238,8 +247,7 @@ def topk_label_scores(counts: Frame, group: Sequence[str], kind: str, k: int) ->
         value = (tp / (tp + fp)).filter(tp + fp > 0).mean()
     else:
         value = (tp / support).filter(support > 0).mean()
-    rows = counts.filter(pl.col("cut") == k)
-    return rows.group_by(list(group)).agg(value.cast(pl.Float64).fill_null(_NAN).alias(kind))
+    return counts.group_by(list(group)).agg(value.cast(pl.Float64).fill_null(_NAN).alias(kind))
 
 
 def label_means(

@@ -43,9 +43,10 @@ average)`` how :mod:`polars_rankmetrics.metrics.label_averages` turns that table
   probability losses (``log_loss_macro``, ``brier_micro``, ...) sums over the distinct scores,
   and the calibration errors (``ece_micro@10``: ``k`` is the number of bins) sums over bins of
   them;
-- ``reduction="topk_labels"`` (``label_coverage@K``, ``macro_precision@K``, ...): per label
-  and cut-off K, the weighted expected true and false predictions within the samples' top K
-  and the label's true samples (``rankmetrics_topk_label_counts``).
+- ``reduction="topk_labels"`` (``label_coverage@K``, ``macro_precision@K``, ...): per label,
+  its true samples and at each cut-off K the weighted expected true and false predictions
+  within the samples' top K (``rankmetrics_topk_label_counts``, a row per label and cut-off,
+  kept as a row per label: :func:`~polars_rankmetrics.metrics.label_averages.topk_label_columns`).
 
 A metric that reads its scores as probabilities (``probabilities``: the log loss and Brier keys,
 :mod:`polars_rankmetrics.metrics.probabilities`) needs every score in [0, 1].

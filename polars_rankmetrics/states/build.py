@@ -26,6 +26,8 @@ from polars_rankmetrics.states.params import params_of
 
 # The tables a state of the per-label report keeps, and the keys whose checks they need.
 PER_LABEL_TABLES = ("labels", "curves", "precisions")
+# The per-label tables a state keeps, and the columns besides the group and label that key them.
+LABEL_PARTS = {"labels": (), "curves": ("score",), "precisions": (), "topk_labels": ()}
 PER_LABEL_KEYS = (MetricKey("f1_macro"), MetricKey("roc_auc_macro"), MetricKey("lwlrap"))
 
 
@@ -125,13 +127,6 @@ def state(
             "come from trec_eval's ordering of the run, and some are geometric means or sums "
             "over topics; evaluate them with rm.evaluate or rm.trec_eval"
         )
-    over_cuts = [str(k) for k in keys if k.metric.reduction == "topk_labels"]
-    if over_cuts:
-        raise ValueError(
-            f"a state cannot keep {', '.join(over_cuts)}: averaged over labels from per-label "
-            "counts at each cut-off, which a state does not record; evaluate them with "
-            "rm.evaluate"
-        )
     context = parameters(
         log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
     )
@@ -151,6 +146,7 @@ def state(
     tables = [*(["sums"] if sample_keys else []), "samples"]
     tables += ["per_sample"] if intervals and columns else []
     tables += [t for t in PER_LABEL_TABLES if per_label or _reads(keys, t)]
+    tables += ["topk_labels"] if _reads(keys, "topk_labels") else []
     # A dense table's label set, recorded per group, comes from the label counts, a row per
     # (group, label) that the engines give in the same pass.
     label_set = truth_table is None
@@ -231,10 +227,10 @@ def _rows(
         names = [c for c in units.columns if c not in (*by, fmt.UNIT)]
         rows.append(fmt.long_rows(units, by, "units", names, unit=fmt.UNIT))
     label_type: pl.DataType = pl.Null()
-    for table in PER_LABEL_TABLES:
+    for table, extra in LABEL_PARTS.items():
         if table not in collected:
             continue
-        keys_of = [*group, LABEL, *(["score"] if table == "curves" else [])]
+        keys_of = [*group, LABEL, *extra]
         combined = combine(collected.pop(table), keys_of)
         if table == "curves" and score_decimals is not None:
             rounded = pl.col("score").round(score_decimals) + 0.0

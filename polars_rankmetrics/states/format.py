@@ -3,8 +3,8 @@
 Columns, in order: the ``by`` columns, then
 
 - ``rm_part``: what a row belongs to (:data:`PARTS`);
-- ``rm_label``: the label (parts ``labels``, ``curves``, ``precisions``, ``labelset``), else
-  null;
+- ``rm_label``: the label (parts ``labels``, ``curves``, ``precisions``, ``topk_labels``,
+  ``labelset``), else null;
 - ``rm_score``: the distinct score, ``-0.0`` as ``0.0`` (part ``curves``), else null;
 - ``rm_unit``: the resampling unit (part ``units``), the sample hash (part ``sketch``) or the
   fingerprint of the label set (part ``labelset``), else null
@@ -24,7 +24,13 @@ The parts:
   kept for intervals and paired tests);
 - ``labels``, per group and label: ``tp``, ``fp``, ``fn``; ``curves``, per group, label and
   score: ``pos``, ``neg``; ``precisions``, per group and label: the label precisions of lwlrap
-  (:mod:`polars_rankmetrics.metrics.label_averages`);
+  (:mod:`polars_rankmetrics.metrics.label_averages`); ``topk_labels``, per group and label,
+  the counts of the keys over labels of a top-k table (``label_coverage@K``,
+  ``macro_precision@K``, ``macro_recall@K``): ``support``, the label's true samples, and at
+  each of their cut-offs K ``tp@K`` and ``fp@K``, its expected true and false predictions
+  within its samples' top K, each summed with the sample weights
+  (``rankmetrics_topk_label_counts``). Sums over disjoint samples, so the merge is exact: a
+  label's ``tp@K`` is positive in the union where it is in some state (the coverage's count);
 - ``sketch``, per group: the :data:`SKETCH` smallest distinct sample hashes, each with
   ``samples`` = how many of the merged states hold that sample;
 - ``labelset``, per group of a dense table (a top-k table's label space is ``n_labels``, and its
@@ -56,7 +62,7 @@ PART, LABEL, SCORE, UNIT, NAME, VALUE = (
 FORMAT_COLUMN, PARAMS = "rm_format", "rm_params"
 IDENTITY = (PART, LABEL, SCORE, UNIT, NAME)
 COLUMNS = (*IDENTITY, VALUE, FORMAT_COLUMN, PARAMS)
-PARTS = ("sums", "units", "labels", "curves", "precisions", "sketch", "labelset")
+PARTS = ("sums", "units", "labels", "curves", "precisions", "topk_labels", "sketch", "labelset")
 SAMPLES, STATES = "samples", "states"
 
 

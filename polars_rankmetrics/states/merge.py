@@ -37,8 +37,9 @@ SOURCE = "__rm_state"
 @dataclass
 class Merged:
     """Merged states: the tables per ``cols.by`` group (inside names), as the driver names
-    them (``sums``, ``labels``, ``curves``, ``precisions``), each group's resampling units
-    (``units``: the unit sums, a row per group and unit), the parameters and the context."""
+    them (``sums``, ``labels``, ``curves``, ``precisions``, ``topk_labels``), each group's
+    resampling units (``units``: the unit sums, a row per group and unit), the parameters and
+    the context."""
 
     cols: Columns
     params: dict[str, Any]
@@ -224,7 +225,8 @@ def _tables(merged: pl.DataFrame, cols: Columns) -> dict[str, list[pl.DataFrame]
     )  # fmt: skip
     if sums is not None:
         tables["sums"] = [sums.drop("__one", strict=False)]
-    for part, extra in (("labels", []), ("curves", [fmt.SCORE]), ("precisions", [])):
+    parts = {"labels": [], "curves": [fmt.SCORE], "precisions": [], "topk_labels": []}
+    for part, extra in parts.items():
         table = _part(merged, part, [*by, fmt.LABEL, *extra])
         if table is not None:
             table = table.rename({fmt.LABEL: LABEL, fmt.SCORE: "score"}, strict=False)

@@ -18,7 +18,7 @@ from polars_rankmetrics.metrics.sums import means, undefined_as_nan, weight_colu
 from polars_rankmetrics.metrics.undefined import label_cases, sample_cases, warn
 
 # The per-label tables a reduction over labels reads, and their keys besides the group.
-LABEL_TABLES = {"labels": ("label",), "curves": ("label", "score"), "topk_labels": ("label", "cut")}
+LABEL_TABLES = {"labels": ("label",), "curves": ("label", "score"), "topk_labels": ("label",)}
 # Every table that adds up over buckets, with its keys besides the group: each bucket's is added
 # to the running total as it comes, so that many buckets do not hold many tables (the score
 # counts of 100 labels with 1,001 distinct scores are 100k rows a bucket and model).

@@ -32,6 +32,7 @@ from polars_rankmetrics.engines.sql.export import (
     views_read,
 )
 from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.metrics.label_averages import topk_label_columns
 from polars_rankmetrics.metrics.registry import Context, MetricKey
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
 
@@ -282,9 +283,21 @@ class SQLSession:
     def score_counts(self) -> pl.DataFrame:
         return self._grouped("SELECT grp, label, score, pos, neg FROM rankmetrics_score_counts")
 
-    def topk_label_counts(self) -> pl.DataFrame:
+    def topk_label_counts(self, cuts: Sequence[int]) -> pl.DataFrame:
+        """The view's rows (grp, label, cut) as the top-k label counts are kept: a row per
+        label, ``support`` and each cut-off's columns
+        (:func:`~polars_rankmetrics.metrics.label_averages.topk_label_columns`); a cut-off
+        whose rows lack a label (one predicted below it) counts 0 there."""
+        columns = []
+        for k in cuts:
+            for name, value in zip(topk_label_columns(k), ("tp", "fp"), strict=True):
+                columns.append(
+                    f"coalesce(max(CASE WHEN cut = {int(k)} THEN {value} END), 0) AS "
+                    f"{self._quote(name)}"
+                )
         return self._grouped(
-            "SELECT grp, label, cut, tp, fp, support FROM rankmetrics_topk_label_counts"
+            f"SELECT grp, label, max(support) AS support, {', '.join(columns)} "
+            "FROM rankmetrics_topk_label_counts GROUP BY grp, label"
         )
 
     def label_precisions(self) -> pl.DataFrame:
@@ -298,6 +311,7 @@ class SQLSession:
         summary = self.sample_summary()
         check(summary)
         sample_keys = [k for k in keys if k.metric.reduction == "samples"]
+        cuts = sorted({k.k for k in keys if k.metric.reduction == "topk_labels" and k.k})
         queries: dict[str, Callable[[], pl.DataFrame]] = {
             "sums": lambda: self.sums(sample_keys, context),
             "per_sample": lambda: self.per_sample(sample_keys, context),
@@ -305,7 +319,7 @@ class SQLSession:
             "labels": self.label_counts,
             "curves": self.score_counts,
             "precisions": self.label_precisions,
-            "topk_labels": self.topk_label_counts,
+            "topk_labels": lambda: self.topk_label_counts(cuts),
         }
         return summary, {table: queries[table]() for table in tables}
 

@@ -117,9 +117,10 @@ def _check_request(keys: Sequence[MetricKey], by: Sequence[str]) -> None:
             )
         if key.metric.reduction == "topk_labels":
             raise ValueError(
-                f"{key} is averaged over labels from per-label counts at each cut-off, which a "
-                "state does not record: read it from rankmetrics_topk_label_summary "
-                "(sql/20_topk_label_counts.sql)"
+                f"{key} is averaged over labels from per-label counts at each cut-off, which "
+                "the SQL state does not record: keep its state with polars_rankmetrics.state "
+                "and finalize it with polars_rankmetrics.finalize, or read it from "
+                "rankmetrics_topk_label_summary (sql/20_topk_label_counts.sql)"
             )
 
 
