@@ -24,6 +24,7 @@ from polars_rankmetrics.inference.samples import arrays, means
 from polars_rankmetrics.inference.units import (
     Draws,
     UnitSums,
+    check_same_samples,
     check_unit_test,
     compared_units,
     pair_row,
@@ -262,16 +263,10 @@ def unit_pairs(
     names = list(groups)
     sums = [UnitSums.of(groups[n], keys) for n in names]
     for n, s in zip(names[1:], sums[1:], strict=True):
-        if s.samples is not None and sums[0].samples is not None:
-            differ = np.flatnonzero(s.samples != sums[0].samples)
-            if differ.size:
-                u = int(differ[0])
-                raise ValueError(
-                    f"{describe(n, by)} and {describe(names[0], by)} do not hold the same "
-                    f"samples: unit {u} holds {int(s.samples[u])} and "
-                    f"{int(sums[0].samples[u])} ({differ.size} units differ); comparing all "
-                    "pairs by units needs the same samples in every model"
-                )
+        check_same_samples(
+            s, sums[0], f"{describe(n, by)} and {describe(names[0], by)}",
+            "comparing all pairs by units needs the same samples in every model",
+        )  # fmt: skip
     if test in MANY_TESTS:
         if test == "tukey_hsd":
             raise ValueError(

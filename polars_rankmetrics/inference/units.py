@@ -297,6 +297,21 @@ def unit_intervals(
     return interval_frame(rows, by_types, keys)
 
 
+def check_same_samples(mine: UnitSums, base: UnitSums, names: str, needs: str) -> None:
+    """Two models' unit sums (``names``: the two, as an error message names them), refused
+    where both count their units' samples and a unit's counts differ, naming the first such
+    unit, its two counts and how many differ; ``needs``: what the comparison needs."""
+    if mine.samples is None or base.samples is None:
+        return
+    differ = np.flatnonzero(mine.samples != base.samples)
+    if differ.size:
+        u = int(differ[0])
+        raise ValueError(
+            f"{names} do not hold the same samples: unit {u} holds {int(mine.samples[u])} and "
+            f"{int(base.samples[u])} ({differ.size} units differ); {needs}"
+        )
+
+
 def check_unit_test(test: str) -> None:
     """``test``, refused unless its draws may be units (:data:`UNIT_TESTS`)."""
     if test not in UNIT_TESTS:
@@ -459,16 +474,10 @@ def unit_paired(
         if model_key == base_key:
             continue
         mine = UnitSums.of(table, keys)
-        if mine.samples is not None and base.samples is not None:
-            differ = np.flatnonzero(mine.samples != base.samples)
-            if differ.size:
-                u = int(differ[0])
-                raise ValueError(
-                    f"{describe(model_key, by)} and the baseline {describe(base_key, by)} do "
-                    f"not hold the same samples: unit {u} holds {int(mine.samples[u])} and "
-                    f"{int(base.samples[u])} ({differ.size} units differ); a paired comparison "
-                    "by units needs the same samples in both"
-                )
+        check_same_samples(
+            mine, base, f"{describe(model_key, by)} and the baseline {describe(base_key, by)}",
+            "a paired comparison by units needs the same samples in both",
+        )  # fmt: skip
         rows += _rows(model_key, by, keys, compared_units(mine, base, keys, draws, level), None)
     return result_frame(rows, by_types, correction)
 
