@@ -234,6 +234,18 @@ def result_frame(
     return frame.select(*by_types, *COMPARE_COLUMNS)
 
 
+def keyed_rows(
+    model: tuple[Any, ...], by: Sequence[str], keys: Sequence[MetricKey],
+    numbers: Sequence[dict[str, Any]],
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The result rows of one model: its ``by`` values, the key and the key's ``numbers`` (a
+    dict per key, in the keys' order)."""
+    return [
+        dict(zip(by, model, strict=True)) | {"metric": str(key)} | found
+        for key, found in zip(keys, numbers, strict=True)
+    ]
+
+
 def effect_size(d: np.ndarray) -> float:
     """The paired standardized mean difference of per-sample differences ``d``: ``mean(d) /
     sd(d)`` (sd with ddof 1); NaN with fewer than two differences or when they are all equal
@@ -325,6 +337,5 @@ def paired(
             mine, base, keys, test=test, n_resamples=n_resamples, n_boot=n_boot, level=level,
             seed=base_seed, stream=(m,),
         )  # fmt: skip
-        for key, found in zip(keys, numbers, strict=True):
-            rows.append(dict(zip(by, model_key, strict=True)) | {"metric": str(key)} | found)
+        rows += keyed_rows(model_key, by, keys, numbers)
     return result_frame(rows, by_types, correction)

@@ -43,6 +43,7 @@ from polars_rankmetrics.inference.paired import (
     describe,
     differences,
     effect_size,
+    keyed_rows,
     result_frame,
     tally,
 )
@@ -416,27 +417,21 @@ def compared_units(
             "delta_lo": lo, "delta_hi": hi, "p_value": p}  # fmt: skip
 
 
-def _rows(
-    model_key: tuple[Any, ...], by: Sequence[str], keys: Sequence[MetricKey],
-    found: dict[str, np.ndarray], differences: list[np.ndarray] | None,
-) -> Iterator[dict[str, Any]]:  # fmt: skip
-    """The result rows of one model: its ``by`` values, each key's numbers, its effect size,
-    wins, ties and losses from the per-sample ``differences`` (null without them)."""
+def unit_numbers(
+    found: dict[str, np.ndarray], keys: Sequence[MetricKey], differences: list[np.ndarray] | None
+) -> list[dict[str, Any]]:
+    """Per key, the numbers of one pair of models (``found``: :func:`compared_units`) with
+    the effect size, wins, ties and losses of the key's per-sample ``differences`` (null
+    without them: unit tables hold no sample), as :func:`.paired.pair_numbers` gives them."""
+    rows: list[dict[str, Any]] = []
     for j, key in enumerate(keys):
-        yield dict(zip(by, model_key, strict=True)) | {"metric": str(key)} | pair_row(
-            key, {name: column[j] for name, column in found.items()},
-            None if differences is None else differences[j],
-        )  # fmt: skip
-
-
-def pair_row(key: MetricKey, found: dict[str, Any], d: np.ndarray | None) -> dict[str, Any]:
-    """One key's numbers of a pair (``found``) with its effect size, wins, ties and losses
-    from the per-sample differences ``d`` (null without them: unit tables hold no sample)."""
-    wins, ties, losses = (None, None, None) if d is None else tally(d, key)
-    return {name: float(value) for name, value in found.items()} | {
-        "effect_size": None if d is None else effect_size(d),
-        "wins": wins, "ties": ties, "losses": losses,
-    }  # fmt: skip
+        d = None if differences is None else differences[j]
+        wins, ties, losses = (None, None, None) if d is None else tally(d, key)
+        rows.append({name: float(column[j]) for name, column in found.items()} | {
+            "effect_size": None if d is None else effect_size(d),
+            "wins": wins, "ties": ties, "losses": losses,
+        })  # fmt: skip
+    return rows
 
 
 def unit_paired(
@@ -478,7 +473,8 @@ def unit_paired(
             mine, base, f"{describe(model_key, by)} and the baseline {describe(base_key, by)}",
             "a paired comparison by units needs the same samples in both",
         )  # fmt: skip
-        rows += _rows(model_key, by, keys, compared_units(mine, base, keys, draws, level), None)
+        found = compared_units(mine, base, keys, draws, level)
+        rows += keyed_rows(model_key, by, keys, unit_numbers(found, keys, None))
     return result_frame(rows, by_types, correction)
 
 
@@ -523,5 +519,5 @@ def paired_by_units(
             UnitSums.of(_table(base, hashes, keys), keys),
             keys, draws, level,
         )  # fmt: skip
-        rows += _rows(model_key, by, keys, found, diffs)
+        rows += keyed_rows(model_key, by, keys, unit_numbers(found, keys, diffs))
     return result_frame(rows, by_types, correction)
