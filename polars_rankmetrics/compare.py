@@ -18,7 +18,13 @@ from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.key_rules import TrecOptions, key_parts, merged_per_sample
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
-from polars_rankmetrics.inference.paired import TESTS, baseline_values, paired, typed_baseline
+from polars_rankmetrics.inference.paired import (
+    TESTS,
+    CompareOptions,
+    baseline_values,
+    paired,
+    typed_baseline,
+)
 from polars_rankmetrics.inference.pairs import (
     MANY_TESTS,
     all_pairs,
@@ -215,6 +221,7 @@ def compare(
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
     base = None if baseline is None else baseline_values(baseline, by_columns)
+    how = CompareOptions(test, correction, n_resamples, n_boot, ci, seed, on_missing)
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
@@ -241,15 +248,11 @@ def compare(
         supported_keys(keys)
         groups, by_types = merged.unit_groups("compare")
         if base is None:
-            pairs = unit_pairs(
-                dict(groups), by_types, merged.cols, keys, test=test, correction=correction,
-                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
-            )  # fmt: skip
+            pairs = unit_pairs(dict(groups), by_types, merged.cols, keys, how)
             return _restored(merged.cols, pairs)
         result = unit_paired(
-            dict(groups), by_types, merged.cols, keys,
-            baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
-            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+            dict(groups), by_types, merged.cols, keys, how,
+            baseline=typed_baseline(base, by_columns, list(by_types.values())),
         )  # fmt: skip
         return merged.cols.restored(result)
     keys = parse_keys(metrics)
@@ -277,17 +280,13 @@ def compare(
         groups, by_types = sample_groups(merged_per_sample(pieces, inner, keys), inner, keys)
         if base is None:
             pairs = all_pairs(
-                dict(groups), by_types, inner, keys, test=test, correction=correction,
-                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
-                on_missing=on_missing, by_units=bootstrap == "poisson",
-            )  # fmt: skip
+                dict(groups), by_types, inner, keys, how, by_units=bootstrap == "poisson"
+            )
             return _restored(inner, pairs)
         compared = paired_by_units if bootstrap == "poisson" else paired
         result = compared(
-            dict(groups), by_types, inner, keys,
-            baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
-            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
-            on_missing=on_missing,
+            dict(groups), by_types, inner, keys, how,
+            baseline=typed_baseline(base, by_columns, list(by_types.values())),
         )  # fmt: skip
     return inner.restored(result)
 

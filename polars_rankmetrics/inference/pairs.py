@@ -19,7 +19,12 @@ import polars as pl
 
 from polars_rankmetrics.inference import randomized_tukey, resampling, tukey
 from polars_rankmetrics.inference.corrections import adjusted
-from polars_rankmetrics.inference.paired import describe, differences, pair_numbers
+from polars_rankmetrics.inference.paired import (
+    CompareOptions,
+    describe,
+    differences,
+    pair_numbers,
+)
 from polars_rankmetrics.inference.samples import arrays, means
 from polars_rankmetrics.inference.units import (
     Draws,
@@ -199,14 +204,8 @@ def all_pairs(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
-    on_missing: str,
     by_units: bool = False,
 ) -> pl.DataFrame:
     """:func:`~polars_rankmetrics.compare` with ``baseline=None`` from the per-sample rows of
@@ -215,38 +214,39 @@ def all_pairs(
     :func:`.units.paired_by_units` (``bootstrap="poisson"``)."""
     by = list(cols.by)
     _check_models(groups, by)
-    models = shared(groups, cols, on_missing == "drop")
+    models = shared(groups, cols, how.on_missing == "drop")
     names = list(models)
-    if test in MANY_TESTS:
-        many = tukey.tukey_hsd if test == "tukey_hsd" else randomized_tukey.randomized_tukey
+    if how.test in MANY_TESTS:
+        many = tukey.tukey_hsd if how.test == "tukey_hsd" else randomized_tukey.randomized_tukey
         found = many(
-            models, keys, n_resamples=n_resamples, level=level, seed=seed,
+            models, keys, n_resamples=how.n_resamples, level=how.level, seed=how.seed,
             sample=cols.sample, by_units=by_units,
         )  # fmt: skip
-        return _many_frame(found, names, by, keys, by_types, correction)
+        return _many_frame(found, names, by, keys, by_types, how.correction)
     frames = list(models.values())
     if by_units:
-        check_unit_test(test)
-        draws = Draws.of(test, n_boot, n_resamples, seed)
+        check_unit_test(how.test)
+        draws = Draws.of(how)
         unit_sums = [UnitSums.of(unit_table(f, cols.sample, keys), keys) for f in frames]
 
         def numbers(i: int, j: int) -> list[dict[str, Any]]:
-            found = compared_units(unit_sums[i], unit_sums[j], keys, draws, level)
+            found = compared_units(unit_sums[i], unit_sums[j], keys, draws, how.level)
             diffs = [differences(frames[i], frames[j], key)[2] for key in keys]
             return unit_numbers(found, keys, diffs)
 
     else:
-        base_seed = resampling.entropy(seed)
-        intervals = shared_intervals(frames, keys, n_boot, level, base_seed)
+        base_seed = resampling.entropy(how.seed)
+        intervals = shared_intervals(frames, keys, how.n_boot, how.level, base_seed)
 
         def numbers(i: int, j: int) -> list[dict[str, Any]]:
             return pair_numbers(
-                frames[i], frames[j], keys, test=test, n_resamples=n_resamples, n_boot=n_boot,
-                level=level, seed=base_seed, stream=(i, j), interval=intervals[i, j],
+                frames[i], frames[j], keys, test=how.test, n_resamples=how.n_resamples,
+                n_boot=how.n_boot, level=how.level, seed=base_seed, stream=(i, j),
+                interval=intervals[i, j],
             )  # fmt: skip
 
     rows = _rows(names, by, keys, numbers)
-    return pairs_frame(rows, by_types, correction, over_metrics=False)
+    return pairs_frame(rows, by_types, how.correction, over_metrics=False)
 
 
 def unit_pairs(
@@ -254,13 +254,7 @@ def unit_pairs(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
-    *,
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
+    how: CompareOptions,
 ) -> pl.DataFrame:
     """:func:`all_pairs` from each model's unit table (``groups``: ``dict`` of
     :func:`.units.unit_groups`, from states): the draws move whole units; effect sizes,
@@ -275,21 +269,22 @@ def unit_pairs(
             s, sums[0], f"{describe(n, by)} and {describe(names[0], by)}",
             "comparing all pairs by units needs the same samples in every model",
         )  # fmt: skip
-    if test in MANY_TESTS:
-        if test == "tukey_hsd":
+    if how.test in MANY_TESTS:
+        if how.test == "tukey_hsd":
             raise ValueError(
                 "test='tukey_hsd' reads the per-sample values (its residual variance), which "
                 "states do not hold: use test='randomized_tukey', which moves whole units"
             )
         found = randomized_tukey.by_unit_sums(
-            dict(zip(names, sums, strict=True)), keys, n_resamples=n_resamples, level=level,
-            seed=seed,
+            dict(zip(names, sums, strict=True)), keys, n_resamples=how.n_resamples, level=how.level,
+            seed=how.seed,
         )  # fmt: skip
-        return _many_frame(found, names, by, keys, by_types, correction)
-    check_unit_test(test)
-    draws = Draws.of(test, n_boot, n_resamples, seed)
-    rows = _rows(
-        names, by, keys,
-        lambda i, j: unit_numbers(compared_units(sums[i], sums[j], keys, draws, level), keys, None),
-    )  # fmt: skip
-    return pairs_frame(rows, by_types, correction, over_metrics=False)
+        return _many_frame(found, names, by, keys, by_types, how.correction)
+    check_unit_test(how.test)
+    draws = Draws.of(how)
+
+    def numbers(i: int, j: int) -> list[dict[str, Any]]:
+        return unit_numbers(compared_units(sums[i], sums[j], keys, draws, how.level), keys, None)
+
+    rows = _rows(names, by, keys, numbers)
+    return pairs_frame(rows, by_types, how.correction, over_metrics=False)

@@ -38,6 +38,7 @@ from polars_rankmetrics.inference.intervals import (
     interval_frame,
 )
 from polars_rankmetrics.inference.paired import (
+    CompareOptions,
     aligned,
     check_baseline,
     describe,
@@ -336,11 +337,12 @@ class Draws:
     n_resamples: int
 
     @classmethod
-    def of(cls, test: str, n_boot: int, n_resamples: int, seed: int | None) -> Draws:
-        base_seed = resampling.entropy(seed)
-        replicates = max(n_boot, n_resamples) if test == "bootstrap" else n_boot
+    def of(cls, how: CompareOptions) -> Draws:
+        base_seed = resampling.entropy(how.seed)
+        n_boot, n_resamples = how.n_boot, how.n_resamples
+        replicates = max(n_boot, n_resamples) if how.test == "bootstrap" else n_boot
         counts = hashing.poisson_counts(base_seed, replicates)
-        words = hashing.sign_words(base_seed, n_resamples) if test == "permutation" else None
+        words = hashing.sign_words(base_seed, n_resamples) if how.test == "permutation" else None
         return cls(counts, words, n_boot, n_resamples)
 
 
@@ -439,30 +441,24 @@ def unit_paired(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
     baseline: tuple[Any, ...],
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
 ) -> pl.DataFrame:
     """:func:`.paired.paired` from each model's unit table (``groups``, by their values of the
     ``by`` columns: ``dict`` of :func:`unit_groups`): the same columns, wins, ties and losses
-    null (they count
-    samples, which unit tables do not hold). The two models of a pair must hold the same
-    samples: where both tables count their units' samples, a unit whose counts differ is
-    refused. ``test``: ``permutation`` (whole units flipped by :func:`.hashing.sign_flips`,
-    p = (hits + 1) / (n_resamples + 1)) or ``bootstrap``; the interval of the delta over
-    ``n_boot`` Poisson replicates."""
-    check_unit_test(test)
-    check_intervals(level, n_boot, "percentile")
-    check_count(n_resamples, "n_resamples")
+    null (they count samples, which unit tables do not hold). The two models of a pair must
+    hold the same samples: where both tables count their units' samples, a unit whose counts
+    differ is refused. ``how.test``: ``permutation`` (whole units flipped by
+    :func:`.hashing.sign_flips`, p = (hits + 1) / (n_resamples + 1)) or ``bootstrap``; the
+    interval of the delta over ``how.n_boot`` Poisson replicates."""
+    check_unit_test(how.test)
+    check_intervals(how.level, how.n_boot, "percentile")
+    check_count(how.n_resamples, "n_resamples")
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
     supported_keys(keys)
-    draws = Draws.of(test, n_boot, n_resamples, seed)
+    draws = Draws.of(how)
     base = UnitSums.of(groups[base_key], keys)
     rows: list[dict[str, Any]] = []
     for model_key, table in groups.items():
@@ -473,9 +469,9 @@ def unit_paired(
             mine, base, f"{describe(model_key, by)} and the baseline {describe(base_key, by)}",
             "a paired comparison by units needs the same samples in both",
         )  # fmt: skip
-        found = compared_units(mine, base, keys, draws, level)
+        found = compared_units(mine, base, keys, draws, how.level)
         rows += keyed_rows(model_key, by, keys, unit_numbers(found, keys, None))
-    return result_frame(rows, by_types, correction)
+    return result_frame(rows, by_types, how.correction)
 
 
 def paired_by_units(
@@ -483,24 +479,18 @@ def paired_by_units(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
     baseline: tuple[Any, ...],
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
-    on_missing: str,
 ) -> pl.DataFrame:
     """:func:`.paired.paired` with the draws of :func:`unit_paired`, from the per-sample rows
     of each model (``groups``, each sorted by sample): the samples that only one of a pair
-    holds are refused or dropped (``on_missing``), then the wins, ties and losses counted over
+    holds are refused or dropped (``how.on_missing``), then the wins, ties and losses counted over
     the shared samples and each model's unit table summed from them."""
-    check_unit_test(test)
+    check_unit_test(how.test)
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
-    draws = Draws.of(test, n_boot, n_resamples, seed)
+    draws = Draws.of(how)
     whole = groups[base_key]
     base_hashes = hashing.sample_hashes(whole[cols.sample], cols.sample).to_numpy()
     rows: list[dict[str, Any]] = []
@@ -508,7 +498,7 @@ def paired_by_units(
         if model_key == base_key:
             continue
         names = (describe(model_key, by), describe(base_key, by))
-        mine, base = aligned(model, whole, cols, names, on_missing == "drop")
+        mine, base = aligned(model, whole, cols, names, how.on_missing == "drop")
         hashes = (
             base_hashes if base is whole
             else hashing.sample_hashes(base[cols.sample], cols.sample).to_numpy()
@@ -517,7 +507,7 @@ def paired_by_units(
         found = compared_units(
             UnitSums.of(_table(mine, hashes, keys), keys),
             UnitSums.of(_table(base, hashes, keys), keys),
-            keys, draws, level,
+            keys, draws, how.level,
         )  # fmt: skip
         rows += keyed_rows(model_key, by, keys, unit_numbers(found, keys, diffs))
-    return result_frame(rows, by_types, correction)
+    return result_frame(rows, by_types, how.correction)
