@@ -35,7 +35,7 @@ from polars_rankmetrics.inference.pairs import (
 from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
 from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import Columns, by_names
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -217,7 +217,7 @@ def compare(
         raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
     check_intervals(ci, n_boot, "percentile")
     n_resamples = check_count(n_resamples, "n_resamples")
-    by_columns = [by] if isinstance(by, str) else list(by or ())
+    by_columns = by_names(by)
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
     base = None if baseline is None else baseline_values(baseline, by_columns)
