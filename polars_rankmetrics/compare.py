@@ -222,6 +222,9 @@ def compare(
         raise ValueError("compare needs by=, the column(s) naming the model")
     base = None if baseline is None else baseline_values(baseline, by_columns)
     how = CompareOptions(test, correction, n_resamples, n_boot, ci, seed, on_missing)
+    context = parameters(
+        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+    )
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
@@ -239,9 +242,6 @@ def compare(
         merged = merge(data, by_columns, options={
             **{name: value for name, value in given.items() if value is not None}, **options
         })  # fmt: skip
-        context = parameters(
-            log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
-        )
         merged.require("compare", log_base=context.log_base, threshold=context.threshold,
                        beta=context.beta, zero_division=zero_division_param(context))  # fmt: skip
         keys = merged.keys(metrics)
@@ -260,9 +260,6 @@ def compare(
     if any(key.metric.geometric for key in keys):
         raise ValueError("gm_map and gm_bpref are geometric means: compare AP or Bpref")
     run, cols = Run.of(options, by=by_columns)
-    context = parameters(
-        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
-    )
     parts = key_parts(
         data, truth_table, keys, cols, context, ties=ties,
         trec=TrecOptions(relevance_level, max_docs, judged_only, complete),
