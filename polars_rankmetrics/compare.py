@@ -18,7 +18,13 @@ from polars_rankmetrics.engines import driver
 from polars_rankmetrics.engines.key_rules import TrecOptions, key_parts, merged_per_sample
 from polars_rankmetrics.inference.corrections import CORRECTIONS
 from polars_rankmetrics.inference.intervals import check_bootstrap, check_count, check_intervals
-from polars_rankmetrics.inference.paired import TESTS, baseline_values, paired, typed_baseline
+from polars_rankmetrics.inference.paired import (
+    TESTS,
+    CompareOptions,
+    baseline_values,
+    paired,
+    typed_baseline,
+)
 from polars_rankmetrics.inference.pairs import (
     MANY_TESTS,
     all_pairs,
@@ -29,7 +35,7 @@ from polars_rankmetrics.inference.pairs import (
 from polars_rankmetrics.inference.recorded import zero_division as zero_division_param
 from polars_rankmetrics.inference.samples import sample_groups, supported_keys
 from polars_rankmetrics.inference.units import check_unit_test, paired_by_units, unit_paired
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import Columns, by_names
 from polars_rankmetrics.metrics.parameters import parameters
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, Run, documented
@@ -211,10 +217,14 @@ def compare(
         raise ValueError(f"on_missing must be 'error' or 'drop', not {on_missing!r}")
     check_intervals(ci, n_boot, "percentile")
     n_resamples = check_count(n_resamples, "n_resamples")
-    by_columns = [by] if isinstance(by, str) else list(by or ())
+    by_columns = by_names(by)
     if not by_columns:
         raise ValueError("compare needs by=, the column(s) naming the model")
     base = None if baseline is None else baseline_values(baseline, by_columns)
+    how = CompareOptions(test, correction, n_resamples, n_boot, ci, seed, on_missing)
+    context = parameters(
+        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
+    )
     if is_state(data):
         if ties is not None:
             raise ValueError("ties= does not apply to states: they are evaluated already")
@@ -232,24 +242,17 @@ def compare(
         merged = merge(data, by_columns, options={
             **{name: value for name, value in given.items() if value is not None}, **options
         })  # fmt: skip
-        context = parameters(
-            log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
-        )
         merged.require("compare", log_base=context.log_base, threshold=context.threshold,
                        beta=context.beta, zero_division=zero_division_param(context))  # fmt: skip
         keys = merged.keys(metrics)
         supported_keys(keys)
         groups, by_types = merged.unit_groups("compare")
         if base is None:
-            pairs = unit_pairs(
-                dict(groups), by_types, merged.cols, keys, test=test, correction=correction,
-                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
-            )  # fmt: skip
+            pairs = unit_pairs(dict(groups), by_types, merged.cols, keys, how)
             return _restored(merged.cols, pairs)
         result = unit_paired(
-            dict(groups), by_types, merged.cols, keys,
-            baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
-            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
+            dict(groups), by_types, merged.cols, keys, how,
+            baseline=typed_baseline(base, by_columns, list(by_types.values())),
         )  # fmt: skip
         return merged.cols.restored(result)
     keys = parse_keys(metrics)
@@ -257,9 +260,6 @@ def compare(
     if any(key.metric.geometric for key in keys):
         raise ValueError("gm_map and gm_bpref are geometric means: compare AP or Bpref")
     run, cols = Run.of(options, by=by_columns)
-    context = parameters(
-        log_base=log_base, threshold=threshold, beta=beta, zero_division=zero_division
-    )
     parts = key_parts(
         data, truth_table, keys, cols, context, ties=ties,
         trec=TrecOptions(relevance_level, max_docs, judged_only, complete),
@@ -277,17 +277,13 @@ def compare(
         groups, by_types = sample_groups(merged_per_sample(pieces, inner, keys), inner, keys)
         if base is None:
             pairs = all_pairs(
-                dict(groups), by_types, inner, keys, test=test, correction=correction,
-                n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
-                on_missing=on_missing, by_units=bootstrap == "poisson",
-            )  # fmt: skip
+                dict(groups), by_types, inner, keys, how, by_units=bootstrap == "poisson"
+            )
             return _restored(inner, pairs)
         compared = paired_by_units if bootstrap == "poisson" else paired
         result = compared(
-            dict(groups), by_types, inner, keys,
-            baseline=typed_baseline(base, by_columns, list(by_types.values())), test=test,
-            correction=correction, n_resamples=n_resamples, n_boot=n_boot, level=ci, seed=seed,
-            on_missing=on_missing,
+            dict(groups), by_types, inner, keys, how,
+            baseline=typed_baseline(base, by_columns, list(by_types.values())),
         )  # fmt: skip
     return inner.restored(result)
 

@@ -15,6 +15,7 @@ from polars_rankmetrics.evaluate import evaluate
 from polars_rankmetrics.inference.intervals import check_level
 from polars_rankmetrics.inference.letters import compact_letters
 from polars_rankmetrics.inference.pairs import other
+from polars_rankmetrics.inputs.columns import by_names
 from polars_rankmetrics.metrics.registry import parse_keys
 from polars_rankmetrics.options import Options, documented
 from polars_rankmetrics.states import finalize, is_state
@@ -115,7 +116,7 @@ def leaderboard(
     if not (isinstance(alpha, float | int) and 0 < alpha < 1):
         raise ValueError(f"alpha must be a number in (0, 1), not {alpha!r}")
     check_level(ci)
-    by_columns = [by] if isinstance(by, str) else list(by or ())
+    by_columns = by_names(by)
     evaluation = {
         "truth_table": truth_table, "n_labels": n_labels, "propensities": propensities,
         "log_base": log_base, "threshold": threshold, "beta": beta,

@@ -25,7 +25,7 @@ from scipy import stats
 import polars_rankmetrics as rm
 from polars_rankmetrics.inference import hashing, units
 from polars_rankmetrics.inference.intervals import intervals
-from polars_rankmetrics.inference.paired import paired
+from polars_rankmetrics.inference.paired import CompareOptions, paired
 from polars_rankmetrics.inference.units import (
     paired_by_units,
     unit_groups,
@@ -282,9 +282,9 @@ COMPARE = {"correction": None, "n_boot": 300, "level": 0.9, "seed": 3}
 def test_the_permutation_test_flips_whole_units_as_the_reference_does():
     models = two_models(120, gap=0.2, seed=1)
     keys = parse_keys(["lrap"])
-    got = paired_by_units(models, MODEL_TYPES, MODELS, keys, baseline=("baseline",),
-                          test="permutation", n_resamples=400, on_missing="error",
-                          **COMPARE)  # fmt: skip
+    got = paired_by_units(models, MODEL_TYPES, MODELS, keys,
+                          CompareOptions(test="permutation", n_resamples=400, **COMPARE),
+                          baseline=("baseline",))  # fmt: skip
     flips = hashing.sign_flips(3, 400)
     assert got["p_value"][0] == pytest.approx(reference_permutation(models, flips), rel=1e-12)
     a, b = (models[(m,)]["lrap"].to_numpy() for m in ("candidate", "baseline"))
@@ -303,9 +303,9 @@ def test_the_permutation_test_flips_whole_units_as_the_reference_does():
         int((d < 0).sum()),
     )
     # The bootstrap test: the replicates of the delta centred on the observed one.
-    boot = paired_by_units(models, MODEL_TYPES, MODELS, keys, baseline=("baseline",),
-                           test="bootstrap", n_resamples=300, on_missing="error",
-                           **COMPARE)  # fmt: skip
+    boot = paired_by_units(models, MODEL_TYPES, MODELS, keys,
+                           CompareOptions(test="bootstrap", n_resamples=300, **COMPARE),
+                           baseline=("baseline",))  # fmt: skip
     observed = a.mean() - b.mean()
     hits = np.sum(np.abs(deltas - observed) >= abs(observed) * (1 - 1e-9))
     assert boot["p_value"][0] == pytest.approx((hits + 1) / 301, rel=1e-12)
@@ -314,8 +314,8 @@ def test_the_permutation_test_flips_whole_units_as_the_reference_does():
 def test_a_comparison_from_unit_tables_alone_gives_the_same_numbers():
     models = two_models(500, gap=0.1, seed=2)
     keys = parse_keys(["lrap"])
-    options = {"baseline": ("baseline",), "test": "permutation", "n_resamples": 999, **COMPARE}
-    from_rows = paired_by_units(models, MODEL_TYPES, MODELS, keys, on_missing="error", **options)
+    how = CompareOptions(test="permutation", n_resamples=999, **COMPARE)
+    from_rows = paired_by_units(models, MODEL_TYPES, MODELS, keys, how, baseline=("baseline",))
     # Each model's table summed from three partitions of its samples.
     tables = {}
     for model, frame in models.items():
@@ -323,7 +323,7 @@ def test_a_comparison_from_unit_tables_alone_gives_the_same_numbers():
         tables[model] = pl.concat(
             [unit_table(frame.filter(pl.Series(part == p)), "sample", keys) for p in range(3)]
         )
-    from_tables = unit_paired(tables, MODEL_TYPES, MODELS, keys, **options)
+    from_tables = unit_paired(tables, MODEL_TYPES, MODELS, keys, how, baseline=("baseline",))
     per_sample = ("effect_size", "wins", "ties", "losses")
     assert from_tables.select(per_sample).null_count().row(0) == (1, 1, 1, 1)
     assert_frame_equal(from_tables.drop(per_sample), from_rows.drop(per_sample),
@@ -337,8 +337,9 @@ def test_a_comparison_by_units_refuses_models_of_different_samples():
     tables[("candidate",)] = unit_table(models[("candidate",)].head(49), "sample", keys)
     with pytest.raises(ValueError, match=r"model='candidate' and the baseline model='baseline' do "
                        r"not hold the same samples: unit \d+ holds 0 and 1"):  # fmt: skip
-        unit_paired(tables, MODEL_TYPES, MODELS, keys, baseline=("baseline",), test="permutation",
-                    n_resamples=99, **COMPARE)  # fmt: skip
+        unit_paired(tables, MODEL_TYPES, MODELS, keys,
+                    CompareOptions(test="permutation", n_resamples=99, **COMPARE),
+                    baseline=("baseline",))  # fmt: skip
 
 
 @pytest.mark.parametrize("test", ["t", "wilcoxon"])
@@ -347,8 +348,9 @@ def test_per_sample_tests_are_refused_with_draws_by_unit(test):
     with pytest.raises(ValueError, match=message):
         rm.compare("no-such-file.parquet", ["lrap"], test=test, bootstrap="poisson")
     with pytest.raises(ValueError, match=message):
-        unit_paired({}, MODEL_TYPES, MODELS, parse_keys(["lrap"]), baseline=("baseline",),
-                    test=test, n_resamples=99, **COMPARE)  # fmt: skip
+        unit_paired({}, MODEL_TYPES, MODELS, parse_keys(["lrap"]),
+                    CompareOptions(test=test, n_resamples=99, **COMPARE),
+                    baseline=("baseline",))  # fmt: skip
 
 
 def test_an_unknown_bootstrap_is_refused_by_name():
@@ -404,12 +406,12 @@ def test_with_more_samples_than_units_the_interval_has_the_width_of_the_mean():
 def test_permutation_p_values_are_uniform_under_the_null_and_small_under_a_shift(bootstrap):
     keys = parse_keys(["lrap"])
     compared = paired_by_units if bootstrap == "poisson" else paired
-    options = {"baseline": ("baseline",), "test": "permutation", "n_resamples": 499,
-               "correction": None, "n_boot": 1, "level": 0.9, "on_missing": "error"}  # fmt: skip
 
     def p_value(n: int, gap: float, d: int) -> float:
         models = two_models(n, gap=gap, seed=d, offset=d * n)
-        found = compared(models, MODEL_TYPES, MODELS, keys, seed=d, **options)
+        how = CompareOptions(test="permutation", n_resamples=499, correction=None, n_boot=1,
+                             level=0.9, seed=d)  # fmt: skip
+        found = compared(models, MODEL_TYPES, MODELS, keys, how, baseline=("baseline",))
         return float(found["p_value"][0])
 
     null = [p_value(60, 0.0, d) for d in range(200)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,24 @@ COMPARE_COLUMNS = (
 # parallel, and float noise must not split a tie, or make an equal pair a win (the Wilcoxon
 # test drops zeros).
 _DECIMALS = 12
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """The options of one comparison, as :func:`~polars_rankmetrics.compare` takes them
+    (checked there): the ``test`` (:data:`TESTS`, or one of :data:`.pairs.MANY_TESTS`), the
+    ``correction`` of its p-values (None: none), the test's ``n_resamples``, the ``n_boot``
+    replicates and the ``level`` of the delta's interval, the ``seed`` of every draw, and
+    ``on_missing``: ``"error"`` refuses a sample that not every model holds, ``"drop"`` leaves
+    it out."""
+
+    test: str
+    correction: str | None
+    n_resamples: int
+    n_boot: int
+    level: float
+    seed: int | None
+    on_missing: str = "error"
 
 
 def baseline_values(baseline: Any, by: Sequence[str]) -> tuple[Any, ...]:
@@ -234,6 +253,18 @@ def result_frame(
     return frame.select(*by_types, *COMPARE_COLUMNS)
 
 
+def keyed_rows(
+    model: tuple[Any, ...], by: Sequence[str], keys: Sequence[MetricKey],
+    numbers: Sequence[dict[str, Any]],
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The result rows of one model: its ``by`` values, the key and the key's ``numbers`` (a
+    dict per key, in the keys' order)."""
+    return [
+        dict(zip(by, model, strict=True)) | {"metric": str(key)} | found
+        for key, found in zip(keys, numbers, strict=True)
+    ]
+
+
 def effect_size(d: np.ndarray) -> float:
     """The paired standardized mean difference of per-sample differences ``d``: ``mean(d) /
     sd(d)`` (sd with ddof 1); NaN with fewer than two differences or when they are all equal
@@ -300,31 +331,24 @@ def paired(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
     baseline: tuple[Any, ...],
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
-    on_missing: str,
 ) -> pl.DataFrame:
     """:func:`~polars_rankmetrics.compare` from the per-sample rows of each model (``groups``,
     by their ``by`` values, each sorted by sample) with the keys' weights (``key/w``)."""
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
     rows: list[dict[str, Any]] = []
-    base_seed = resampling.entropy(seed)
+    base_seed = resampling.entropy(how.seed)
     for m, (model_key, model) in enumerate(groups.items()):
         if model_key == base_key:
             continue
         names = (describe(model_key, by), describe(base_key, by))
-        mine, base = aligned(model, groups[base_key], cols, names, on_missing == "drop")
+        mine, base = aligned(model, groups[base_key], cols, names, how.on_missing == "drop")
         numbers = pair_numbers(
-            mine, base, keys, test=test, n_resamples=n_resamples, n_boot=n_boot, level=level,
-            seed=base_seed, stream=(m,),
+            mine, base, keys, test=how.test, n_resamples=how.n_resamples, n_boot=how.n_boot,
+            level=how.level, seed=base_seed, stream=(m,),
         )  # fmt: skip
-        for key, found in zip(keys, numbers, strict=True):
-            rows.append(dict(zip(by, model_key, strict=True)) | {"metric": str(key)} | found)
-    return result_frame(rows, by_types, correction)
+        rows += keyed_rows(model_key, by, keys, numbers)
+    return result_frame(rows, by_types, how.correction)

@@ -10,7 +10,7 @@ pairs of one metric by construction, and ``correction`` applies over the metrics
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -19,14 +19,20 @@ import polars as pl
 
 from polars_rankmetrics.inference import randomized_tukey, resampling, tukey
 from polars_rankmetrics.inference.corrections import adjusted
-from polars_rankmetrics.inference.paired import describe, differences, pair_numbers
+from polars_rankmetrics.inference.paired import (
+    CompareOptions,
+    describe,
+    differences,
+    pair_numbers,
+)
 from polars_rankmetrics.inference.samples import arrays, means
 from polars_rankmetrics.inference.units import (
     Draws,
     UnitSums,
+    check_same_samples,
     check_unit_test,
     compared_units,
-    pair_row,
+    unit_numbers,
     unit_table,
 )
 from polars_rankmetrics.inputs.columns import Columns
@@ -124,18 +130,42 @@ def pairs_frame(
     return frame.select(*by_types, *(other(b) for b in by_types), *PAIR_COLUMNS)
 
 
-def _named(
-    a: tuple[Any, ...], b: tuple[Any, ...], by: Sequence[str], key: MetricKey
-) -> dict[str, Any]:
-    return (
-        dict(zip(by, a, strict=True))
-        | {other(c): v for c, v in zip(by, b, strict=True)}
-        | {"metric": str(key)}
-    )
+def _rows(
+    names: list[tuple[Any, ...]], by: Sequence[str], keys: Sequence[MetricKey],
+    numbers: Callable[[int, int], Sequence[dict[str, Any]]],
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The rows of every pair (i, j), i before j, of the models ``names`` and key: both
+    models' ``by`` values, the key, and the key's numbers of ``numbers(i, j)`` (a dict per key,
+    in the keys' order; ``baseline_value`` is named ``other_value``)."""
+    rows = []
+    for i, j in combinations(range(len(names)), 2):
+        named = dict(zip(by, names[i], strict=True)) | {
+            other(c): v for c, v in zip(by, names[j], strict=True)
+        }
+        for key, found in zip(keys, numbers(i, j), strict=True):
+            rows.append(named | {"metric": str(key)} | {
+                ("other_value" if n == "baseline_value" else n): v for n, v in found.items()
+            })  # fmt: skip
+    return rows
 
 
-def _renamed(found: dict[str, Any]) -> dict[str, Any]:
-    return {("other_value" if n == "baseline_value" else n): v for n, v in found.items()}
+def _many_frame(
+    found: tukey.PairNumbers, names: list[tuple[Any, ...]], by: Sequence[str],
+    keys: Sequence[MetricKey], by_types: dict[str, Any], correction: str | None,
+) -> pl.DataFrame:  # fmt: skip
+    """The table of pairs of a test of :data:`MANY_TESTS` from its numbers (``found``), its
+    ``correction`` over each pair's metrics."""
+    rows = _rows(names, by, keys, lambda i, j: [found[names[i], names[j], key] for key in keys])
+    return pairs_frame(rows, by_types, correction, over_metrics=True)
+
+
+def _check_models(groups: dict[tuple[Any, ...], pl.DataFrame], by: Sequence[str]) -> None:
+    """``groups``, refused unless they hold two models at least."""
+    if len(groups) < 2:
+        raise ValueError(
+            f"comparing all pairs needs at least two models (values of by={list(by)!r}); "
+            f"found {len(groups)}"
+        )
 
 
 def shared_intervals(
@@ -174,14 +204,8 @@ def all_pairs(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
-    on_missing: str,
     by_units: bool = False,
 ) -> pl.DataFrame:
     """:func:`~polars_rankmetrics.compare` with ``baseline=None`` from the per-sample rows of
@@ -189,51 +213,40 @@ def all_pairs(
     every pair (A, B), A before B, and metric. ``by_units``: the draws of
     :func:`.units.paired_by_units` (``bootstrap="poisson"``)."""
     by = list(cols.by)
-    if len(groups) < 2:
-        raise ValueError(
-            f"comparing all pairs needs at least two models (values of by={by!r}); found "
-            f"{len(groups)}"
-        )
-    models = shared(groups, cols, on_missing == "drop")
-    if test in MANY_TESTS:
-        many = tukey.tukey_hsd if test == "tukey_hsd" else randomized_tukey.randomized_tukey
+    _check_models(groups, by)
+    models = shared(groups, cols, how.on_missing == "drop")
+    names = list(models)
+    if how.test in MANY_TESTS:
+        many = tukey.tukey_hsd if how.test == "tukey_hsd" else randomized_tukey.randomized_tukey
         found = many(
-            models, keys, n_resamples=n_resamples, level=level, seed=seed,
+            models, keys, n_resamples=how.n_resamples, level=how.level, seed=how.seed,
             sample=cols.sample, by_units=by_units,
         )  # fmt: skip
-        rows = [
-            _named(a, b, by, key) | found[a, b, key]
-            for a, b in combinations(models, 2)
-            for key in keys
-        ]
-        return pairs_frame(rows, by_types, correction, over_metrics=True)
-    names = list(models)
-    base_seed = resampling.entropy(seed)
-    rows = []
+        return _many_frame(found, names, by, keys, by_types, how.correction)
+    frames = list(models.values())
     if by_units:
-        check_unit_test(test)
-        draws = Draws.of(test, n_boot, n_resamples, seed)
-        frames = list(models.values())
+        check_unit_test(how.test)
+        draws = Draws.of(how)
         unit_sums = [UnitSums.of(unit_table(f, cols.sample, keys), keys) for f in frames]
+
+        def numbers(i: int, j: int) -> list[dict[str, Any]]:
+            found = compared_units(unit_sums[i], unit_sums[j], keys, draws, how.level)
+            diffs = [differences(frames[i], frames[j], key)[2] for key in keys]
+            return unit_numbers(found, keys, diffs)
+
     else:
-        intervals = shared_intervals(list(models.values()), keys, n_boot, level, base_seed)
-    for i, j in combinations(range(len(names)), 2):
-        a, b = models[names[i]], models[names[j]]
-        if by_units:
-            by_key = compared_units(unit_sums[i], unit_sums[j], keys, draws, level)
-            diffs = [differences(a, b, key)[2] for key in keys]
-            numbers = [
-                pair_row(key, {n: c[q] for n, c in by_key.items()}, diffs[q])
-                for q, key in enumerate(keys)
-            ]
-        else:
-            numbers = pair_numbers(
-                a, b, keys, test=test, n_resamples=n_resamples, n_boot=n_boot, level=level,
-                seed=base_seed, stream=(i, j), interval=intervals[i, j],
+        base_seed = resampling.entropy(how.seed)
+        intervals = shared_intervals(frames, keys, how.n_boot, how.level, base_seed)
+
+        def numbers(i: int, j: int) -> list[dict[str, Any]]:
+            return pair_numbers(
+                frames[i], frames[j], keys, test=how.test, n_resamples=how.n_resamples,
+                n_boot=how.n_boot, level=how.level, seed=base_seed, stream=(i, j),
+                interval=intervals[i, j],
             )  # fmt: skip
-        for key, found_key in zip(keys, numbers, strict=True):
-            rows.append(_named(names[i], names[j], by, key) | _renamed(found_key))
-    return pairs_frame(rows, by_types, correction, over_metrics=False)
+
+    rows = _rows(names, by, keys, numbers)
+    return pairs_frame(rows, by_types, how.correction, over_metrics=False)
 
 
 def unit_pairs(
@@ -241,59 +254,37 @@ def unit_pairs(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
-    *,
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
+    how: CompareOptions,
 ) -> pl.DataFrame:
     """:func:`all_pairs` from each model's unit table (``groups``: ``dict`` of
     :func:`.units.unit_groups`, from states): the draws move whole units; effect sizes,
     wins, ties and losses null (unit tables hold no sample). Every model must hold the same
     samples: a unit whose sample counts differ between two models is refused."""
     by = list(cols.by)
-    if len(groups) < 2:
-        raise ValueError(
-            f"comparing all pairs needs at least two models (values of by={by!r}); found "
-            f"{len(groups)}"
-        )
+    _check_models(groups, by)
     names = list(groups)
     sums = [UnitSums.of(groups[n], keys) for n in names]
     for n, s in zip(names[1:], sums[1:], strict=True):
-        if s.samples is not None and sums[0].samples is not None:
-            differ = np.flatnonzero(s.samples != sums[0].samples)
-            if differ.size:
-                u = int(differ[0])
-                raise ValueError(
-                    f"{describe(n, by)} and {describe(names[0], by)} do not hold the same "
-                    f"samples: unit {u} holds {int(s.samples[u])} and "
-                    f"{int(sums[0].samples[u])} ({differ.size} units differ); comparing all "
-                    "pairs by units needs the same samples in every model"
-                )
-    if test in MANY_TESTS:
-        if test == "tukey_hsd":
+        check_same_samples(
+            s, sums[0], f"{describe(n, by)} and {describe(names[0], by)}",
+            "comparing all pairs by units needs the same samples in every model",
+        )  # fmt: skip
+    if how.test in MANY_TESTS:
+        if how.test == "tukey_hsd":
             raise ValueError(
                 "test='tukey_hsd' reads the per-sample values (its residual variance), which "
                 "states do not hold: use test='randomized_tukey', which moves whole units"
             )
         found = randomized_tukey.by_unit_sums(
-            dict(zip(names, sums, strict=True)), keys, n_resamples=n_resamples, level=level,
-            seed=seed,
+            dict(zip(names, sums, strict=True)), keys, n_resamples=how.n_resamples, level=how.level,
+            seed=how.seed,
         )  # fmt: skip
-        rows = [
-            _named(a, b, by, key) | found[a, b, key]
-            for a, b in combinations(names, 2)
-            for key in keys
-        ]
-        return pairs_frame(rows, by_types, correction, over_metrics=True)
-    check_unit_test(test)
-    draws = Draws.of(test, n_boot, n_resamples, seed)
-    rows = []
-    for i, j in combinations(range(len(names)), 2):
-        by_key = compared_units(sums[i], sums[j], keys, draws, level)
-        for q, key in enumerate(keys):
-            numbers = pair_row(key, {n: c[q] for n, c in by_key.items()}, None)
-            rows.append(_named(names[i], names[j], by, key) | _renamed(numbers))
-    return pairs_frame(rows, by_types, correction, over_metrics=False)
+        return _many_frame(found, names, by, keys, by_types, how.correction)
+    check_unit_test(how.test)
+    draws = Draws.of(how)
+
+    def numbers(i: int, j: int) -> list[dict[str, Any]]:
+        return unit_numbers(compared_units(sums[i], sums[j], keys, draws, how.level), keys, None)
+
+    rows = _rows(names, by, keys, numbers)
+    return pairs_frame(rows, by_types, how.correction, over_metrics=False)

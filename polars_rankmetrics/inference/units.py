@@ -38,11 +38,13 @@ from polars_rankmetrics.inference.intervals import (
     interval_frame,
 )
 from polars_rankmetrics.inference.paired import (
+    CompareOptions,
     aligned,
     check_baseline,
     describe,
     differences,
     effect_size,
+    keyed_rows,
     result_frame,
     tally,
 )
@@ -297,6 +299,21 @@ def unit_intervals(
     return interval_frame(rows, by_types, keys)
 
 
+def check_same_samples(mine: UnitSums, base: UnitSums, names: str, needs: str) -> None:
+    """Two models' unit sums (``names``: the two, as an error message names them), refused
+    where both count their units' samples and a unit's counts differ, naming the first such
+    unit, its two counts and how many differ; ``needs``: what the comparison needs."""
+    if mine.samples is None or base.samples is None:
+        return
+    differ = np.flatnonzero(mine.samples != base.samples)
+    if differ.size:
+        u = int(differ[0])
+        raise ValueError(
+            f"{names} do not hold the same samples: unit {u} holds {int(mine.samples[u])} and "
+            f"{int(base.samples[u])} ({differ.size} units differ); {needs}"
+        )
+
+
 def check_unit_test(test: str) -> None:
     """``test``, refused unless its draws may be units (:data:`UNIT_TESTS`)."""
     if test not in UNIT_TESTS:
@@ -320,11 +337,12 @@ class Draws:
     n_resamples: int
 
     @classmethod
-    def of(cls, test: str, n_boot: int, n_resamples: int, seed: int | None) -> Draws:
-        base_seed = resampling.entropy(seed)
-        replicates = max(n_boot, n_resamples) if test == "bootstrap" else n_boot
+    def of(cls, how: CompareOptions) -> Draws:
+        base_seed = resampling.entropy(how.seed)
+        n_boot, n_resamples = how.n_boot, how.n_resamples
+        replicates = max(n_boot, n_resamples) if how.test == "bootstrap" else n_boot
         counts = hashing.poisson_counts(base_seed, replicates)
-        words = hashing.sign_words(base_seed, n_resamples) if test == "permutation" else None
+        words = hashing.sign_words(base_seed, n_resamples) if how.test == "permutation" else None
         return cls(counts, words, n_boot, n_resamples)
 
 
@@ -401,27 +419,21 @@ def compared_units(
             "delta_lo": lo, "delta_hi": hi, "p_value": p}  # fmt: skip
 
 
-def _rows(
-    model_key: tuple[Any, ...], by: Sequence[str], keys: Sequence[MetricKey],
-    found: dict[str, np.ndarray], differences: list[np.ndarray] | None,
-) -> Iterator[dict[str, Any]]:  # fmt: skip
-    """The result rows of one model: its ``by`` values, each key's numbers, its effect size,
-    wins, ties and losses from the per-sample ``differences`` (null without them)."""
+def unit_numbers(
+    found: dict[str, np.ndarray], keys: Sequence[MetricKey], differences: list[np.ndarray] | None
+) -> list[dict[str, Any]]:
+    """Per key, the numbers of one pair of models (``found``: :func:`compared_units`) with
+    the effect size, wins, ties and losses of the key's per-sample ``differences`` (null
+    without them: unit tables hold no sample), as :func:`.paired.pair_numbers` gives them."""
+    rows: list[dict[str, Any]] = []
     for j, key in enumerate(keys):
-        yield dict(zip(by, model_key, strict=True)) | {"metric": str(key)} | pair_row(
-            key, {name: column[j] for name, column in found.items()},
-            None if differences is None else differences[j],
-        )  # fmt: skip
-
-
-def pair_row(key: MetricKey, found: dict[str, Any], d: np.ndarray | None) -> dict[str, Any]:
-    """One key's numbers of a pair (``found``) with its effect size, wins, ties and losses
-    from the per-sample differences ``d`` (null without them: unit tables hold no sample)."""
-    wins, ties, losses = (None, None, None) if d is None else tally(d, key)
-    return {name: float(value) for name, value in found.items()} | {
-        "effect_size": None if d is None else effect_size(d),
-        "wins": wins, "ties": ties, "losses": losses,
-    }  # fmt: skip
+        d = None if differences is None else differences[j]
+        wins, ties, losses = (None, None, None) if d is None else tally(d, key)
+        rows.append({name: float(column[j]) for name, column in found.items()} | {
+            "effect_size": None if d is None else effect_size(d),
+            "wins": wins, "ties": ties, "losses": losses,
+        })  # fmt: skip
+    return rows
 
 
 def unit_paired(
@@ -429,48 +441,37 @@ def unit_paired(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
     baseline: tuple[Any, ...],
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
 ) -> pl.DataFrame:
     """:func:`.paired.paired` from each model's unit table (``groups``, by their values of the
     ``by`` columns: ``dict`` of :func:`unit_groups`): the same columns, wins, ties and losses
-    null (they count
-    samples, which unit tables do not hold). The two models of a pair must hold the same
-    samples: where both tables count their units' samples, a unit whose counts differ is
-    refused. ``test``: ``permutation`` (whole units flipped by :func:`.hashing.sign_flips`,
-    p = (hits + 1) / (n_resamples + 1)) or ``bootstrap``; the interval of the delta over
-    ``n_boot`` Poisson replicates."""
-    check_unit_test(test)
-    check_intervals(level, n_boot, "percentile")
-    check_count(n_resamples, "n_resamples")
+    null (they count samples, which unit tables do not hold). The two models of a pair must
+    hold the same samples: where both tables count their units' samples, a unit whose counts
+    differ is refused. ``how.test``: ``permutation`` (whole units flipped by
+    :func:`.hashing.sign_flips`, p = (hits + 1) / (n_resamples + 1)) or ``bootstrap``; the
+    interval of the delta over ``how.n_boot`` Poisson replicates."""
+    check_unit_test(how.test)
+    check_intervals(how.level, how.n_boot, "percentile")
+    check_count(how.n_resamples, "n_resamples")
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
     supported_keys(keys)
-    draws = Draws.of(test, n_boot, n_resamples, seed)
+    draws = Draws.of(how)
     base = UnitSums.of(groups[base_key], keys)
     rows: list[dict[str, Any]] = []
     for model_key, table in groups.items():
         if model_key == base_key:
             continue
         mine = UnitSums.of(table, keys)
-        if mine.samples is not None and base.samples is not None:
-            differ = np.flatnonzero(mine.samples != base.samples)
-            if differ.size:
-                u = int(differ[0])
-                raise ValueError(
-                    f"{describe(model_key, by)} and the baseline {describe(base_key, by)} do "
-                    f"not hold the same samples: unit {u} holds {int(mine.samples[u])} and "
-                    f"{int(base.samples[u])} ({differ.size} units differ); a paired comparison "
-                    "by units needs the same samples in both"
-                )
-        rows += _rows(model_key, by, keys, compared_units(mine, base, keys, draws, level), None)
-    return result_frame(rows, by_types, correction)
+        check_same_samples(
+            mine, base, f"{describe(model_key, by)} and the baseline {describe(base_key, by)}",
+            "a paired comparison by units needs the same samples in both",
+        )  # fmt: skip
+        found = compared_units(mine, base, keys, draws, how.level)
+        rows += keyed_rows(model_key, by, keys, unit_numbers(found, keys, None))
+    return result_frame(rows, by_types, how.correction)
 
 
 def paired_by_units(
@@ -478,24 +479,18 @@ def paired_by_units(
     by_types: dict[str, Any],
     cols: Columns,
     keys: Sequence[MetricKey],
+    how: CompareOptions,
     *,
     baseline: tuple[Any, ...],
-    test: str,
-    correction: str | None,
-    n_resamples: int,
-    n_boot: int,
-    level: float,
-    seed: int | None,
-    on_missing: str,
 ) -> pl.DataFrame:
     """:func:`.paired.paired` with the draws of :func:`unit_paired`, from the per-sample rows
     of each model (``groups``, each sorted by sample): the samples that only one of a pair
-    holds are refused or dropped (``on_missing``), then the wins, ties and losses counted over
+    holds are refused or dropped (``how.on_missing``), then the wins, ties and losses counted over
     the shared samples and each model's unit table summed from them."""
-    check_unit_test(test)
+    check_unit_test(how.test)
     by = list(cols.by)
     base_key = check_baseline(groups, baseline, by)
-    draws = Draws.of(test, n_boot, n_resamples, seed)
+    draws = Draws.of(how)
     whole = groups[base_key]
     base_hashes = hashing.sample_hashes(whole[cols.sample], cols.sample).to_numpy()
     rows: list[dict[str, Any]] = []
@@ -503,7 +498,7 @@ def paired_by_units(
         if model_key == base_key:
             continue
         names = (describe(model_key, by), describe(base_key, by))
-        mine, base = aligned(model, whole, cols, names, on_missing == "drop")
+        mine, base = aligned(model, whole, cols, names, how.on_missing == "drop")
         hashes = (
             base_hashes if base is whole
             else hashing.sample_hashes(base[cols.sample], cols.sample).to_numpy()
@@ -512,7 +507,7 @@ def paired_by_units(
         found = compared_units(
             UnitSums.of(_table(mine, hashes, keys), keys),
             UnitSums.of(_table(base, hashes, keys), keys),
-            keys, draws, level,
+            keys, draws, how.level,
         )  # fmt: skip
-        rows += _rows(model_key, by, keys, found, diffs)
-    return result_frame(rows, by_types, correction)
+        rows += keyed_rows(model_key, by, keys, unit_numbers(found, keys, diffs))
+    return result_frame(rows, by_types, how.correction)

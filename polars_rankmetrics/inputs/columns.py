@@ -69,6 +69,11 @@ _INSIDE = "__rankmetrics_by{}__"
 _INSIDE_NAME = re.compile(r"__rankmetrics_by([0-9]+)__")
 
 
+def by_names(by: str | Sequence[str] | None) -> list[str]:
+    """The ``by`` keyword's column names: one name, several, or none (None or empty)."""
+    return [by] if isinstance(by, str) else list(by or ())
+
+
 @dataclass(frozen=True)
 class Columns:
     """Which column of the long table holds what.
@@ -111,8 +116,7 @@ class Columns:
                 f"unexpected keyword argument {unknown[0]!r}; the column keywords are "
                 f"{', '.join(options)}"
             )
-        by_tuple = (by,) if isinstance(by, str) else tuple(by or ())
-        return cls(by=by_tuple, **names)  # type: ignore[arg-type]
+        return cls(by=tuple(by_names(by)), **names)  # type: ignore[arg-type]
 
     @property
     def sample_keys(self) -> list[str]:

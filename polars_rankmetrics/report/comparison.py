@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,20 +39,14 @@ def model_name(row: dict[str, object], by: Sequence[str]) -> str:
     return ", ".join(str(row[b]) for b in by)
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """:func:`~polars_rankmetrics.compare`'s ``result``, rendered: a row is significant where
-    its adjusted p-value is below ``alpha``; ``by`` names the model columns (the other model of
-    a pair of all pairs in ``<by>_other``), ``baseline`` the baseline's row of the LaTeX table.
-    An ``effect_size`` column is shown where the result has one."""
+class Rendered(ABC):
+    """A result table that renders itself in each of :data:`FORMATS`: JSON and CSV as its
+    rows are; the terminal table, Markdown and LaTeX as the subclass lays them out."""
 
     result: pl.DataFrame
-    by: Sequence[str]
-    alpha: float = 0.05
-    baseline: str = "baseline"
 
     def render(self, fmt: str) -> str:
-        """The comparison in ``fmt``, one of :data:`FORMATS`."""
+        """The table in ``fmt``, one of :data:`FORMATS`."""
         return {
             "table": self.to_table, "json": self.to_json, "csv": self.to_csv,
             "markdown": self.to_markdown, "latex": self.to_latex,
@@ -64,6 +59,31 @@ class Comparison:
 
     def to_csv(self) -> str:
         return self.result.write_csv().rstrip("\n")
+
+    @abstractmethod
+    def to_table(self) -> str:
+        """A terminal table, aligned."""
+
+    @abstractmethod
+    def to_markdown(self) -> str:
+        """A Markdown table."""
+
+    @abstractmethod
+    def to_latex(self) -> str:
+        """A LaTeX table (booktabs)."""
+
+
+@dataclass(frozen=True)
+class Comparison(Rendered):
+    """:func:`~polars_rankmetrics.compare`'s ``result``, rendered: a row is significant where
+    its adjusted p-value is below ``alpha``; ``by`` names the model columns (the other model of
+    a pair of all pairs in ``<by>_other``), ``baseline`` the baseline's row of the LaTeX table.
+    An ``effect_size`` column is shown where the result has one."""
+
+    result: pl.DataFrame
+    by: Sequence[str]
+    alpha: float = 0.05
+    baseline: str = "baseline"
 
     def to_latex(self) -> str:
         if all_pairs(self.result):

@@ -9,6 +9,7 @@ from typing import Any, Unpack
 import polars as pl
 
 from polars_rankmetrics.evaluate import evaluate
+from polars_rankmetrics.inputs.columns import by_names
 from polars_rankmetrics.inputs.sources import to_lazy
 from polars_rankmetrics.metrics.registry import MetricKey
 from polars_rankmetrics.options import Options, documented
@@ -113,7 +114,7 @@ def by_label_frequency(
             "min_count": [labels["count"].min()], "max_count": [labels["count"].max()],
         }, schema_overrides={"labels": pl.UInt32})  # fmt: skip
         parts.append(described.join(values, how="cross"))
-    groups = [by] if isinstance(by, str) else list(by or [])
+    groups = by_names(by)
     result = pl.concat(parts)
     return result.select(*groups, *BIN_COLUMNS, pl.exclude(*groups, *BIN_COLUMNS)).sort(
         [*groups, "bin"]

@@ -10,7 +10,6 @@ pair's adjusted p-value is at least ``alpha``); two models without a common lett
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,13 +17,17 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_rankmetrics.metrics.registry import parse_keys
-from polars_rankmetrics.report.comparison import ARROWS, model_name, number, tex
-
-FORMATS = ("table", "json", "csv", "markdown", "latex")
+from polars_rankmetrics.report.comparison import (
+    ARROWS,
+    Rendered,
+    model_name,
+    number,
+    tex,
+)
 
 
 @dataclass(frozen=True)
-class Leaderboard:
+class Leaderboard(Rendered):
     r""":func:`~polars_rankmetrics.leaderboard`'s ``result``, rendered: ``by`` names the model
     columns, ``alpha`` the level the letters were drawn at, ``test`` the test that drew them
     (both stated under the table).
@@ -59,21 +62,6 @@ class Leaderboard:
     by: Sequence[str]
     alpha: float = 0.05
     test: str = ""
-
-    def render(self, fmt: str) -> str:
-        """The leaderboard in ``fmt``, one of :data:`FORMATS`."""
-        return {
-            "table": self.to_table, "json": self.to_json, "csv": self.to_csv,
-            "markdown": self.to_markdown, "latex": self.to_latex,
-        }[fmt]()  # fmt: skip
-
-    def to_json(self) -> str:
-        """The rows as a JSON list of objects (NaN as null)."""
-        rows = json.loads(self.result.fill_nan(None).write_json())
-        return json.dumps(rows, indent=2, allow_nan=False)
-
-    def to_csv(self) -> str:
-        return self.result.write_csv().rstrip("\n")
 
     def to_table(self) -> str:
         """A terminal table, aligned: ``value [lo, hi] letters``, the best value starred."""

@@ -43,7 +43,12 @@ from polars_rankmetrics.engines.key_rules import (
 )
 from polars_rankmetrics.engines.topk import TIES
 from polars_rankmetrics.inference.intervals import check_bootstrap, intervals
-from polars_rankmetrics.inference.paired import baseline_values, paired, typed_baseline
+from polars_rankmetrics.inference.paired import (
+    CompareOptions,
+    baseline_values,
+    paired,
+    typed_baseline,
+)
 from polars_rankmetrics.inference.samples import Groups, frame_means, sample_groups
 from polars_rankmetrics.inference.units import paired_by_units, unit_intervals, unit_tables
 from polars_rankmetrics.inputs.columns import Columns
@@ -310,11 +315,8 @@ def _report(
         if base is not None:
             base = typed_baseline(base, cols.by, list(by_types.values()))
             compared = paired_by_units if bootstrap == "poisson" else paired
-            comparison = compared(
-                dict(groups), by_types, inner, shape.shown,
-                baseline=base, test="permutation", correction="holm", n_resamples=10_000,
-                n_boot=n_boot, level=ci or 0.95, seed=seed, on_missing="error",
-            )  # fmt: skip
+            how = CompareOptions("permutation", "holm", 10_000, n_boot, ci or 0.95, seed)
+            comparison = compared(dict(groups), by_types, inner, shape.shown, how, baseline=base)
         many = None
         if len(groups) > 2 and shape.shown:
             many = Systems.of(groups, by_types, inner, shape.shown, summary, ci=ci,

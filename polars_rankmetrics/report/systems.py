@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_rankmetrics.inference.paired import CompareOptions
 from polars_rankmetrics.inference.pairs import MANY_TESTS, all_pairs, default_correction, other
 from polars_rankmetrics.inference.samples import Groups
 from polars_rankmetrics.inputs.columns import Columns
@@ -62,10 +63,10 @@ class Systems:
         if test == TEST:
             keys = [key for key in keys if key.metric.weighting == "sample"]
         correction = default_correction(test)
+        how = CompareOptions(test, correction, N_RESAMPLES, n_boot, ci or 0.95, seed, "drop")
         pairs = all_pairs(
-            dict(groups), by_types, cols, keys, test=test, correction=correction,
-            n_resamples=N_RESAMPLES, n_boot=n_boot, level=ci or 0.95, seed=seed,
-            on_missing="drop", by_units=bootstrap == "poisson" and test not in MANY_TESTS,
+            dict(groups), by_types, cols, keys, how,
+            by_units=bootstrap == "poisson" and test not in MANY_TESTS,
         )  # fmt: skip
         by = list(cols.by)
         bounds = [f"{k}_{end}" for k in map(str, keys) for end in ("lo", "hi")]

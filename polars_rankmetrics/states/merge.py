@@ -22,7 +22,7 @@ import polars as pl
 
 from polars_rankmetrics.checks import validation
 from polars_rankmetrics.inference.units import UnitGroups, unit_groups
-from polars_rankmetrics.inputs.columns import Columns
+from polars_rankmetrics.inputs.columns import Columns, by_names
 from polars_rankmetrics.inputs.media import malformed
 from polars_rankmetrics.metrics.label_averages import LABEL
 from polars_rankmetrics.metrics.registry import Context, MetricKey, parse_keys
@@ -188,7 +188,7 @@ def merge(
             "evaluate refuses their union; compute the state again with rm.state"
         )
     params = read_params(list(found[fmt.PARAMS][0]))
-    by_columns = [by] if isinstance(by, str) else list(by or ())
+    by_columns = by_names(by)
     for name in by_columns:
         if name not in params["by"]:
             raise ValueError(
