@@ -119,9 +119,11 @@ def _summed(
 
 
 def combine(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame:
-    """Tables of disjoint sets of samples (buckets) added up per ``keys``."""
-    frame = pl.concat(tables)
-    return frame.group_by(list(keys)).agg(pl.exclude(keys).sum())
+    """Tables of disjoint sets of samples (buckets) added up per ``keys``. The streaming engine
+    adds them up in morsels: the in-memory group-by of a table of millions of labels holds
+    several copies of it at once."""
+    frame = pl.concat(tables).lazy()
+    return frame.group_by(list(keys)).agg(pl.exclude(keys).sum()).collect(engine="streaming")
 
 
 def label_scores(
