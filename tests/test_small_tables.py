@@ -1,5 +1,5 @@
 """Small tables on the Polars engine: queried by Polars' in-memory engine up to
-``engines.polars.IN_MEMORY_ROWS`` rows, by its streaming engine beyond. The test tables are all
+``inputs.collectors.IN_MEMORY_ROWS`` rows, by its streaming engine beyond. The test tables are all
 small, so the streaming engine's results are checked here with the threshold lowered."""
 
 import numpy as np
@@ -12,7 +12,7 @@ from reference import sklearn_value
 from strategies import long_tables
 
 import polars_rankmetrics as rm
-from polars_rankmetrics.engines import polars as polars_engine
+from polars_rankmetrics.inputs import collectors
 from polars_rankmetrics.metrics.registry import parse_key
 
 RANKING_KEYS = ["coverage_error", "lrap", "ranking_loss", "lwlrap", "ndcg", "dcg@2"]
@@ -63,7 +63,7 @@ def test_a_small_table_is_queried_in_memory_and_a_larger_one_streamed(
     assert engines_asked[:lazy] == ["auto"] * lazy
     assert engines_asked[lazy:] and set(engines_asked[lazy:]) == {"in-memory"}
     engines_asked.clear()
-    monkeypatch.setattr(polars_engine, "IN_MEMORY_ROWS", df.height - 1)
+    monkeypatch.setattr(collectors, "IN_MEMORY_ROWS", df.height - 1)
     rm.evaluate(data, ["lrap", "average_precision_macro"], engine="polars")
     assert "auto" in engines_asked
 
@@ -73,7 +73,7 @@ def test_a_small_table_is_queried_in_memory_and_a_larger_one_streamed(
 )
 @given(table=long_tables(), lazy=st.booleans())
 def test_streamed_small_tables_match_sklearn(monkeypatch, table, lazy):
-    monkeypatch.setattr(polars_engine, "IN_MEMORY_ROWS", -1)  # every table streamed
+    monkeypatch.setattr(collectors, "IN_MEMORY_ROWS", -1)  # every table streamed
     df, y_true, y_score, weights = table
     data = df.lazy() if lazy else df
     weight = "weight" if weights is not None else None
@@ -85,7 +85,7 @@ def test_streamed_small_tables_match_sklearn(monkeypatch, table, lazy):
 @pytest.mark.parametrize("streamed", [False, True])
 def test_label_averages_of_a_small_table_match_sklearn_on_either_engine(monkeypatch, streamed):
     if streamed:
-        monkeypatch.setattr(polars_engine, "IN_MEMORY_ROWS", -1)
+        monkeypatch.setattr(collectors, "IN_MEMORY_ROWS", -1)
     df, y_true, y_score = _table(30, 6)
     y_pred = y_score >= 0.5
     result = rm.evaluate(df, LABEL_KEYS, engine="polars", threshold=0.5)

@@ -19,20 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 
 from polars_rankmetrics.checks.types import is_exact_in_float64, raise_empty, ruled_out
+from polars_rankmetrics.inputs.collectors import Collector
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.metrics.ranks import ordered_by, starts_run
 from polars_rankmetrics.metrics.registry import MetricKey, min_labels
 from polars_rankmetrics.metrics.retrieval import PROPENSITY
-
-# The Polars engine that the lazy checks below collect with ("auto": Polars' default, its
-# streaming engine; "in-memory" for a small table held in memory, see
-# :data:`polars_rankmetrics.engines.polars.IN_MEMORY_ROWS`).
-Collector = Literal["auto", "in-memory"]
 
 
 def check_result_names(cols: Columns, results: Sequence[str]) -> None:

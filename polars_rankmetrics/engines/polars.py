@@ -29,6 +29,7 @@ from polars_rankmetrics.engines.polars_plans import (
     row_summed,
     set_counts,
 )
+from polars_rankmetrics.inputs.collectors import collector
 from polars_rankmetrics.inputs.columns import Columns
 from polars_rankmetrics.inputs.sources import Source
 from polars_rankmetrics.metrics import ranking as rx
@@ -326,18 +327,6 @@ def lazy_result(
     return means(weighted_sums(samples, cols, keys, context), cols, keys)
 
 
-# A table of at most this many rows is queried by Polars' in-memory engine, the others by
-# Polars' default, its streaming engine. The streaming engine takes longer to start a
-# query, which an evaluation of a small table pays in each of its queries (a dozen),
-# and gains on tables of many batches (morsels of up to 100,000 rows) only.
-IN_MEMORY_ROWS = 100_000
-
-
-def _collector(rows: int | None) -> validation.Collector:
-    """The engine that queries a table of ``rows`` rows (None: not known)."""
-    return "in-memory" if rows is not None and rows <= IN_MEMORY_ROWS else "auto"
-
-
 class PolarsSession:
     """A :class:`~polars_rankmetrics.engines.base.Session` over a LazyFrame; ``rows``, its row
     count where known without a query (a DataFrame's, whose rows are in memory)."""
@@ -347,13 +336,13 @@ class PolarsSession:
         self.in_memory = rows is not None
         self.sorted_samples = False  # whether check_rows flagged the sample column sorted
         self.rows = rows
-        self.engine = _collector(rows)  # the engine each query is collected by
+        self.engine = collector(rows)  # the engine each query is collected by
         # The row facts holding the label range, where check_rows found it (the whole table of a
         # run in one piece, without by columns: the driver asks for it then).
         self.ranged: validation.RowFacts | None = None
 
     def _counted(self, rows: int) -> int:
-        self.rows, self.engine = rows, _collector(rows)
+        self.rows, self.engine = rows, collector(rows)
         return rows
 
     def schema(self) -> pl.Schema:

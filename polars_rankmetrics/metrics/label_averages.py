@@ -48,6 +48,7 @@ from typing import TypeVar
 
 import polars as pl
 
+from polars_rankmetrics.inputs.collectors import collector
 from polars_rankmetrics.metrics.classification import set_score
 from polars_rankmetrics.metrics.probabilities import (
     CALIBRATION,
@@ -119,11 +120,13 @@ def _summed(
 
 
 def combine(tables: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame:
-    """Tables of disjoint sets of samples (buckets) added up per ``keys``. The streaming engine
-    adds them up in morsels: the in-memory group-by of a table of millions of labels holds
-    several copies of it at once."""
-    frame = pl.concat(tables).lazy()
-    return frame.group_by(list(keys)).agg(pl.exclude(keys).sum()).collect(engine="streaming")
+    """Tables of disjoint sets of samples (buckets) added up per ``keys``: by the streaming
+    engine past :data:`~polars_rankmetrics.inputs.collectors.IN_MEMORY_ROWS` rows, which adds
+    them up in morsels (the in-memory group-by of millions of labels holds several copies of
+    them at once)."""
+    frame = pl.concat(tables)
+    summed = frame.lazy().group_by(list(keys)).agg(pl.exclude(keys).sum())
+    return summed.collect(engine=collector(frame.height))
 
 
 def label_scores(
