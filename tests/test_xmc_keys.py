@@ -275,32 +275,47 @@ def _label_reference(samples, weights, k: int) -> dict[str, float]:
     }  # fmt: skip
 
 
+# The keys over labels the property tests draw runs for, each with its cut-off.
+DRAWN_LABEL_KEYS = {"label_coverage@1": 1, "macro_precision@2": 2, "macro_recall@2": 2,
+                    "label_coverage@3": 3}  # fmt: skip
+
+
+def _label_model(data, model: str) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, float], list]:
+    """One model's drawn top-k run (tied scores, true labels without a prediction, sample
+    weights): its predictions (``model``, weights ``w``), its truth table (``model``), the
+    reference values of :data:`DRAWN_LABEL_KEYS` and its sample ids."""
+    predictions, truth, _, _ = data.draw(runs(top_k=True))
+    assume(predictions.height)
+    samples = []
+    for sample, rows in predictions.group_by("sample"):
+        trues = truth.filter(pl.col("sample") == sample[0])["label"].to_list()
+        scored = [(s, j, j in trues) for j, s in zip(rows["label"], rows["score"], strict=True)]
+        samples.append((sample[0], scored, trues))
+    truth = truth.filter(pl.col("sample").is_in(predictions["sample"].implode()))
+    weights = {s: float(data.draw(st.sampled_from([0.5, 1.0, 2.0]))) for s, _, _ in samples}
+    weight = pl.col("sample").replace_strict(weights, default=None, return_dtype=pl.Float64)
+    named = pl.lit(model).alias("model")
+    expected = {
+        key: _label_reference(samples, weights, k)[key.split("@")[0]]
+        for key, k in DRAWN_LABEL_KEYS.items()
+    }
+    return (
+        predictions.drop("truth").with_columns(named, weight.alias("w")),
+        truth.with_columns(named), expected, [s for s, _, _ in samples],
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("engine", TOP_K_ENGINES, ids=str)
 @settings(max_examples=10, deadline=None)
 @given(data=st.data())
 def test_label_keys_follow_their_definitions(engine, data):
     """Tied scores, true labels without a prediction, sample weights, two models (by=) and
     buckets of whole samples."""
-    keys = {"label_coverage@1": 1, "macro_precision@2": 2, "macro_recall@2": 2,
-            "label_coverage@3": 3}  # fmt: skip
+    keys = DRAWN_LABEL_KEYS
     parts, expected = [], {}
     for model in ("a", "b"):
-        predictions, truth, _, _ = data.draw(runs(top_k=True))
-        assume(predictions.height)
-        samples = []
-        for sample, rows in predictions.group_by("sample"):
-            trues = truth.filter(pl.col("sample") == sample[0])["label"].to_list()
-            scored = [(s, j, j in trues) for j, s in zip(rows["label"], rows["score"], strict=True)]
-            samples.append((sample[0], scored, trues))
-        truth = truth.filter(pl.col("sample").is_in(predictions["sample"].implode()))
-        weights = {s: float(data.draw(st.sampled_from([0.5, 1.0, 2.0]))) for s, _, _ in samples}
-        weight = pl.col("sample").replace_strict(weights, default=None, return_dtype=pl.Float64)
-        parts.append((predictions.drop("truth").with_columns(pl.lit(model).alias("model"),
-                                                             weight.alias("w")),
-                      truth.with_columns(pl.lit(model).alias("model"))))  # fmt: skip
-        expected[model] = {
-            key: _label_reference(samples, weights, k)[key.split("@")[0]] for key, k in keys.items()
-        }
+        predictions, truth, expected[model], _ = _label_model(data, model)
+        parts.append((predictions, truth))
     predictions = pl.concat([p for p, _ in parts])
     truth = pl.concat([t for _, t in parts])
     result = engine.evaluate(predictions, list(keys), truth_table=truth, by="model", weight="w")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_retrieval import runs
-from test_xmc_keys import _label_reference, _xmc_case
+from test_xmc_keys import DRAWN_LABEL_KEYS, _label_model, _label_reference, _xmc_case
 
 import polars_rankmetrics as rm
 
@@ -67,29 +66,14 @@ def test_states_of_partitions_give_napkinxc_coverage_and_the_macro_averages(engi
 def test_finalize_of_partitions_is_the_reference_of_the_union(data, n):
     """Tied scores, true labels without a prediction, sample weights, two models (by=), and
     samples assigned to partitions at random (a label may be in one partition or several)."""
-    keys = {"label_coverage@1": 1, "macro_precision@2": 2, "macro_recall@2": 2,
-            "label_coverage@3": 3}  # fmt: skip
+    keys = DRAWN_LABEL_KEYS
     parts, expected = [], {}
     for model in ("a", "b"):
-        predictions, truth, _, _ = data.draw(runs(top_k=True))
-        assume(predictions.height)
-        samples = []
-        for sample, rows in predictions.group_by("sample"):
-            trues = truth.filter(pl.col("sample") == sample[0])["label"].to_list()
-            scored = [(s, j, j in trues) for j, s in zip(rows["label"], rows["score"], strict=True)]
-            samples.append((sample[0], scored, trues))
-        truth = truth.filter(pl.col("sample").is_in(predictions["sample"].implode()))
-        weights = {s: float(data.draw(st.sampled_from([0.5, 1.0, 2.0]))) for s, _, _ in samples}
-        where = {s: data.draw(st.integers(0, n - 1)) for s, _, _ in samples}
-        weight = pl.col("sample").replace_strict(weights, default=None, return_dtype=pl.Float64)
+        predictions, truth, expected[model], samples = _label_model(data, model)
+        where = {s: data.draw(st.integers(0, n - 1)) for s in samples}
         part = pl.col("sample").replace_strict(where, default=None, return_dtype=pl.Int64)
-        named = pl.lit(model).alias("model")
-        parts.append((predictions.drop("truth").with_columns(named, weight.alias("w"),
-                                                             part.alias("p")),
-                      truth.with_columns(named, part.alias("p"))))  # fmt: skip
-        expected[model] = {
-            key: _label_reference(samples, weights, k)[key.split("@")[0]] for key, k in keys.items()
-        }
+        parts.append((predictions.with_columns(part.alias("p")),
+                      truth.with_columns(part.alias("p"))))  # fmt: skip
     predictions = pl.concat([p for p, _ in parts])
     truth = pl.concat([t for _, t in parts])
     engine = data.draw(st.sampled_from(["polars", "duckdb"]))

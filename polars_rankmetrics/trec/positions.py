@@ -150,6 +150,19 @@ def _table(size: int) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True)
+def _added(table: np.ndarray, begin: np.ndarray, end: np.ndarray, data: np.ndarray, i: int) -> bool:
+    """Put string ``i`` in ``table`` (:func:`_table`); False where an equal string is there."""
+    mask = np.uint64(len(table) - 1)
+    slot = _hash(begin, end, data, i) & mask
+    while table[slot] != -1:
+        if _equal(begin, end, data, table[slot], begin, end, data, i):
+            return False
+        slot = (slot + np.uint64(1)) & mask
+    table[slot] = i
+    return True
+
+
+@njit(nogil=True, cache=True)
 def ranked_codes(
     starts: np.ndarray, scores: np.ndarray, run_begin: np.ndarray, run_end: np.ndarray,
     run_data: np.ndarray, qrels_spans: np.ndarray, qrels_begin: np.ndarray,
@@ -178,28 +191,17 @@ def ranked_codes(
         table = _table(q_hi - q_lo)
         mask = np.uint64(len(table) - 1)
         for q in range(q_lo, q_hi):
-            slot = _hash(qrels_begin, qrels_end, qrels_data, q) & mask
-            while table[slot] != -1:
-                if _equal(qrels_begin, qrels_end, qrels_data, table[slot],
-                          qrels_begin, qrels_end, qrels_data, q):  # fmt: skip
-                    return codes, code_starts, False
-                slot = (slot + np.uint64(1)) & mask
-            table[slot] = q
+            if not _added(table, qrels_begin, qrels_end, qrels_data, q):
+                return codes, code_starts, False
         seen = _table(n)
-        seen_mask = np.uint64(len(seen) - 1)
         ordered = True
         for i in range(a, b):
             if np.isnan(scores[i]):
                 return codes, code_starts, False
             if i > a and scores[i] > scores[i - 1]:
                 ordered = False
-            slot = _hash(run_begin, run_end, run_data, i) & seen_mask
-            while seen[slot] != -1:
-                if _equal(run_begin, run_end, run_data, seen[slot],
-                          run_begin, run_end, run_data, i):  # fmt: skip
-                    return codes, code_starts, False
-                slot = (slot + np.uint64(1)) & seen_mask
-            seen[slot] = i
+            if not _added(seen, run_begin, run_end, run_data, i):
+                return codes, code_starts, False
         if ordered:
             for i in range(n):
                 order[i] = a + i
