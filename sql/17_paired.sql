@@ -20,14 +20,14 @@ WITH pairs AS (
     JOIN rankmetrics_per_sample AS b
         ON a.sample = b.sample AND coalesce(a.k, -1) = coalesce(b.k, -1) AND a.grp <> b.grp
 ), directions AS (
-    -- Each metric and its direction (1.0 where higher is better): the rows of pairs are read
-    -- once and crossed with these, one row per metric.
-    SELECT 'coverage_error' AS metric, -1.0 AS direction
-    UNION ALL SELECT 'lrap', 1.0
-    UNION ALL SELECT 'ranking_loss', -1.0
-    UNION ALL SELECT 'lwlrap', 1.0
-    UNION ALL SELECT 'dcg', 1.0
-    UNION ALL SELECT 'ndcg', 1.0
+    -- Each metric and its direction (1 where higher is better, a DOUBLE: Spark reads 1.0 as a
+    -- DECIMAL): the rows of pairs are read once and crossed with these, one row per metric.
+    SELECT 'coverage_error' AS metric, CAST(-1 AS DOUBLE) AS direction
+    UNION ALL SELECT 'lrap', CAST(1 AS DOUBLE)
+    UNION ALL SELECT 'ranking_loss', CAST(-1 AS DOUBLE)
+    UNION ALL SELECT 'lwlrap', CAST(1 AS DOUBLE)
+    UNION ALL SELECT 'dcg', CAST(1 AS DOUBLE)
+    UNION ALL SELECT 'ndcg', CAST(1 AS DOUBLE)
 ), metrics AS (
     SELECT
         p.grp, p.baseline_grp, p.k, p.sample, m.metric, m.direction,
