@@ -190,7 +190,7 @@ def tied_cases(draw):
 @given(tied_cases(), st.booleans())
 def test_the_compiled_pass_equals_the_evaluation_of_the_tables(case, remove_invalid):
     """Without run options the values come from one compiled pass over the rows
-    (polars_rankmetrics.xclib.compiled); with them, from evaluate() on the top-k tables,
+    (polars_rankmetrics.engines.sparse_pass); with them, from evaluate() on the top-k tables,
     whose tie rule the other tests check: both give one value."""
     X, y, inv_ps, k = case
     if remove_invalid and y.nnz == 0:

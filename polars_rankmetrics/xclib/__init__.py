@@ -25,8 +25,9 @@ Each takes pyxclib's arguments (``sorted`` and ``use_cython`` are accepted and c
 and the run options (``engine=``, ``memory_limit=``, ...). The predictions ``X`` are a scipy
 sparse matrix (only its stored entries are candidates), a numpy array of scores or of label
 indices in rank order, or pyxclib's dict ``{'indices', 'scores'}``. Without run options, each
-call reads each sample's best K entries in one compiled pass over the rows (:mod:`.compiled`);
-with them, it evaluates a table of each sample's best K entries (:mod:`.inputs`) on that engine.
+call reads each sample's best K entries in one compiled pass over the rows
+(:mod:`polars_rankmetrics.engines.sparse_pass`); with them, it evaluates a table of each
+sample's best K entries (:mod:`.inputs`) on that engine.
 """
 
 from polars_rankmetrics.xclib.metrics import (

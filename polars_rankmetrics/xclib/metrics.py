@@ -1,8 +1,9 @@
 """Drop-ins for pyxclib's ``xclib.evaluation.xc_metrics``: its names and arguments, its
 numbers, those of :func:`~polars_rankmetrics.evaluate`'s keys on a top-k table of the
 predictions (:mod:`polars_rankmetrics.xclib.inputs`). Without run options (``engine=``, ...)
-they come from one compiled pass over the rows of the matrices (:mod:`.compiled`, tested equal
-to the evaluation); with them, from the evaluation of the tables by that engine.
+they come from one compiled pass over the rows of the matrices
+(:mod:`polars_rankmetrics.engines.sparse_pass`, tested equal to the evaluation); with them,
+from the evaluation of the tables by that engine.
 
 =======================  =============================================  ====================
 pyxclib                  key (at each K = 1..k)                         propensities
@@ -32,9 +33,9 @@ from typing import TYPE_CHECKING, Unpack
 import numpy as np
 import polars as pl
 
+from polars_rankmetrics.engines import sparse_pass
 from polars_rankmetrics.engines.topk import label_propensities
 from polars_rankmetrics.evaluate import evaluate
-from polars_rankmetrics.xclib import compiled
 from polars_rankmetrics.xclib.inputs import (
     Truth,
     checked_scores,
@@ -68,7 +69,8 @@ def _values(
     remove_invalid: bool, options: RunOptions,
 ) -> list[np.ndarray]:  # fmt: skip
     """The values of pyxclib's ``metrics`` at 1..k: without run ``options``, in one compiled
-    pass over the rows (:mod:`.compiled`); with them, by one evaluation of the top-k tables."""
+    pass over the rows (:mod:`polars_rankmetrics.engines.sparse_pass`); with them, by one
+    evaluation of the top-k tables."""
     scores = checked_scores(X, truth)
     scored = any(_KEYS[name][1] for name in metrics)
     n_samples = truth.n_samples
@@ -76,7 +78,8 @@ def _values(
         n_samples = int(np.count_nonzero(np.bincount(truth.samples, minlength=truth.n_samples)))
     if not options and n_samples > 0:
         inverse = inverse_propensities(inv_psp, truth) if scored else None
-        return compiled.values(metrics, scores, truth, inverse, k, n_samples)
+        pairs = (truth.samples, truth.labels, truth.n_labels)
+        return sparse_pass.values(metrics, scores, pairs, inverse, k, n_samples)
     predictions, truth_table = tables(scores, truth, k, remove_invalid=remove_invalid)
     keys = [_KEYS[name][0].format(at) for name in metrics for at in range(1, k + 1)]
     result = evaluate(

@@ -1,12 +1,15 @@
-"""The drop-ins' values in one compiled pass (numba) over the rows of the stored scores, without
-a table: each row's best K entries are selected, ranked and matched to its true labels in place.
+"""The top-k keys of a score matrix held in memory, in one compiled pass (numba) over the rows of
+its stored scores, without a table: each row's best K entries are selected, ranked and matched
+to its true labels in place (the pass :mod:`polars_rankmetrics.xclib` computes pyxclib's
+metrics with).
 
 The values are those of :func:`~polars_rankmetrics.evaluate` on the tables of
-:func:`~polars_rankmetrics.xclib.inputs.tables` (the keys of :mod:`.metrics`), under the same
-rules: only stored entries are retrieved; a tied block of scores spanning positions a..b takes
-the expected value over its orders (a position r of the block holds the block's mean gain, and
-is within the top K when r <= K); the propensity-scored values are ratios of dataset sums over
-each sample's best ranking of its true labels by inverse propensity. Per sample and K it sums:
+:func:`~polars_rankmetrics.xclib.inputs.tables` (the keys of
+:mod:`polars_rankmetrics.xclib.metrics`), under the same rules: only stored entries are
+retrieved; a tied block of scores spanning positions a..b takes the expected value over its
+orders (a position r of the block holds the block's mean gain, and is within the top K when
+r <= K); the propensity-scored values are ratios of dataset sums over each sample's best
+ranking of its true labels by inverse propensity. Per sample and K it sums:
 
 =====  =============================================================================
 row    summed over the samples
@@ -33,7 +36,6 @@ from numba import njit
 
 if TYPE_CHECKING:
     from polars_rankmetrics.inputs.stored import Stored
-    from polars_rankmetrics.xclib.inputs import Truth
 
 # The rows of the sums (the module's table).
 _ROWS = {
@@ -44,13 +46,14 @@ _N_SUMS = 9
 
 
 def values(
-    metrics: list[str], scores: Stored, truth: Truth, inv_psp: np.ndarray | None, k: int,
-    n_samples: int,
+    metrics: list[str], scores: Stored, truth: tuple[np.ndarray, np.ndarray, int],
+    inv_psp: np.ndarray | None, k: int, n_samples: int,
 ) -> list[np.ndarray]:  # fmt: skip
-    """The values of pyxclib's ``metrics`` at 1..k, from the scores' rows (every label below
-    the truth's labels) and the truth's (as many); ``inv_psp``: None without a
-    propensity-scored metric; the means over ``n_samples`` (every row, or the rows with a true
-    label)."""
+    """The values of ``metrics`` (pyxclib's names: the module's table) at 1..k, from the scores'
+    rows (every label below the truth's labels) and the truth's (as many): ``truth`` is its
+    true pairs' rows and labels, row by row, and its number of labels; ``inv_psp``: None
+    without a propensity-scored metric; the means over ``n_samples`` (every row, or the rows
+    with a true label)."""
     sums = _summed(scores, truth, inv_psp, k)
     found = []
     for name in metrics:
@@ -63,7 +66,9 @@ def values(
     return found
 
 
-def _summed(scores: Stored, truth: Truth, inv_psp: np.ndarray | None, k: int) -> np.ndarray:
+def _summed(
+    scores: Stored, truth: tuple[np.ndarray, np.ndarray, int], inv_psp: np.ndarray | None, k: int
+) -> np.ndarray:
     """The module's table of sums, (9 x k); rows 3 to 8 are 0 without ``inv_psp``."""
     n_rows = scores.n_rows
     if scores.dense is not None:
@@ -77,14 +82,15 @@ def _summed(scores: Stored, truth: Truth, inv_psp: np.ndarray | None, k: int) ->
         width, data, indptr, indices = 0, scores.data, scores.indptr, scores.indices
     if data.dtype not in (np.float32, np.float64):
         data = data.astype(np.float64)
-    # The truth's labels by row (Truth holds them row by row), as CSR.
+    # The truth's labels by row (its pairs come row by row), as CSR.
+    true_samples, true_labels, n_labels = truth
     true_ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(truth.samples, minlength=n_rows), out=true_ptr[1:])
+    np.cumsum(np.bincount(true_samples, minlength=n_rows), out=true_ptr[1:])
     scored = inv_psp is not None
     gains = np.zeros(0) if inv_psp is None else np.asarray(inv_psp, dtype=np.float64)
     sums = np.zeros((_N_SUMS, k))
     _accumulate(
-        indptr, indices, data, width, true_ptr, truth.labels, gains, scored, k, truth.n_labels,
+        indptr, indices, data, width, true_ptr, true_labels, gains, scored, k, n_labels,
         sums,
     )  # fmt: skip
     return sums
